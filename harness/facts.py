@@ -73,6 +73,8 @@ class TorchFacts(TypedDict, total=False):
     init_error: str | None         # what torch.cuda.init() raised
     nvml_based_check: bool | None  # PYTORCH_NVML_BASED_CUDA_CHECK=1
     simulated_stage: dict[str, Any] | None  # the simulated driver's stage record, read in torch's process
+    warnings: list[str] | None     # other warnings torch raised (e.g. "... sm_120 is not compatible ...")
+    error: str | None              # why the torch facts could not be gathered (timeout, crash)
     devices: list[GpuFact] | None
 
 

@@ -48,7 +48,8 @@ class Finding:
     layer: str = ""
 
     def __post_init__(self) -> None:
-        if self.verdict not in VERDICTS:
+        # An empty verdict marks context: a fact worth showing that decides nothing.
+        if self.verdict and self.verdict not in VERDICTS:
             raise ValueError(f"unknown verdict {self.verdict!r}; expected one of {', '.join(VERDICTS)}")
         if self.severity not in SEVERITIES:
             raise ValueError(f"unknown severity {self.severity!r}; expected one of {', '.join(SEVERITIES)}")

@@ -1,0 +1,135 @@
+"""Values derived from the facts that several checks need (pure)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from harness import compat
+from harness.facts import Facts, GpuFact
+
+TOO_OLD_RE = re.compile(r"too old \(found version (\d+)\)")
+UNEXPECTED_RE = re.compile(r"Unexpected error from cudaGetDeviceCount\(\).*?Error (\d+): ([^\n]*)", re.S)
+ARCH_WARN_RE = re.compile(r"(?:^|\n)\s*(?:\S*Warning: )?(.+?) with CUDA capability sm_(\d+)(\d) is not compatible")
+NO_DRIVER_TEXT = "Found no NVIDIA driver on your system"
+NOT_COMPILED_TEXT = "Torch not compiled with CUDA enabled"
+NO_GPUS_TEXT = "No CUDA GPUs are available"
+MISMATCH_TEXT = "Driver/library version mismatch"
+
+# What torch says for each cuInit failure (c10/cuda/CUDAFunctions.cpp; facts/torch-failures.md).
+TORCH_CUINIT_TEXTS = {
+    "CUDA driver initialization failed": 3,
+    "CUDA driver is a stub library": 34,
+    "system has unsupported display driver / cuda driver combination": 803,
+    "forward compatibility was attempted on non supported HW": 804,
+    "CUDA unknown error": 999,
+}
+
+
+@dataclass(frozen=True)
+class Context:
+    facts: Facts
+
+    @property
+    def driver(self) -> dict[str, Any]:
+        return dict(self.facts.get("driver") or {})
+
+    @property
+    def libcuda(self) -> dict[str, Any]:
+        return dict(self.driver.get("libcuda") or {})
+
+    @property
+    def nvml(self) -> dict[str, Any]:
+        return dict(self.driver.get("nvml") or {})
+
+    @property
+    def smi(self) -> dict[str, Any]:
+        return dict(self.driver.get("nvidia_smi") or {})
+
+    @property
+    def torch(self) -> dict[str, Any]:
+        return dict(self.facts.get("torch") or {})
+
+    @property
+    def vis(self) -> dict[str, Any]:
+        return dict(self.facts.get("visibility") or {})
+
+    @property
+    def os_name(self) -> str | None:
+        return (self.facts.get("host") or {}).get("os")
+
+    @property
+    def in_container(self) -> bool | None:
+        return self.vis.get("in_container")
+
+    @property
+    def torch_texts(self) -> str:
+        """Everything torch said: the init warning, the init error, other warnings."""
+        t = self.torch
+        parts = [t.get("init_warning") or "", t.get("init_error") or ""] + list(t.get("warnings") or [])
+        return "\n".join(p for p in parts if p)
+
+    @property
+    def too_old_found(self) -> int | None:
+        m = TOO_OLD_RE.search(self.torch_texts)
+        return int(m.group(1)) if m else None
+
+    @property
+    def driver_string(self) -> str | None:
+        sim = (self.driver.get("simulated") or {}).get("libcuda") or {}
+        return self.nvml.get("driver_version") or self.driver.get("kernel_module_version") or sim.get("driver_version")
+
+    @property
+    def driver_cuda_version(self) -> int | None:
+        """The CUDA version the driver supports, from the best source available."""
+        for value in (self.libcuda.get("driver_version"), self.nvml.get("cuda_driver_version"), self.too_old_found):
+            if isinstance(value, int) and value > 0:
+                return value
+        drv = self.driver_string
+        if drv and self.os_name in (None, "Linux"):
+            try:
+                cuda = compat.cuda_for_driver(drv)
+            except ValueError:
+                return None
+            return compat.cuda_to_int(cuda) if cuda else None
+        return None
+
+    @property
+    def gpus(self) -> list[GpuFact]:
+        devices = self.nvml.get("devices")
+        if devices:
+            return list(devices)
+        return list(self.torch.get("devices") or [])
+
+    @property
+    def simulated(self) -> dict[str, Any] | None:
+        return self.driver.get("simulated")
+
+    @property
+    def stage(self) -> dict[str, Any]:
+        """The simulated driver's stage record from torch's own process."""
+        sim = self.torch.get("simulated_stage") or {}
+        return dict(sim.get("stage") or {})
+
+    @property
+    def runtime_accepted_simulated(self) -> bool:
+        stage = self.stage
+        return bool(stage.get("runtime_accepted")) and int(stage.get("device_count") or 0) > 0
+
+    @property
+    def cpu_wheel(self) -> bool:
+        t = self.torch
+        version = t.get("version") or ""
+        if version.endswith("+cpu") or NOT_COMPILED_TEXT in self.torch_texts:
+            return True
+        return bool(t.get("importable")) and t.get("cuda") is None and not t.get("hip")
+
+
+def fmt_driver(ctx: Context) -> str:
+    parts = []
+    if ctx.driver_string:
+        parts.append(f"driver {ctx.driver_string}")
+    if ctx.driver_cuda_version:
+        parts.append(f"CUDA {compat.int_to_cuda(ctx.driver_cuda_version)} ({ctx.driver_cuda_version})")
+    return ", ".join(parts) or "driver of unknown version"

@@ -1,0 +1,78 @@
+"""The visibility layer: devices hidden by CUDA_VISIBLE_DEVICES or by how the container was started (pure)."""
+
+from __future__ import annotations
+
+from harness import cvd
+from harness.classify.context import Context
+from harness.schema import ERROR, INFO, NOT_VISIBLE, Finding
+
+LAYER = "visibility"
+CUDA_ERROR_NO_DEVICE = 100
+
+
+def _uuids(ctx: Context) -> list[str] | None:
+    devices = ctx.nvml.get("devices")
+    if not devices or not all(d.get("uuid") for d in devices):
+        return None if devices is None else ([] if devices == [] else None)
+    return [str(d["uuid"]) for d in devices]
+
+
+def _device_list(ctx: Context) -> str:
+    devices = ctx.nvml.get("devices") or []
+    return "; ".join(f"{d.get('index')}: {d.get('name')} {d.get('uuid')}" for d in devices)
+
+
+def check_cuda_visible_devices(ctx: Context) -> list[Finding]:
+    value = ctx.vis.get("cuda_visible_devices")
+    if value is None:
+        return []
+    uuids = _uuids(ctx)
+    if uuids:
+        result = cvd.parse(value, uuids)
+        if result.visible:
+            severity_title = (f"CUDA_VISIBLE_DEVICES={value!r} shows {len(result.visible)} of {len(uuids)} devices"
+                              if len(result.visible) < len(uuids) else f"CUDA_VISIBLE_DEVICES={value!r}")
+            return [Finding("", INFO, severity_title, (result.reason,), layer=LAYER)]
+        reason: str | None = result.reason
+    else:
+        reason = cvd.hides_all_devices(value)
+        if reason is None:
+            return [Finding("", INFO, f"CUDA_VISIBLE_DEVICES={value!r}",
+                            ("the device list is unknown, so which devices it selects cannot be told",), layer=LAYER)]
+    evidence = [str(reason)]
+    if ctx.torch.get("device_count") == 0:
+        evidence.append("torch.cuda.device_count() = 0, and torch says nothing about why")
+    if ctx.torch.get("init_error"):
+        evidence.append(f"torch.cuda.init(): {ctx.torch['init_error']}")
+    fixes = ["unset CUDA_VISIBLE_DEVICES to see every device, or set it to ordinals / GPU- UUIDs that exist"
+             + (f" ({_device_list(ctx)})" if _device_list(ctx) else " (nvidia-smi -L lists them)")]
+    if value.strip().lower() == "all":
+        fixes.insert(0, "'all' is a keyword of NVIDIA_VISIBLE_DEVICES (the container toolkit), not of "
+                        "CUDA_VISIBLE_DEVICES, where it hides everything")
+    return [Finding(NOT_VISIBLE, ERROR, "CUDA_VISIBLE_DEVICES hides every GPU", tuple(evidence), tuple(fixes), LAYER)]
+
+
+def check_no_device(ctx: Context) -> list[Finding]:
+    """The driver loads but sees no device, while CUDA_VISIBLE_DEVICES is not to blame."""
+    if ctx.vis.get("cuda_visible_devices") is not None:
+        return []
+    rc = ctx.libcuda.get("cuinit")
+    devices = ctx.nvml.get("devices")
+    if rc != CUDA_ERROR_NO_DEVICE and not (devices == [] and ctx.libcuda.get("loaded")):
+        return []
+    evidence = []
+    if rc == CUDA_ERROR_NO_DEVICE:
+        evidence.append(f"cuInit(0) = 100 ({ctx.libcuda.get('cuinit_message') or 'no CUDA-capable device is detected'})")
+    if devices == []:
+        evidence.append("NVML lists no device")
+    nvd = ctx.vis.get("nvidia_visible_devices")
+    if ctx.in_container:
+        if nvd is not None:
+            evidence.append(f"NVIDIA_VISIBLE_DEVICES={nvd!r}")
+        fixes = ("start the container with the GPUs it should see: NVIDIA_VISIBLE_DEVICES=all or --gpus all "
+                 "(NVIDIA_VISIBLE_DEVICES=none gives the driver libraries but no device)",)
+        title = "the container has the driver but no GPU device"
+    else:
+        fixes = ("check that the GPU is seen by the system (lspci | grep -i nvidia) and by the driver (nvidia-smi)",)
+        title = "the driver sees no GPU"
+    return [Finding(NOT_VISIBLE, ERROR, title, tuple(evidence), fixes, LAYER)]

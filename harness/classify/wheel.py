@@ -1,0 +1,79 @@
+"""The wheel layer: a CPU-only torch, or a torch whose CUDA runtime needs a newer driver (pure)."""
+
+from __future__ import annotations
+
+from harness import compat, remedy
+from harness.classify.context import NOT_COMPILED_TEXT, Context, fmt_driver
+from harness.schema import CPU_WHEEL, DRIVER_TOO_OLD, ERROR, INFO, WARNING, Finding
+
+LAYER = "wheel"
+
+
+def check_import(ctx: Context) -> list[Finding]:
+    t = ctx.torch
+    if t.get("error"):
+        return [Finding("", WARNING, "torch could not be examined", (str(t["error"]),), layer=LAYER)]
+    if t.get("importable") is False:
+        fixes = (remedy.wheel_for_driver(None, ctx.driver_cuda_version) if ctx.driver_cuda_version
+                 else ["pip install torch"])
+        return [Finding("", WARNING, "torch is not importable here, so the wheel layer cannot be judged",
+                        (f"import torch: {t.get('import_error')}",), tuple(fixes), LAYER)]
+    if t.get("version"):
+        cuda = t.get("cuda")
+        runtime = f"bundled CUDA runtime {compat.int_to_cuda(t['cudart_version'])}" if t.get("cudart_version") else None
+        built = f"built for CUDA {cuda}" if cuda else ("built for ROCm " + t["hip"] if t.get("hip") else "CPU-only")
+        return [Finding("", INFO, f"torch {t['version']}, {built}",
+                        tuple(x for x in (runtime, t.get("cuda_runtime_package")) if x), layer=LAYER)]
+    return []
+
+
+def check_cpu_wheel(ctx: Context) -> list[Finding]:
+    if not ctx.cpu_wheel:
+        return []
+    t = ctx.torch
+    version = t.get("version") or ""
+    evidence = [f"torch.__version__ = {version!r}" if version else "torch version unknown",
+                "torch.version.cuda = None (no CUDA in this build)"]
+    if NOT_COMPILED_TEXT in ctx.torch_texts:
+        evidence.append(f"torch: {NOT_COMPILED_TEXT}")
+    dcv = ctx.driver_cuda_version
+    if dcv:
+        evidence.append(f"this machine's {fmt_driver(ctx)}")
+        fixes = remedy.wheel_for_driver(version or None, dcv)
+    elif version:
+        fixes = remedy.default_wheel(version)
+    else:
+        fixes = ["install a CUDA build of torch: see https://pytorch.org/get-started/locally/"]
+    return [Finding(CPU_WHEEL, ERROR, "this torch is a CPU-only build: it cannot use a GPU",
+                    tuple(evidence), tuple(fixes), LAYER)]
+
+
+def check_driver_too_old(ctx: Context) -> list[Finding]:
+    t = ctx.torch
+    cuda = t.get("cuda")
+    dcv = ctx.driver_cuda_version
+    found = ctx.too_old_found
+    if not cuda or not dcv:
+        if found is None:
+            return []
+    elif compat.runtime_accepts(cuda, dcv) and found is None:
+        return []
+    dcv = dcv or found
+    assert dcv is not None
+    evidence = [f"torch {t.get('version') or ''} bundles the CUDA {cuda or '?'} runtime".replace("  ", " "),
+                f"the driver reports CUDA {compat.int_to_cuda(dcv)} (cuDriverGetVersion = {dcv})"
+                + (f", driver {ctx.driver_string}" if ctx.driver_string else "")]
+    if cuda:
+        floor = compat.minor_floor(compat.parse_version(cuda)[0])
+        if floor:
+            evidence.append(f"a CUDA {compat.parse_version(cuda)[0]}.x runtime needs a driver reporting >= "
+                            f"{floor[1]} (>= {floor[0]})")
+    if ctx.torch.get("init_warning"):
+        evidence.append(f"torch: CUDA initialization: {ctx.torch['init_warning'].split('. Please')[0]}.")
+    fixes = []
+    if cuda:
+        fixes.append(f"upgrade the driver: {remedy.driver_floor_text(cuda)}")
+    fixes.extend(f"or keep the driver and install a torch it runs: {line}"
+                 for line in remedy.wheel_for_driver(t.get("version"), dcv))
+    return [Finding(DRIVER_TOO_OLD, ERROR, f"the driver is too old for this torch's CUDA {cuda or ''} runtime".replace(
+        "  ", " "), tuple(evidence), tuple(fixes), LAYER)]

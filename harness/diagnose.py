@@ -1,0 +1,101 @@
+"""`python -m harness diagnose`: why torch.cuda.is_available() is False, with evidence and the fix."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from harness import document
+from harness.classify import classify
+from harness.render import render_diagnosis
+from harness.schema import EXIT_HARNESS_ERROR, exit_code_for
+
+EPILOG = """\
+exit status: 0 when CUDA works (OK), 1 for a failing verdict, 2 when the harness itself failed
+(the JSON document is still written, with the error).
+
+verdicts, in the order they are examined: NO_DRIVER, DRIVER_BROKEN (driver layer), CPU_WHEEL,
+DRIVER_TOO_OLD (wheel and runtime), NOT_VISIBLE (CUDA_VISIBLE_DEVICES, container GPU access),
+ARCH_UNSUPPORTED (the GPU's architecture is not compiled into the wheel).
+
+examples:
+  python -m harness diagnose
+  python -m harness diagnose --json --out diagnosis.json
+  python -m torch.utils.collect_env > report.txt 2>&1; python -m harness diagnose --from report.txt
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("diagnose", help="say why torch.cuda.is_available() is False, with evidence and the fix",
+                       description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--json", action="store_true", help="print the versioned JSON document instead of text")
+    p.add_argument("--out", metavar="FILE", help="also write the JSON document to FILE")
+    p.add_argument("--from", dest="source", metavar="FILE",
+                   help="diagnose a machine you cannot touch: a pasted `python -m torch.utils.collect_env` "
+                        "output or a saved diagnose document ('-' reads standard input)")
+    p.add_argument("--torch-timeout", type=float, default=180.0, metavar="S",
+                   help="seconds to wait for torch to import and answer (default 180)")
+    p.set_defaults(func=run)
+
+
+def diagnose_live(torch_timeout: float = 180.0) -> dict[str, Any]:
+    """Gather this machine's facts and judge them; the result document."""
+    from harness.gather.collect import gather
+
+    doc = document.new("diagnose")
+    start = time.monotonic()
+    facts, errors = gather(torch_timeout)
+    doc["facts"] = facts
+    doc["probe_errors"] = errors
+    doc["diagnosis"] = classify(facts).to_dict()
+    doc["wall_s"] = round(time.monotonic() - start, 3)
+    return doc
+
+
+def diagnose_report(source: str) -> dict[str, Any]:
+    """Judge the facts read from a pasted report or a saved document."""
+    from harness.report import load_report
+
+    doc = document.new("diagnose")
+    data: Any = sys.stdin.buffer.read() if source == "-" else source
+    report = load_report(data if source == "-" else source)
+    diagnosis = classify(report.facts).to_dict()
+    diagnosis["unknowns"] = list(dict.fromkeys([*report.unknowns, *diagnosis["unknowns"]]))
+    doc["facts"] = report.facts
+    doc["input"] = {
+        "kind": report.kind,
+        "path": "<stdin>" if source == "-" else source,
+        "provenance": {k: {"line": v[0], "text": v[1]} for k, v in report.provenance.items()},
+        "notes": list(report.notes),
+    }
+    doc["diagnosis"] = diagnosis
+    return doc
+
+
+def run(args: argparse.Namespace) -> int:
+    doc: dict[str, Any]
+    try:
+        doc = diagnose_report(args.source) if args.source else diagnose_live(args.torch_timeout)
+    except Exception as exc:
+        from harness.report import ReportError
+
+        doc = document.new("diagnose")
+        doc["error"] = document.error_of(exc)
+        if isinstance(exc, (ReportError, OSError)):
+            print(f"harness diagnose: {exc}", file=sys.stderr)
+        else:
+            print(f"harness diagnose: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if args.out:
+            document.write(doc, args.out)
+        if args.json:
+            document.write(doc, None)
+        return EXIT_HARNESS_ERROR
+    if args.out:
+        document.write(doc, args.out)
+    if args.json:
+        document.write(doc, None)
+    else:
+        sys.stdout.write(render_diagnosis(doc))
+    return exit_code_for(doc["diagnosis"]["verdict"])

@@ -1,0 +1,1 @@
+"""I/O: gather the facts of this machine, layer by layer (see harness.facts for the shape)."""

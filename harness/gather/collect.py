@@ -1,0 +1,76 @@
+"""Gather every fact, running the two child probes (driver libraries, torch) side by side."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+from harness.facts import Facts, empty_facts
+from harness.gather import system
+
+TORCH_TIMEOUT_S = 180.0   # a cold import of a CUDA torch wheel from a slow disk takes tens of seconds
+NATIVE_TIMEOUT_S = 60.0
+
+
+def _spawn(module: str) -> subprocess.Popen[bytes]:
+    env = dict(os.environ)
+    # The children import the harness by name: give them the folder this copy was imported from.
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return subprocess.Popen([sys.executable, "-m", module], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=env)
+
+
+def _collect(proc: subprocess.Popen[bytes], deadline: float, what: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The child's JSON, or why there is none (timeout, crash, garbage); never raises."""
+    try:
+        out, err = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None, f"the {what} probe timed out"
+    if proc.returncode != 0:
+        tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
+        return None, f"the {what} probe exited with {proc.returncode}: {' | '.join(tail)}"
+    try:
+        data = json.loads(out.decode("utf-8", "replace"))
+    except ValueError:
+        return None, f"the {what} probe printed no JSON"
+    return (data, None) if isinstance(data, dict) else (None, f"the {what} probe printed no JSON object")
+
+
+def gather(torch_timeout: float = TORCH_TIMEOUT_S) -> tuple[Facts, list[str]]:
+    """All facts of this machine, and the probe errors met on the way."""
+    start = time.monotonic()
+    torch_proc = _spawn("harness.gather.torch_probe")
+    native_proc = _spawn("harness.gather.native")
+    facts = empty_facts("probed")
+    errors: list[str] = []
+
+    facts["host"] = system.host()
+    facts["visibility"] = system.visibility()
+    driver = facts["driver"]
+    driver["dev_nodes"] = system.dev_nodes()
+    driver["proc_version"], driver["kernel_module_version"] = system.proc_version()
+    driver["nvidia_smi"] = system.nvidia_smi()
+
+    native, err = _collect(native_proc, start + NATIVE_TIMEOUT_S, "driver library")
+    if native is None:
+        errors.append(str(err))
+        driver["libcuda"]["error"] = err
+    else:
+        driver["libcuda"] = native["libcuda"]
+        driver["nvml"] = native["nvml"]
+        driver["simulated"] = native.get("simulated")
+
+    torch_facts, err = _collect(torch_proc, start + torch_timeout, "torch")
+    if torch_facts is None:
+        errors.append(str(err))
+        facts["torch"] = {"error": err}
+    else:
+        facts["torch"] = torch_facts  # type: ignore[typeddict-item]
+    return facts, errors

@@ -1,0 +1,101 @@
+"""Child process: what torch itself says about CUDA, printed as JSON.
+
+torch caches the device count for the life of a process and warns the reason only once
+(torch/cuda/__init__.py), so every check runs here, in a fresh process, with warnings recorded.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+import warnings
+from typing import Any
+
+INIT_PREFIX = "CUDA initialization: "
+RUNTIME_PACKAGES = ("nvidia-cuda-runtime", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu11")
+
+
+def _runtime_package() -> str | None:
+    try:
+        from importlib import metadata
+    except ImportError:  # Python < 3.8
+        return None
+    for name in RUNTIME_PACKAGES:
+        try:
+            return f"{name} {metadata.version(name)}"
+        except metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def _cudart_version() -> int | None:
+    """cudaRuntimeGetVersion of the runtime torch loaded; it answers without touching the driver."""
+    from harness.gather.libcuda import loaded_path
+
+    path = loaded_path("libcudart.so")
+    if path is None:
+        return None
+    try:
+        lib = ctypes.CDLL(path)
+        value = ctypes.c_int(0)
+        return value.value if lib.cudaRuntimeGetVersion(ctypes.byref(value)) == 0 else None
+    except (OSError, AttributeError):
+        return None
+
+
+def _simulated_stage() -> dict[str, Any] | None:
+    from harness.gather.libcuda import loaded_path, simulated_info
+
+    if loaded_path("libcuda.so") is None:
+        return None
+    try:
+        return simulated_info(ctypes.CDLL("libcuda.so.1"))
+    except OSError:
+        return None
+
+
+def probe() -> dict[str, Any]:
+    out: dict[str, Any] = {"importable": False, "nvml_based_check": os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK") == "1"}
+    caught: list[str] = []
+    with warnings.catch_warnings(record=True) as records:
+        warnings.simplefilter("always")
+        try:
+            import torch
+        except Exception as exc:  # torch may fail with OSError from a broken CUDA library, not only ImportError
+            out["import_error"] = f"{type(exc).__name__}: {exc}"
+            return out
+        out["importable"] = True
+        out["version"] = str(torch.__version__)
+        out["cuda"] = torch.version.cuda
+        out["hip"] = getattr(torch.version, "hip", None)
+        flags = getattr(torch._C, "_cuda_getArchFlags", None)
+        out["arch_list"] = flags().split() if flags and out["cuda"] else None
+        out["cudart_version"] = _cudart_version() if out["cuda"] else None
+        out["cuda_runtime_package"] = _runtime_package()
+        out["is_available"] = bool(torch.cuda.is_available())
+        out["device_count"] = int(torch.cuda.device_count())
+        if out["is_available"]:
+            devices = []
+            for i in range(out["device_count"]):
+                props = torch.cuda.get_device_properties(i)
+                devices.append({"index": i, "name": props.name,
+                                "compute_capability": f"{props.major}.{props.minor}",
+                                "memory_total_bytes": int(props.total_memory)})
+            out["devices"] = devices
+        else:
+            try:
+                torch.cuda.init()
+            except Exception as exc:  # what torch.cuda.init() raises is the message users see
+                out["init_error"] = str(exc)
+        out["simulated_stage"] = _simulated_stage()
+        caught = [str(r.message) for r in records]
+    init = [w[len(INIT_PREFIX):] for w in caught if w.startswith(INIT_PREFIX)]
+    out["init_warning"] = init[0] if init else None
+    out["warnings"] = [w for w in caught if not w.startswith(INIT_PREFIX)][:10]
+    return out
+
+
+if __name__ == "__main__":
+    json.dump(probe(), sys.stdout)

@@ -1,0 +1,56 @@
+"""Text for people: a diagnosis document rendered as a short report."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from harness.schema import ERROR, WARNING
+
+WIDTH = 100
+
+
+def _wrap(text: str, indent: str) -> str:
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ",
+                         break_long_words=False, break_on_hyphens=False)
+
+
+def render_diagnosis(doc: dict[str, Any]) -> str:
+    """The diagnosis document as text: verdict first, then each finding with evidence and fix."""
+    diag = doc.get("diagnosis") or {}
+    facts = doc.get("facts") or {}
+    t = facts.get("torch") or {}
+    verdict = diag.get("verdict", "?")
+    lines = [f"refenv diagnose: {verdict}" + ("   (simulated driver)" if diag.get("simulated") else "")]
+    if doc.get("input"):
+        lines.append(f"  from {doc['input'].get('kind')}: {doc['input'].get('path')}")
+    if t.get("is_available") is not None:
+        lines.append(f"  torch.cuda.is_available() = {t.get('is_available')}, device_count() = {t.get('device_count')}")
+    lines.append("")
+    for f in diag.get("findings", []):
+        if f["severity"] == ERROR and f["verdict"]:
+            mark = f"FAIL {f['verdict']}"
+        elif f["severity"] == WARNING:
+            mark = "warn"
+        elif f["verdict"] == "OK":
+            mark = "ok"
+        else:
+            mark = "info"
+        lines.append(_wrap(f"[{mark}] {f['title']}", ""))
+        for ev in f.get("evidence", []):
+            lines.append(_wrap(f"- {ev}", "      "))
+        for fix in f.get("remediation", []):
+            lines.append(f"    fix: {fix}")  # unwrapped: a command must survive copy and paste
+    if diag.get("unknowns"):
+        lines.append("")
+        lines.append("Not known from these facts:")
+        lines.extend(_wrap(f"- {u}", "  ") for u in diag["unknowns"])
+    notes = (doc.get("input") or {}).get("notes") or []
+    if notes:
+        lines.append("")
+        lines.append("Read from the report:")
+        lines.extend(_wrap(f"- {n}", "  ") for n in notes)
+    if doc.get("error"):
+        lines.append("")
+        lines.append(f"harness error: {doc['error'].get('message')}")
+    return "\n".join(lines).rstrip() + "\n"

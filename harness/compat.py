@@ -109,7 +109,8 @@ def validate(raw: dict[str, Any]) -> Compat:
     """Turn the raw JSON into `Compat`, or raise CompatDataError naming the bad field."""
     _require(raw.get("schema") == "refenv.compat", "schema", "expected 'refenv.compat'")
     sources = raw.get("sources")
-    _require(isinstance(sources, dict) and bool(sources), "sources", "every table needs its source named")
+    if not isinstance(sources, dict) or not sources:
+        raise CompatDataError(f"{DATA_FILE.name}: sources: every table needs its source named")
     for key in ("toolkit", "minor", "branches", "torch", "arch"):
         _require(key in sources, f"sources.{key}", "missing source")
 

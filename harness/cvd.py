@@ -12,8 +12,8 @@ Sources: CUDA C Programming Guide, "CUDA Environment Variables"; torch/cuda/__in
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 _LEADING_INT = re.compile(r"^\s*([+-]?\d+)")
 
@@ -89,7 +89,8 @@ def hides_all_devices(value: str | None) -> str | None:
         return None
     m = _LEADING_INT.match(first)
     if not m:
-        return f"CUDA_VISIBLE_DEVICES={value!r}: {first!r} is not a device ordinal or a GPU- UUID, so nothing is visible"
+        return (f"CUDA_VISIBLE_DEVICES={value!r}: {first!r} is not a device ordinal or a GPU- UUID, "
+                "so nothing is visible")
     if int(m.group(1)) < 0:
         return f"CUDA_VISIBLE_DEVICES={value!r}: a negative ordinal first hides every device"
     return None

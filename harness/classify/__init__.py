@@ -7,13 +7,22 @@ A check that raises is recorded and the others still run (the shape of cog's doc
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from harness.classify import arch, driver, visibility, wheel
-from harness.classify.context import Context
+from harness.classify.context import NO_GPUS_TEXT, Context
 from harness.facts import Facts
 from harness.schema import (
-    DRIVER_BROKEN, ERROR, FAILING, INFO, NOT_VISIBLE, OK, VERDICTS, WARNING, Diagnosis, Finding,
+    DRIVER_BROKEN,
+    ERROR,
+    FAILING,
+    INFO,
+    NOT_VISIBLE,
+    OK,
+    VERDICTS,
+    WARNING,
+    Diagnosis,
+    Finding,
 )
 
 Check = Callable[[Context], "list[Finding]"]
@@ -63,7 +72,8 @@ def _torch_outcome(ctx: Context, explained: bool) -> list[Finding]:
     available = t.get("is_available")
     if available is True:
         return [Finding(OK, INFO, f"torch sees {t.get('device_count')} CUDA device(s)",
-                        (f"torch.cuda.is_available() = True, device_count() = {t.get('device_count')}",), layer="torch")]
+                        (f"torch.cuda.is_available() = True, device_count() = {t.get('device_count')}",),
+                        layer="torch")]
     if available is not False:
         return []
     said = [f"torch.cuda.is_available() = False, device_count() = {t.get('device_count')}"]
@@ -81,7 +91,7 @@ def _torch_outcome(ctx: Context, explained: bool) -> list[Finding]:
                         "of this version", tuple(evidence), layer="torch")]
     if explained:
         return [Finding("", INFO, "what torch says", tuple(said), layer="torch")]
-    if ctx.torch_texts:
+    if ctx.torch_texts and ctx.torch_texts.strip() != NO_GPUS_TEXT:
         return [Finding(DRIVER_BROKEN, ERROR, "torch cannot use CUDA, for a reason the other checks do not explain",
                         tuple(said), ("see torch's message above; run nvidia-smi and check dmesg",), layer="torch")]
     return [Finding(NOT_VISIBLE, ERROR, "torch sees no CUDA device and says nothing about why", tuple(said),

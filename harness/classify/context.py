@@ -67,7 +67,7 @@ class Context:
     def torch_texts(self) -> str:
         """Everything torch said: the init warning, the init error, other warnings."""
         t = self.torch
-        parts = [t.get("init_warning") or "", t.get("init_error") or ""] + list(t.get("warnings") or [])
+        parts = [t.get("init_warning") or "", t.get("init_error") or "", *(t.get("warnings") or [])]
         return "\n".join(p for p in parts if p)
 
     @property

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from harness import remedy
-from harness.classify.context import MISMATCH_TEXT, NO_DRIVER_TEXT, TORCH_CUINIT_TEXTS, UNEXPECTED_RE, Context, fmt_driver
+from harness.classify.context import (
+    MISMATCH_TEXT,
+    NO_DRIVER_TEXT,
+    TORCH_CUINIT_TEXTS,
+    UNEXPECTED_RE,
+    Context,
+    fmt_driver,
+)
 from harness.schema import DRIVER_BROKEN, ERROR, INFO, NO_DRIVER, NOT_VISIBLE, Finding
 
 LAYER = "driver"

@@ -62,7 +62,8 @@ def check_no_device(ctx: Context) -> list[Finding]:
         return []
     evidence = []
     if rc == CUDA_ERROR_NO_DEVICE:
-        evidence.append(f"cuInit(0) = 100 ({ctx.libcuda.get('cuinit_message') or 'no CUDA-capable device is detected'})")
+        message = ctx.libcuda.get("cuinit_message") or "no CUDA-capable device is detected"
+        evidence.append(f"cuInit(0) = 100 ({message})")
     if devices == []:
         evidence.append("NVML lists no device")
     nvd = ctx.vis.get("nvidia_visible_devices")

@@ -33,8 +33,11 @@ def _error_text(lib: ctypes.CDLL, rc: int) -> tuple[str | None, str | None]:
             text = ctypes.c_char_p()
     except AttributeError:
         return None, None
-    decode = lambda v: v.value.decode("utf-8", "replace") if v.value else None  # noqa: E731
-    return decode(name), decode(text)
+    return _decode(name), _decode(text)
+
+
+def _decode(value: ctypes.c_char_p) -> str | None:
+    return value.value.decode("utf-8", "replace") if value.value else None
 
 
 def simulated_info(lib: ctypes.CDLL, symbol: str = "refenvSimulatedDriverInfo") -> dict[str, Any] | None:

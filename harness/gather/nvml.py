@@ -6,6 +6,7 @@ calls of the documented C API (NVML API Reference Guide) against libnvidia-ml.so
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from typing import Any
 
@@ -64,10 +65,8 @@ def _probe_pynvml() -> tuple[NvmlFact, str | None]:
     except pynvml.NVMLError as exc:
         fact["init_error"] = f"after init: {exc}"
     finally:
-        try:
+        with contextlib.suppress(pynvml.NVMLError):
             pynvml.nvmlShutdown()
-        except pynvml.NVMLError:
-            pass
     return fact, _sim_info()
 
 

@@ -60,8 +60,8 @@ def container() -> tuple[bool, str | None]:
     """
     if os.path.exists("/run/.containerenv"):
         return True, "/run/.containerenv exists"
-    if os.environ.get("container"):
-        return True, f"container={os.environ['container']} in the environment"
+    if os.environ.get("container"):  # noqa: SIM112 - podman and systemd-nspawn set it in lower case
+        return True, f"container={os.environ['container']} in the environment"  # noqa: SIM112
     if os.environ.get("KUBERNETES_SERVICE_HOST"):
         return True, "KUBERNETES_SERVICE_HOST is set"
     cgroup = _read_first("/proc/1/cgroup", ("docker", "kubepods", "containerd", "libpod", "lxc"))

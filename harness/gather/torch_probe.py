@@ -57,7 +57,8 @@ def _simulated_stage() -> dict[str, Any] | None:
 
 
 def probe() -> dict[str, Any]:
-    out: dict[str, Any] = {"importable": False, "nvml_based_check": os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK") == "1"}
+    nvml_check = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK") == "1"
+    out: dict[str, Any] = {"importable": False, "nvml_based_check": nvml_check}
     caught: list[str] = []
     with warnings.catch_warnings(record=True) as records:
         warnings.simplefilter("always")
@@ -86,7 +87,7 @@ def probe() -> dict[str, Any]:
             out["devices"] = devices
         else:
             try:
-                torch.cuda.init()
+                torch.cuda.init()  # type: ignore[no-untyped-call]
             except Exception as exc:  # what torch.cuda.init() raises is the message users see
                 out["init_error"] = str(exc)
         out["simulated_stage"] = _simulated_stage()

@@ -1,0 +1,84 @@
+"""The measured roofline: arithmetic-intensity sweeps whose points climb the memory roof to the compute roof.
+
+Two sweeps (probe facts, "Roofline"): a GEMM shape sweep from skinny (m rows against an n x n
+matrix: intensity ~m) to square (n/3 for bf16), which climbs to the tensor-core roof; and, on a GPU
+in --full, a fused kernel `x = x*a + b` repeated k times through torch.compile, 2k FLOPs per 8 bytes
+of fp32 traffic, which climbs to the CUDA-core roof. Chaining the op in eager torch would not raise
+intensity (each op goes through memory again), which is why the fused sweep needs a compiler.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+from harness.probe import accounting, bands, buffers, document, stats
+from harness.probe.devices import Target, torch_module
+from harness.probe.plan import Plan
+from harness.probe.timing import time_samples
+
+LOG = logging.getLogger(__name__)
+FMA_A, FMA_B = 0.999, 0.001  # keeps x bounded however many steps are chained
+
+
+def _point(work: float, nbytes: float, seconds: list[float], extra: dict[str, Any]) -> dict[str, Any]:
+    point = {"intensity_flop_per_byte": round(work / nbytes, 3)}
+    point.update(extra)
+    point.update(stats.summarize("tflops", work, seconds, accounting.tflops))
+    point["gbps_median"] = round(stats.median_rate(nbytes, seconds, accounting.gbps), 1)
+    return point
+
+
+def gemm_sweep(target: Target, plan: Plan, dtype: str) -> dict[str, Any]:
+    """(m, n, n) GEMMs for m from skinny to square, in `dtype` ('bf16' on a GPU, 'fp32' on the CPU)."""
+    torch = torch_module()
+    tdtype = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}[dtype]
+    n = plan.sweep_n
+    points = []
+    # The CPU fills its 64 MiB weight from a repeated randn block: the time goes to the points, not to randn.
+    weight = buffers.stream_array(torch, n * n, tdtype, target.device).view(n, n)
+    for m in plan.sweep_ms:
+        x = torch.randn(m, n, dtype=tdtype, device=target.device)
+        out = torch.empty(m, n, dtype=tdtype, device=target.device)
+        seconds = time_samples(functools.partial(torch.mm, x, weight, out=out), plan.sweep, target.cuda)
+        points.append(_point(accounting.gemm_flops(m, n, n), accounting.gemm_bytes(m, n, n, dtype), seconds,
+                             {"m": m, "n": n, "k": n}))
+    return {"method": "gemm_shapes", "dtype": dtype, "status": bands.PASS, "reason": None,
+            "bytes_convention": "each operand read once, the output written once",
+            "data": buffers.describe(target.device, n * n), "points": points}
+
+
+def fused_sweep(target: Target, plan: Plan) -> dict[str, Any]:
+    """x = x*a + b chained k times in one torch.compile kernel, fp32, for each k of the plan."""
+    base = {"method": "fused_fma", "dtype": "fp32", "points": [],
+            "bytes_convention": "x read once and written once (8 bytes per element)"}
+    if not plan.fused_steps:
+        return dict(base, status=bands.SKIP, reason=f"not in the {plan.mode} suite on {plan.device}"
+                    + (" (run --full on a GPU)" if plan.device == "cuda" else ""))
+    torch = torch_module()
+    if not hasattr(torch, "compile"):
+        return dict(base, status=bands.SKIP, reason=f"torch {torch.__version__} has no torch.compile")
+    x = torch.randn(plan.fused_numel, dtype=torch.float32, device=target.device)
+    points = []
+    try:
+        for steps in plan.fused_steps:
+            fn = torch.compile(_chain(steps), dynamic=False, fullgraph=True)
+            seconds = time_samples(functools.partial(fn, x), plan.sweep, target.cuda)
+            points.append(_point(accounting.fused_fma_flops(plan.fused_numel, steps),
+                                 accounting.fused_fma_bytes(plan.fused_numel, 4), seconds,
+                                 {"steps": steps, "numel": plan.fused_numel}))
+    except Exception as exc:  # a missing compiler or Triton must not lose the rest of the suite
+        LOG.warning("fused sweep stopped: %s", exc)
+        return dict(base, points=points, status=bands.SKIP,
+                    reason=f"torch.compile failed: {document.describe_error(exc)}")
+    return dict(base, points=points, status=bands.PASS, reason=None)
+
+
+def _chain(steps: int) -> Any:
+    def chain(x: Any) -> Any:
+        for _ in range(steps):
+            x = x * FMA_A + FMA_B
+        return x
+
+    return chain

@@ -1,0 +1,105 @@
+"""`python -m harness roofline`: is an operation compute- or memory-bound here, and how fast can it be."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from harness.probe import roofline, specs
+from harness.probe.render import render_roofline
+from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
+
+_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
+
+
+def register(subparsers: Any) -> None:
+    """Add the `roofline` command and its three operations."""
+    parser = subparsers.add_parser(
+        "roofline",
+        help="place a matmul, an elementwise op or an LLM decode step under this device's roofs",
+        description="Say whether an operation is compute- or memory-bound, its arithmetic intensity, and "
+        "its attainable throughput and time, from measured roofs (--probe FILE, written by `probe --out`), "
+        "a named GPU's spec roofs (--gpu H100-SXM), or the spec of the GPU torch sees.",
+    )
+    ops = parser.add_subparsers(dest="operation", metavar="OPERATION")
+    ops.required = True
+    mm = ops.add_parser("matmul", help="an (M x K) @ (K x N) GEMM")
+    for name in ("M", "N", "K"):
+        mm.add_argument(name, type=int)
+    mm.add_argument("--dtype", choices=_DTYPES, default="bf16")
+    ew = ops.add_parser("elementwise", help="an elementwise kernel (on the fp32 units)")
+    ew.add_argument("--numel", type=float, required=True, help="elements processed")
+    ew.add_argument("--bytes-per-element", type=float, required=True, help="bytes read + written per element")
+    ew.add_argument("--flops-per-element", type=float, default=1.0, help="FLOPs per element (default 1)")
+    dec = ops.add_parser("decode", help="one LLM decode step (every weight read once per step)")
+    dec.add_argument("--params", type=float, required=True, help="parameter count, e.g. 7e9")
+    dec.add_argument("--batch", type=int, required=True, help="sequences decoded together")
+    dec.add_argument("--dtype", choices=("fp32", "bf16", "fp16", "fp8"), default="bf16")
+    dec.add_argument("--kv-bytes", type=float, default=0.0, help="KV-cache bytes read per step (default 0)")
+    for sub in (mm, ew, dec):
+        source = sub.add_mutually_exclusive_group()
+        source.add_argument("--probe", metavar="FILE", help="measured roofs from a saved probe JSON")
+        source.add_argument("--gpu", metavar="NAME", help="a named GPU's spec roofs, e.g. H100-SXM, H200, A100")
+        sub.add_argument("--measured-ms", type=float, help="a measured time to compare with the roofline")
+        sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+        sub.set_defaults(func=run)
+
+
+def _operation(args: argparse.Namespace) -> roofline.Operation:
+    if args.operation == "matmul":
+        return roofline.matmul(args.M, args.N, args.K, args.dtype)
+    if args.operation == "elementwise":
+        return roofline.elementwise(args.numel, args.bytes_per_element, args.flops_per_element)
+    return roofline.decode(args.params, args.batch, args.dtype, args.kv_bytes)
+
+
+def _roofs(args: argparse.Namespace) -> roofline.Roofs:
+    if args.probe:
+        try:
+            doc = json.loads(Path(args.probe).read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise roofline.RooflineError(f"--probe {args.probe}: cannot read: {exc.strerror or exc}") from None
+        except json.JSONDecodeError as exc:
+            raise roofline.RooflineError(f"--probe {args.probe}: not JSON ({exc})") from None
+        try:
+            return roofline.probe_roofs(doc, f"--probe {args.probe}")
+        except ValueError as exc:
+            raise roofline.RooflineError(str(exc)) from None
+    if args.gpu:
+        spec = specs.find_spec(args.gpu)
+        if spec is None:
+            known = ", ".join(s.id for s in specs.load())
+            raise roofline.RooflineError(f"--gpu {args.gpu}: unknown GPU; expected one of {known}")
+        return roofline.spec_roofs(spec)
+    return _this_gpu()
+
+
+def _this_gpu() -> roofline.Roofs:
+    try:
+        import torch
+
+        available = bool(torch.cuda.is_available())
+    except Exception:
+        available = False
+    if not available:
+        raise roofline.RooflineError("no GPU here: name one with --gpu (e.g. --gpu H100-SXM) or give measured "
+                                     "roofs with --probe FILE (from `python -m harness probe --out FILE`)")
+    props = torch.cuda.get_device_properties(0)
+    match = specs.match_spec(props.name, int(props.multi_processor_count), int(props.total_memory))
+    if match.spec is None:
+        raise roofline.RooflineError(f"{match.reason}; name a GPU with --gpu or use --probe FILE")
+    return roofline.spec_roofs(match.spec)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Answer the question, as text or JSON."""
+    try:
+        result = roofline.analyze(_operation(args), _roofs(args), args.measured_ms)
+    except roofline.RooflineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_HARNESS_ERROR
+    print(json.dumps(result, indent=2) if args.json else render_roofline(result))
+    return EXIT_OK

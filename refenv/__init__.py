@@ -1,0 +1,1 @@
+"""refenv's host side: reference environments for the PyTorch GPU stack, and the proof that they work."""

@@ -60,7 +60,9 @@ class SimDriver:
 
 
 def default_cache_root() -> Path:
-    """`$XDG_CACHE_HOME/refenv/simdriver`, or `~/.cache/refenv/simdriver`."""
+    """`$REFENV_CACHE/simdriver`, else `$XDG_CACHE_HOME/refenv/simdriver`, else `~/.cache/refenv/simdriver`."""
+    if os.environ.get("REFENV_CACHE"):
+        return Path(os.environ["REFENV_CACHE"]) / "simdriver"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "refenv" / "simdriver"
 

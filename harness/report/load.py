@@ -1,0 +1,89 @@
+"""Load a report from a file, bytes or text: decode it safely and tell a collect_env dump from a document."""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import json
+import re
+from pathlib import Path
+
+from harness.report.collect_env import parse_collect_env
+from harness.report.document import parse_document
+from harness.report.model import ParsedReport, ReportError
+from harness.report.text import MAX_CHARS, NOT_A_REPORT, check_text
+
+_FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+_CONTROL = frozenset(range(32)) - {9, 10, 12, 13, 27}  # tab, newlines, form feed and ESC occur in text
+
+
+def load_report(source: str | Path | bytes) -> ParsedReport:
+    """Parse a report given as a path (str or Path), its bytes, or its text (a str with newlines)."""
+    if isinstance(source, bytes):
+        return _with_decoding(source)
+    if isinstance(source, Path) or "\n" not in source:
+        return _with_decoding(_read(Path(source)))
+    return parse_text(source)
+
+
+def parse_text(text: str) -> ParsedReport:
+    """A saved diagnose document when the text is a JSON object, else a collect_env dump."""
+    check_text(text)
+    body = "\n".join(ln for ln in text.strip().splitlines() if not _FENCE_RE.match(ln)).strip()
+    if not body.startswith("{"):
+        return parse_collect_env(text)
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"the report starts like a JSON document but does not parse: {exc.msg} at line "
+                          f"{exc.lineno}, column {exc.colno}") from None
+    if not isinstance(data, dict) or "schema" not in data:
+        raise ReportError(f"a JSON document without a 'schema' field: {NOT_A_REPORT}")
+    return parse_document(data)
+
+
+def decode(data: bytes) -> tuple[str, str | None]:
+    """The text of a report and, when bytes had to be replaced, a note saying so."""
+    note = None
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        # PowerShell 5's `>` writes UTF-16 with a byte-order mark.
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError as exc:
+            raise ReportError(f"the report starts as UTF-16 text but does not decode: {exc.reason}") from None
+    elif b"\x00" in data:
+        raise ReportError(f"the report holds NUL bytes, so it is binary, not text: {NOT_A_REPORT}")
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = data.decode("utf-8", errors="replace")
+            note = f"the report is not valid UTF-8: {text.count(chr(0xFFFD))} undecodable bytes were replaced"
+    controls = sum(1 for ch in text if ord(ch) in _CONTROL)
+    if controls > len(text) // 100:
+        raise ReportError(f"the report is binary ({controls} control characters in {len(text)}), not text: "
+                          f"{NOT_A_REPORT}")
+    return text, note
+
+
+def _with_decoding(data: bytes) -> ParsedReport:
+    text, note = decode(data)
+    report = parse_text(text)
+    return dataclasses.replace(report, notes=(*report.notes, note)) if note else report
+
+
+def _read(path: Path) -> bytes:
+    """A report file's bytes; a clear ReportError for a missing, unreadable or oversized one."""
+    try:
+        size = path.stat().st_size
+        if path.is_dir():
+            raise ReportError(f"{path} is a folder: pass the file holding the collect_env output or document")
+        if size > MAX_CHARS * 4:
+            raise ReportError(f"{path} is {size} bytes long, more than a report: pass the collect_env output "
+                              "and the warnings above it, not a whole log")
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ReportError(f"cannot read {path}: no such file (pass a file holding a collect_env output or a "
+                          "saved diagnose document, or '-' for standard input)") from None
+    except OSError as exc:
+        raise ReportError(f"cannot read {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,97 @@
+"""What a parsed report is, the error a bad one raises, and the builder that fills its facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, cast
+
+from harness.facts import Facts, GpuFact, empty_facts
+
+
+class ReportError(ValueError):
+    """The input is not a report refenv can read; the message says what was expected."""
+
+
+class Line(NamedTuple):
+    """One line of the pasted text: its 1-based number, the text as pasted, and the text cleaned."""
+
+    number: int
+    raw: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ParsedReport:
+    """Facts read from a pasted report, with where each came from and what stays unknown."""
+
+    facts: Facts
+    kind: str  # "collect_env" | "document"
+    provenance: dict[str, tuple[int, str]]
+    unknowns: tuple[str, ...]
+    notes: tuple[str, ...]
+    # What the report says that the facts have no place for: cuDNN, the system nvcc, the CPU, ...
+    details: dict[str, str] = field(default_factory=dict)
+
+
+class Builder:
+    """Accumulates facts, their provenance and notes while a report is read (first value wins)."""
+
+    def __init__(self, source: str) -> None:
+        self.facts: Facts = empty_facts(source)
+        self.provenance: dict[str, tuple[int, str]] = {}
+        self.notes: list[str] = []
+        self.details: dict[str, str] = {}
+
+    def get(self, path: str) -> Any:
+        """The value at a dotted fact path, or None."""
+        node: Any = self.facts
+        for key in path.split("."):
+            if not isinstance(node, dict):
+                return None
+            node = node.get(key)
+        return node
+
+    def known(self, path: str) -> bool:
+        """Whether the report said something about this fact (an observed None counts)."""
+        return path in self.provenance
+
+    def put(self, path: str, value: Any, line: Line | None, overwrite: bool = False) -> bool:
+        """Set a fact unless the report already said it; None is stored as an observation."""
+        if self.known(path) and not overwrite:
+            return False
+        keys = path.split(".")
+        node = cast("dict[str, Any]", self.facts)
+        for key in keys[:-1]:
+            node = node.setdefault(key, {})
+        node[keys[-1]] = value
+        if line is not None:
+            self.provenance[path] = (line.number, line.raw)
+        return True
+
+    def add_device(self, path: str, gpu: GpuFact, line: Line) -> None:
+        """Append a GPU to a device list (driver.nvml.devices or torch.devices)."""
+        devices = self.get(path)
+        if not isinstance(devices, list):
+            devices = []
+            self.put(path, devices, line, overwrite=True)
+        devices.append(gpu)
+        self.provenance[f"{path}.{len(devices) - 1}"] = (line.number, line.raw)
+
+    def detail(self, name: str, value: str, line: Line) -> None:
+        if name not in self.details:
+            self.details[name] = value
+            self.provenance[f"details.{name}"] = (line.number, line.raw)
+
+    def note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+    def build(self, kind: str, unknowns: list[str]) -> ParsedReport:
+        return ParsedReport(
+            facts=self.facts,
+            kind=kind,
+            provenance=dict(self.provenance),
+            unknowns=tuple(dict.fromkeys(unknowns)),
+            notes=tuple(self.notes),
+            details=dict(self.details),
+        )

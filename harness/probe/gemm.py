@@ -35,7 +35,8 @@ def skip_reason(dtype: str, device: str, capability: tuple[int, int] | None) -> 
     return None
 
 
-def _operands(torch: Any, dtype: str, n: int, device: str) -> tuple[Any, Any]:
+def operands(torch: Any, dtype: str, n: int, device: str) -> tuple[Any, Any]:
+    """Two n x n randn operands in `dtype` (fp8: e4m3, the second column-major)."""
     if dtype == "fp8":
         a = torch.randn(n, n, device=device, dtype=torch.bfloat16).to(torch.float8_e4m3fn)
         # torch._scaled_mm wants its second operand column-major.
@@ -45,7 +46,8 @@ def _operands(torch: Any, dtype: str, n: int, device: str) -> tuple[Any, Any]:
     return torch.randn(n, n, device=device, dtype=tdtype), torch.randn(n, n, device=device, dtype=tdtype)
 
 
-def _kernel(torch: Any, dtype: str, a: Any, b: Any) -> Any:
+def kernel(torch: Any, dtype: str, a: Any, b: Any) -> Any:
+    """A no-argument callable running one a @ b in `dtype` into a preallocated output."""
     if dtype == "fp8":
         one = torch.ones((), device=a.device, dtype=torch.float32)
         return lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16,
@@ -78,8 +80,8 @@ def probe_gemm(target: Target, plan: Plan, dtype: str) -> dict[str, Any]:
     mode = "tf32" if dtype == "tf32" else "ieee"
     guard = precision.forced(mode) if dtype in ("fp32", "tf32") else contextlib.nullcontext(None)
     with guard as flags:
-        a, b = _operands(torch, dtype, n, target.device)
-        seconds = time_samples(_kernel(torch, dtype, a, b), plan.gemm, target.cuda)
+        a, b = operands(torch, dtype, n, target.device)
+        seconds = time_samples(kernel(torch, dtype, a, b), plan.gemm, target.cuda)
         del a, b
     work = accounting.gemm_flops(n, n, n)
     rate = stats.median_rate(work, seconds, accounting.tflops)
@@ -110,7 +112,7 @@ def probe_onednn(target: Target, plan: Plan) -> dict[str, Any]:
     if not torch.backends.mkldnn.is_available():
         return document.skipped(mid, "torch reports oneDNN unavailable")
     n = plan.gemm_n
-    x, w = _operands(torch, "fp32", n, "cpu")
+    x, w = operands(torch, "fp32", n, "cpu")
     seconds = time_samples(lambda: op(x, w, None, "none", [], ""), plan.gemm, False)
     work = accounting.gemm_flops(n, n, n)
     rate = stats.median_rate(work, seconds, accounting.tflops)

@@ -7,6 +7,7 @@ buffer); triad `a = b + s*c` is one fused torch kernel (`torch.add(b, c, alpha=s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from harness.probe import accounting, bands, buffers, document, stats
@@ -31,6 +32,16 @@ def _judge(target: Target, gbps: float) -> bands.Judgement:
     return bands.judge(gbps, None, None, "spec memory bandwidth")
 
 
+def stream_kernels(torch: Any, a: Any, b: Any, c: Any) -> list[tuple[str, Callable[[], object], int, str]]:
+    """(id, kernel, bytes per call, convention) of copy `b = a` and triad `a = b + s*c` over 1-D arrays."""
+    numel, elem = a.numel(), a.element_size()
+    return [
+        ("memory.copy", lambda: b.copy_(a), accounting.copy_bytes(numel, elem), accounting.COPY_CONVENTION),
+        ("memory.triad", lambda: torch.add(b, c, alpha=TRIAD_SCALAR, out=a),
+         accounting.triad_bytes(numel, elem), accounting.TRIAD_CONVENTION),
+    ]
+
+
 def probe_memory(target: Target, plan: Plan) -> list[dict[str, Any]]:
     """The copy and triad measurements."""
     torch = torch_module()
@@ -49,13 +60,8 @@ def probe_memory(target: Target, plan: Plan) -> list[dict[str, Any]]:
         "data": buffers.describe(target.device, numel),
         "timer": "cuda events" if target.cuda else "time.perf_counter",
     }
-    kernels = (
-        ("memory.copy", lambda: b.copy_(a), accounting.copy_bytes(numel, elem), accounting.COPY_CONVENTION),
-        ("memory.triad", lambda: torch.add(b, c, alpha=TRIAD_SCALAR, out=a),
-         accounting.triad_bytes(numel, elem), accounting.TRIAD_CONVENTION),
-    )
     out = []
-    for mid, fn, work, convention in kernels:
+    for mid, fn, work, convention in stream_kernels(torch, a, b, c):
         seconds = time_samples(fn, plan.memory, target.cuda)
         rate = stats.median_rate(work, seconds, accounting.gbps)
         out.append(document.measured(

@@ -84,7 +84,8 @@ def _torch_outcome(ctx: Context, explained: bool) -> list[Finding]:
     if ctx.simulated is not None and ctx.runtime_accepted_simulated:
         stage = ctx.stage
         evidence = [f"the CUDA runtime accepted the simulated driver: it queried the driver version, then "
-                    f"called cuInit ({stage.get('cuinit_result')}) and counted {stage.get('device_count')} device(s)",
+                    f"called cuInit (result {stage.get('cuinit_result')}), with {len(ctx.simulated_visible)} "
+                    "device(s) visible",
                     "the simulated driver stops there (it offers no export tables), so torch then reports an "
                     "error; device work is not tested on a simulated host", *said]
         return [Finding(OK if not explained else "", INFO, "simulated: this stack would start on a real driver "

@@ -113,9 +113,17 @@ class Context:
         return dict(sim.get("stage") or {})
 
     @property
+    def simulated_visible(self) -> list[int]:
+        """The devices the simulated driver let this process see (after CUDA_VISIBLE_DEVICES)."""
+        sim = self.torch.get("simulated_stage") or {}
+        return list(sim.get("visible_devices") or [])
+
+    @property
     def runtime_accepted_simulated(self) -> bool:
+        """The runtime checked the driver's version, went on to cuInit, and it succeeded with devices."""
         stage = self.stage
-        return bool(stage.get("runtime_accepted")) and int(stage.get("device_count") or 0) > 0
+        return (bool(stage.get("runtime_accepted")) and stage.get("cuinit_result") == 0
+                and len(self.simulated_visible) > 0)
 
     @property
     def cpu_wheel(self) -> bool:

@@ -51,7 +51,8 @@ def _simulated_stage() -> dict[str, Any] | None:
     if loaded_path("libcuda.so") is None:
         return None
     try:
-        return simulated_info(ctypes.CDLL("libcuda.so.1"))
+        # RTLD_NOLOAD: read the copy torch's runtime loaded, never a fresh one.
+        return simulated_info(ctypes.CDLL("libcuda.so.1", mode=getattr(os, "RTLD_NOLOAD", 4)))
     except OSError:
         return None
 

@@ -183,9 +183,9 @@ def test_arch_warning_from_a_report_is_arch_unsupported() -> None:
 
 
 def test_simulated_driver_that_the_runtime_accepted_is_ok_and_marked_simulated() -> None:
-    stage = {"stage": {"driver_version_queried": True, "cuinit_called": True, "cuinit_result": 0,
-                       "device_count_queried": True, "device_count": 1, "export_table_requested": True,
-                       "runtime_accepted": True}}
+    stage = {"visible_devices": [0], "stage": {"driver_version_queried": True, "cuinit_called": True,
+                                               "cuinit_result": 0, "device_count_queried": False, "device_count": None,
+                                               "export_table_requested": True, "runtime_accepted": True}}
     facts = healthy(driver={"simulated": {"libcuda": {"profile": "r580"}}},
                     torch={**UNAVAILABLE, "init_warning": "Unexpected error from cudaGetDeviceCount(). Did you run "
                            "some cuda functions before calling NumCudaDevices() that might have already set an error? "

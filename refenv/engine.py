@@ -1,0 +1,260 @@
+"""The one module that talks to Docker (docker SDK). Everything it is told to do was decided elsewhere.
+
+Containers are always removed (detach, wait with a timeout, read, remove in `finally`: the habit of
+docker-stacks' TrackedContainer), every object refenv makes carries the `refenv.managed` label so
+`invoke clean` and an interrupted run can reap them, and Docker's errors are translated once, here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import tarfile
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import docker
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+from requests.exceptions import ConnectionError as RequestsConnectionError
+from requests.exceptions import ReadTimeout
+
+from refenv.errors import BuildError, EngineUnavailable, NoGpuRuntime, RefenvError
+
+LOG = logging.getLogger(__name__)
+MANAGED = "refenv.managed"
+NO_GPU_DRIVER = 'could not select device driver ""'
+START_HINT = ("start one: `sudo dockerd &` (Debian: apt-get install docker.io), or run `./go` which installs and "
+              "starts it; set DOCKER_HOST if it listens elsewhere")
+
+
+def translate(exc: Exception) -> RefenvError:
+    """Docker's errors as refenv's, each with what to do."""
+    text = getattr(exc, "explanation", None) or str(exc)
+    if NO_GPU_DRIVER in str(text):
+        return NoGpuRuntime(
+            "this Docker engine has no NVIDIA runtime, so --gpus cannot be honoured "
+            f"(docker said: {text})",
+            "install the NVIDIA Container Toolkit and run `nvidia-ctk runtime configure --runtime=docker`")
+    if isinstance(exc, (RequestsConnectionError, DockerException)) and "Connection" in str(exc):
+        return EngineUnavailable(f"no Docker engine answers: {exc}", START_HINT)
+    return RefenvError(f"docker: {text}")
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    exit_code: int | None
+    timed_out: bool
+    oom_killed: bool
+    logs: str
+    error: str | None = None
+
+
+class Engine:
+    """A connection to one Docker engine."""
+
+    def __init__(self, client: docker.DockerClient) -> None:
+        self.client = client
+        self._local = threading.local()
+
+    @classmethod
+    def connect(cls, timeout: float = 10.0) -> Engine:
+        """Connect and ping, or raise EngineUnavailable with what to do."""
+        try:
+            client = docker.from_env(timeout=int(timeout))
+            client.ping()
+        except (DockerException, RequestsConnectionError, ReadTimeout, OSError) as exc:
+            raise EngineUnavailable(f"no Docker engine answers ({exc})", START_HINT) from None
+        return cls(client)
+
+    @property
+    def api(self) -> Any:
+        return self.client.api
+
+    def info(self) -> dict[str, Any]:
+        info = self.client.info()
+        return {"server_version": info.get("ServerVersion"), "runtimes": sorted(info.get("Runtimes") or {}),
+                "nvidia_runtime": "nvidia" in (info.get("Runtimes") or {}), "cpus": info.get("NCPU"),
+                "storage_driver": info.get("Driver")}
+
+    # ---- images -----------------------------------------------------------------------------
+
+    def image_labels(self, ref: str) -> dict[str, str] | None:
+        """The labels of a local image, or None when it is not here."""
+        try:
+            image = self.client.images.get(ref)
+        except ImageNotFound:
+            return None
+        return dict(image.labels or {})
+
+    def image_id(self, ref: str) -> str | None:
+        try:
+            return str(self.client.images.get(ref).id)
+        except ImageNotFound:
+            return None
+
+    def pull(self, ref: str, auth: dict[str, str] | None = None) -> str:
+        try:
+            image = self.client.images.pull(ref, auth_config=auth)
+        except (APIError, DockerException) as exc:
+            raise translate(exc) from None
+        return str(image.id)
+
+    def import_rootfs(self, tar_path: Path, tag: str, changes: list[str]) -> str:
+        """`docker import` a root filesystem tarball."""
+        repo, _, version = tag.rpartition(":")
+        try:
+            self.api.import_image_from_file(str(tar_path), repository=repo, tag=version, changes=changes)
+        except APIError as exc:
+            raise translate(exc) from None
+        return str(self.client.images.get(tag).id)
+
+    def build(self, context: IO[bytes], tag: str, log: Callable[[str], None],
+              labels: dict[str, str] | None = None, timeout: float = 1800) -> str:
+        """Build from a tar context with the classic builder, streaming each log line to `log`."""
+        stream = self.api.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False,
+                                decode=True, network_mode="none", labels=labels, timeout=int(timeout))
+        image_id: str | None = None
+        tail: list[str] = []
+        try:
+            for chunk in stream:
+                if "stream" in chunk:
+                    for line in str(chunk["stream"]).splitlines():
+                        log(line)
+                        tail = ([*tail, line])[-30:]
+                if "aux" in chunk and "ID" in chunk["aux"]:
+                    image_id = str(chunk["aux"]["ID"])
+                if "error" in chunk:
+                    log(str(chunk["error"]))
+                    raise BuildError(f"docker build of {tag} failed: {chunk['error']}".strip(),
+                                     "\n".join([*tail, str(chunk["error"])]))
+        except APIError as exc:
+            raise BuildError(f"docker build of {tag} failed: {exc.explanation}", "\n".join(tail)) from None
+        if image_id is None:
+            image_id = self.image_id(tag)
+        if image_id is None:
+            raise BuildError(f"docker build of {tag} produced no image", "\n".join(tail))
+        return image_id
+
+    def commit_run(self, image: str, command: list[str], tag: str, changes: list[str], log: Callable[[str], None],
+                   binds: list[tuple[str, str]], env: dict[str, str], labels: dict[str, str],
+                   timeout: float = 1800) -> str:
+        """Run `command` in a container of `image` (no network) and commit the result as `tag`.
+
+        `binds` are (host path, container path) pairs mounted read-only as HostConfig mounts: the SDK's
+        `volumes=` would also declare them as image volumes, and the commit would keep that.
+        """
+        mounts = [docker.types.Mount(target, source, type="bind", read_only=True) for source, target in binds]
+        container = self.client.containers.create(image, command=command, network_mode="none", mounts=mounts,
+                                                  environment=env, labels={MANAGED: "true", **labels})
+        tail: list[str] = []
+        try:
+            container.start()
+            for raw in container.logs(stream=True, follow=True):
+                for line in raw.decode("utf-8", "replace").splitlines():
+                    log(line)
+                    tail = ([*tail, line])[-30:]
+            status = container.wait(timeout=timeout)
+            code = int(status.get("StatusCode", -1))
+            if code != 0:
+                raise BuildError(f"installing into {tag} failed (exit {code})", "\n".join(tail))
+            repo, _, version = tag.rpartition(":")
+            container.commit(repository=repo, tag=version, changes=changes)
+        except (APIError, ReadTimeout, RequestsConnectionError) as exc:
+            raise BuildError(f"installing into {tag} failed: {exc}", "\n".join(tail)) from None
+        finally:
+            self._remove(container)
+        image_id = self.image_id(tag)
+        assert image_id is not None
+        return image_id
+
+    def tag(self, image: str, ref: str) -> None:
+        repo, _, version = ref.rpartition(":")
+        self.client.images.get(image).tag(repo, version)
+
+    def push(self, ref: str, auth: dict[str, str] | None) -> Iterator[dict[str, Any]]:
+        repo, _, version = ref.rpartition(":")
+        try:
+            yield from self.api.push(repo, tag=version, stream=True, decode=True, auth_config=auth)
+        except APIError as exc:
+            raise translate(exc) from None
+
+    def repo_digests(self, ref: str) -> list[str]:
+        return list(self.client.images.get(ref).attrs.get("RepoDigests") or [])
+
+    def remove_image(self, ref: str) -> None:
+        with contextlib.suppress(NotFound, ImageNotFound):
+            self.client.images.remove(ref, force=True)
+
+    # ---- containers -------------------------------------------------------------------------
+
+    def run(self, spec: dict[str, Any], timeout: float) -> RunOutcome:
+        """Run one container to completion (or kill it at `timeout`), read it, and always remove it."""
+        try:
+            container = self.client.containers.create(**spec)
+        except APIError as exc:
+            raise translate(exc) from None
+        timed_out = False
+        try:
+            try:
+                container.start()
+            except APIError as exc:
+                raise translate(exc) from None
+            try:
+                status = container.wait(timeout=timeout)
+                code: int | None = int(status.get("StatusCode", -1))
+            except (ReadTimeout, RequestsConnectionError):
+                timed_out, code = True, None
+                container.kill()
+            container.reload()
+            oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
+            logs = container.logs(tail=60).decode("utf-8", "replace")
+            return RunOutcome(code, timed_out, oom, logs)
+        finally:
+            self._remove(container)
+
+    def _remove(self, container: Any) -> None:
+        try:
+            container.remove(force=True, v=True)
+        except (NotFound, APIError) as exc:
+            LOG.debug("container already gone: %s", exc)
+
+    def remove_containers(self, labels: dict[str, str]) -> int:
+        """Remove every container (running or not) carrying all of `labels`; returns how many."""
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        found = self.client.containers.list(all=True, filters=filters)
+        for c in found:
+            self._remove(c)
+        return len(found)
+
+    def images_labelled(self, labels: dict[str, str]) -> list[str]:
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        return [str(i.id) for i in self.client.images.list(filters=filters)]
+
+
+def tar_context(files: dict[str, bytes | Path]) -> IO[bytes]:
+    """A build context as an in-memory tar: name -> bytes or a file/folder on disk."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, content in sorted(files.items()):
+            if isinstance(content, Path):
+                tar.add(content, arcname=name, filter=_normalise)
+            else:
+                info = tarfile.TarInfo(name)
+                info.size, info.mode, info.mtime = len(content), 0o644, 0
+                tar.addfile(info, io.BytesIO(content))
+    buf.seek(0)
+    return buf
+
+
+def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
+    """Same bytes in, same context out: no owners, no times, no caches."""
+    if "__pycache__" in info.name or info.name.endswith(".pyc"):
+        return None
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    info.mtime = 0
+    return info

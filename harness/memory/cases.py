@@ -1,0 +1,60 @@
+"""The verification cases: probe sizes and regimes for the CPU (tiny, ~1 s) and for a GPU (tens of MB)."""
+
+from __future__ import annotations
+
+from harness.memory.model import ModelConfig, validate
+from harness.memory.probe_predict import PROBE_REGIMES, ProbeCase
+
+
+def _gpt(name: str, vocab: int, h: int, layers: int, heads: int, kv: int, f: int, positions: int,
+         tied: bool) -> ModelConfig:
+    """GPT-2-like: LayerNorm with bias, GeLU MLP, biases on every Linear, learned positions."""
+    return validate(ModelConfig(name=name, vocab_size=vocab, hidden_size=h, num_layers=layers, num_heads=heads,
+                                num_kv_heads=kv, intermediate_size=f, head_dim=h // heads, tie_word_embeddings=tied,
+                                mlp="gelu", norm="layernorm", qkv_bias=True, o_bias=True, mlp_bias=True,
+                                max_position_embeddings=positions, source="refenv probe"))
+
+
+def _llama(name: str, vocab: int, h: int, layers: int, heads: int, kv: int, f: int) -> ModelConfig:
+    """Llama-like: RMSNorm, SwiGLU, GQA, no biases, untied head (no rotary: it adds no parameters)."""
+    return validate(ModelConfig(name=name, vocab_size=vocab, hidden_size=h, num_layers=layers, num_heads=heads,
+                                num_kv_heads=kv, intermediate_size=f, head_dim=h // heads, tie_word_embeddings=False,
+                                source="refenv probe"))
+
+
+CPU_SIZES = {
+    "tiny-gpt": (_gpt("tiny-gpt", 256, 32, 1, 2, 2, 128, 32, True), 2, 16),
+    "small-llama": (_llama("small-llama", 320, 64, 2, 4, 2, 160), 2, 32),
+    "medium-gpt": (_gpt("medium-gpt", 512, 96, 3, 6, 3, 384, 64, False), 2, 48),
+}
+GPU_SIZES = {
+    "gpu-gpt": (_gpt("gpu-gpt", 8192, 512, 4, 8, 8, 2048, 512, True), 4, 512),
+    "gpu-llama": (_llama("gpu-llama", 16384, 1024, 4, 16, 4, 2816), 2, 1024),
+    "gpu-wide": (_llama("gpu-wide", 32000, 2048, 2, 16, 8, 5632), 2, 1024),
+}
+# (size, regime, attention): every size and every required regime at least once, both attentions.
+_QUICK = {
+    "cpu": (("tiny-gpt", "fp32-adamw", "eager"), ("tiny-gpt", "sgd-momentum", "sdpa"),
+            ("small-llama", "bf16-adamw", "sdpa"), ("small-llama", "mixed-adamw", "eager"),
+            ("small-llama", "lora", "sdpa"), ("medium-gpt", "mixed-adamw", "sdpa"),
+            ("medium-gpt", "lora", "eager"), ("medium-gpt", "fp32-adamw", "sdpa")),
+    "cuda": (("gpu-gpt", "fp32-adamw", "eager"), ("gpu-gpt", "sgd-momentum", "sdpa"), ("gpu-gpt", "lora", "eager"),
+             ("gpu-llama", "bf16-adamw", "sdpa"), ("gpu-llama", "mixed-adamw", "eager"),
+             ("gpu-llama", "lora", "sdpa"), ("gpu-wide", "mixed-adamw", "sdpa"),
+             ("gpu-wide", "fp32-adamw", "sdpa")),
+}
+
+
+def cases(device: str, quick: bool = True) -> tuple[ProbeCase, ...]:
+    """The quick set (each size and regime once) or the full product of sizes, regimes and attentions."""
+    sizes = GPU_SIZES if device == "cuda" else CPU_SIZES
+    if quick:
+        triples: tuple[tuple[str, str, str], ...] = _QUICK["cuda" if device == "cuda" else "cpu"]
+    else:
+        triples = tuple((s, r, a) for s in sizes for r in PROBE_REGIMES for a in ("eager", "sdpa"))
+    out = []
+    for size, regime, attention in triples:
+        cfg, batch, seq = sizes[size]
+        out.append(ProbeCase(name=f"{size}/{regime}/{attention}", cfg=cfg, regime=regime, attention=attention,
+                             micro_batch=batch, seq_len=seq))
+    return tuple(out)

@@ -1,0 +1,150 @@
+"""One prediction: every ledger of a training step or an inference server, per GPU, and the total."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+from harness.memory import inference, optimizers, sharding
+from harness.memory.activations import ActivationSetup, training_activations
+from harness.memory.lora import LoraSpec
+from harness.memory.model import BareModel, MemoryInputError, Model
+from harness.memory.params import count_params, layer_tensors
+from harness.memory.training import REGIMES, adapter_bytes, regime, state_ledgers
+
+
+@dataclass(frozen=True)
+class TrainSetup:
+    """How a model is trained: precision, optimizer, adapters, sharding, batch shape, checkpointing."""
+
+    regime: str = "mixed"
+    optimizer: str = optimizers.ADAMW
+    lora: LoraSpec | None = None
+    sharding: str = sharding.NONE
+    gpus: int = 1
+    micro_batch: int = 1
+    seq_len: int = 2048
+    attention: str = "flash"
+    checkpointing: str = "none"
+    grad_accum: int = 1
+    adam8bit_block: int = optimizers.DEFAULT_8BIT_BLOCK
+
+    @property
+    def effective_batch(self) -> int:
+        """Sequences per optimizer step: micro-batch x accumulation x data-parallel GPUs."""
+        return self.micro_batch * self.grad_accum * self.gpus
+
+
+@dataclass(frozen=True)
+class InferSetup:
+    """How a model is served: weight precision, KV-cache dtype, batch, context, tensor-parallel GPUs."""
+
+    weights: str = "bf16"
+    kv_dtype: str = "bf16"
+    batch: int = 1
+    context: int = 4096
+    attention: str = "flash"
+    gpus: int = 1
+
+
+Setup = Union[TrainSetup, InferSetup]  # noqa: UP007  (a runtime alias: X | Y needs 3.10)
+
+
+@dataclass(frozen=True)
+class Ledgers:
+    """Bytes per GPU of each ledger; activations None when the model's shape is unknown."""
+
+    weights: int = 0
+    gradients: int = 0
+    optimizer_state: int = 0
+    master_weights: int = 0
+    activations: int | None = 0
+    kv_cache: int = 0
+
+    @property
+    def total(self) -> int:
+        return (self.weights + self.gradients + self.optimizer_state + self.master_weights
+                + (self.activations or 0) + self.kv_cache)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A prediction with the parameter counts behind it and notes on what it assumes."""
+
+    model: Model
+    setup: Setup
+    ledgers: Ledgers
+    params: int
+    trainable_params: int
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def mode(self) -> str:
+        return "train" if isinstance(self.setup, TrainSetup) else "infer"
+
+
+def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
+    """Predict every ledger of one training step per GPU."""
+    reg = regime(setup.regime)
+    sharding.check(setup.sharding, setup.gpus)
+    if setup.micro_batch < 1 or setup.grad_accum < 1 or setup.seq_len < 1:
+        raise MemoryInputError("--micro-batch, --grad-accum and --seq must be >= 1")
+    state = state_ledgers(model, setup.regime, setup.optimizer, setup.lora, block=setup.adam8bit_block)
+    notes = ["torch.optim's per-tensor `step` counters live on the host and are not counted"]
+    unit = 0
+    activations: int | None = None
+    if isinstance(model, BareModel):
+        notes.append("activations need the model's shape: pass --model or --config")
+        if setup.sharding == sharding.FSDP_FULL:
+            notes.append("FSDP's gathered unit needs the model's shape: not counted")
+    else:
+        unit = reg.weight_bytes * sum(t.numel for t in layer_tensors(model, 0))
+        lora = setup.lora
+        act = ActivationSetup(
+            micro_batch=setup.micro_batch, seq_len=setup.seq_len, attention=setup.attention,
+            checkpointing=setup.checkpointing, act_bytes=reg.activation_bytes,
+            trainable=frozenset() if lora else None, adapted=frozenset(lora.targets) if lora else frozenset(),
+            lora_rank=lora.rank if lora else 0, adapter_bytes=adapter_bytes(reg), head_trainable=lora is None,
+        )
+        activations = training_activations(model, act).total
+        if model.max_position_embeddings and setup.seq_len > model.max_position_embeddings:
+            notes.append(f"--seq {setup.seq_len} is longer than the model's {model.max_position_embeddings} "
+                         "learned positions")
+        if setup.regime == "amp":
+            # autocast caches a 16-bit copy of each weight it casts, and the Linears keep it for backward.
+            activations += 2 * count_params(model).total
+            notes.append("AMP: the 16-bit weight copies autocast keeps for backward are counted in activations")
+    per_gpu = sharding.shard(state, setup.sharding, setup.gpus, unit_weight_bytes=unit)
+    ledgers = Ledgers(weights=per_gpu.weights, gradients=per_gpu.gradients,
+                      optimizer_state=per_gpu.optimizer_state, master_weights=per_gpu.master_weights,
+                      activations=activations)
+    return Estimate(model=model, setup=setup, ledgers=ledgers, params=state.params,
+                    trainable_params=state.trainable_params, notes=tuple(notes))
+
+
+def estimate_inference(model: Model, setup: InferSetup) -> Estimate:
+    """Predict weights, KV cache and the prefill working set per GPU (tensor parallel over `gpus`)."""
+    if setup.gpus < 1 or setup.batch < 1 or setup.context < 1:
+        raise MemoryInputError("--gpus, --batch and --context must be >= 1")
+    weights = -(-inference.inference_weight_bytes(model, setup.weights) // setup.gpus)
+    kv_bytes = inference.kv_dtype_bytes(setup.kv_dtype)
+    notes = ["a common rule of thumb for small batches: ~1.2x the weights in all"]
+    if isinstance(model, BareModel):
+        params = model.params
+        ledgers = Ledgers(weights=weights, activations=None)
+        notes.append("the KV cache and activations need the model's shape: pass --model or --config")
+    else:
+        params = count_params(model).total
+        kv = -(-inference.kv_cache_bytes(model, setup.batch, setup.context, kv_bytes) // setup.gpus)
+        act = -(-inference.prefill_bytes(model, setup.batch, setup.context, 2, setup.attention) // setup.gpus)
+        ledgers = Ledgers(weights=weights, activations=act, kv_cache=kv)
+        notes.append("activations: the prefill working set of one layer and the last position's logits (an estimate)")
+    if setup.gpus > 1:
+        notes.append(f"tensor parallel over {setup.gpus} GPUs: weights and KV cache split evenly")
+    return Estimate(model=model, setup=setup, ledgers=ledgers, params=params, trainable_params=0,
+                    notes=tuple(notes))
+
+
+def describe_regime(name: str) -> str:
+    """One line on what a regime stores."""
+    return REGIMES[name].title if name in REGIMES else name

@@ -1,0 +1,167 @@
+"""Measure one probe training step: exact storage accounting on the CPU, the caching allocator on a GPU.
+
+CPU: unique storages (deduplicated by data pointer) of parameters, master copies, `.grad`s and optimizer
+state, and of what autograd saves for backward (`torch.autograd.graph.saved_tensors_hooks`), excluding
+parameters and the inputs. GPU: `torch.cuda.memory_allocated()` after weights, forward, backward and step,
+relative to a baseline taken after a warm-up step (so cuBLAS workspaces are excluded: facts/memory.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from harness.memory.probe_model import build_probe
+from harness.memory.probe_predict import ProbeCase
+
+
+def _storages(tensors: Iterable[Any]) -> dict[int, int]:
+    """data pointer -> bytes, one entry per distinct storage."""
+    out: dict[int, int] = {}
+    for t in tensors:
+        if t is None:
+            continue
+        st = t.untyped_storage()
+        out[st.data_ptr()] = st.nbytes()
+    return out
+
+
+def _optimizer(name: str, params: list[Any]) -> Any:
+    import torch
+
+    if name == "adamw":
+        return torch.optim.AdamW(params, lr=1e-4)
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+    if name == "adafactor":
+        return torch.optim.Adafactor(params, lr=1e-3)
+    raise ValueError(f"the probe has no optimizer {name!r}")
+
+
+def _state_tensors(opt: Any) -> Iterator[Any]:
+    import torch
+
+    for state in opt.state.values():
+        yield from (v for v in state.values() if isinstance(v, torch.Tensor))
+
+
+def _dtype(case: ProbeCase) -> Any:
+    import torch
+
+    return torch.float32 if case.precision == "fp32" else torch.bfloat16
+
+
+def _inputs(case: ProbeCase, device: str) -> tuple[Any, Any]:
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+    shape = (case.micro_batch, case.seq_len)
+    ids = torch.randint(0, case.cfg.vocab_size, shape, generator=g)
+    tgt = torch.randint(0, case.cfg.vocab_size, shape, generator=g)
+    return ids.to(device), tgt.to(device)
+
+
+def _step(case: ProbeCase, model: Any, ids: Any, tgt: Any, phase: Callable[[str, dict[str, Any]], None],
+          saved: contextlib.AbstractContextManager[Any]) -> None:
+    """Forward, backward, optimizer step; `phase(name, objects)` is called after each."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    masters: list[Any] = []
+    if case.precision == "mixed" and case.lora is None:
+        masters = [p.detach().float() for p in params]  # fp32 master weights, stepped by the optimizer
+    phase("master_weights", {"masters": masters})
+    opt = _optimizer(case.optimizer, masters or params)
+    with saved:
+        loss = model(ids, tgt)
+    phase("activations", {"loss": loss})
+    loss.backward()
+    phase("gradients", {"loss": loss, "params": params})
+    del loss
+    if masters:
+        for m, p in zip(masters, params):  # noqa: B905  (strict= is 3.10+)
+            m.grad = p.grad.float()
+    opt.step()
+    if masters:
+        for m, p in zip(masters, params):  # noqa: B905
+            m.grad = None  # the fp32 gradient copies live only for the step
+            p.detach().copy_(m)
+    phase("optimizer_state", {"opt": opt, "params": params})
+
+
+def measure_cpu(case: ProbeCase) -> dict[str, Any]:
+    """Exact bytes of every ledger on the CPU, by storage."""
+    import torch
+
+    model = build_probe(case.cfg, attention=case.attention, dtype=_dtype(case),
+                        lora_rank=case.lora_rank if case.lora else 0)
+    ids, tgt = _inputs(case, "cpu")
+    all_params = list(model.parameters())
+    ledgers: dict[str, int] = {"weights": sum(_storages(all_params).values())}
+    excluded = set(_storages([*all_params, ids, tgt]))
+    saved: dict[int, int] = {}
+
+    def pack(x: Any) -> Any:
+        st = x.untyped_storage()
+        if st.data_ptr() not in excluded:
+            saved[st.data_ptr()] = st.nbytes()
+        return x
+
+    def phase(name: str, objs: dict[str, Any]) -> None:
+        if name == "master_weights":
+            ledgers[name] = sum(_storages(objs["masters"]).values())
+            excluded.update(_storages(objs["masters"]))
+        elif name == "activations":
+            ledgers[name] = sum(saved.values())
+        elif name == "gradients":
+            ledgers[name] = sum(_storages(p.grad for p in objs["params"]).values())
+        else:
+            ledgers[name] = sum(_storages(_state_tensors(objs["opt"])).values())
+
+    _step(case, model, ids, tgt, phase, torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x))
+    names = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    return {"ledgers": ledgers, "parameters": names, "saved_storages": len(saved)}
+
+
+def measure_cuda(case: ProbeCase) -> dict[str, Any]:
+    """Bytes of every ledger on the current GPU by `memory_allocated`, and the step's peak."""
+    import torch
+
+    dev = "cuda"
+    dtype = _dtype(case)
+    rank = case.lora_rank if case.lora else 0
+    ids, tgt = _inputs(case, dev)
+    # A warm-up step on a throwaway copy allocates cuBLAS workspaces and kernels' one-time buffers.
+    warm = build_probe(case.cfg, attention=case.attention, dtype=dtype, lora_rank=rank).to(dev)
+    _step(case, warm, ids, tgt, lambda name, objs: None, contextlib.nullcontext())
+    del warm
+    gc.collect()
+    torch.cuda.synchronize()
+    model = build_probe(case.cfg, attention=case.attention, dtype=dtype, lora_rank=rank)
+    base = torch.cuda.memory_allocated()
+    model.to(dev)
+    torch.cuda.synchronize()
+    marks = {"weights": torch.cuda.memory_allocated() - base}
+    last = [torch.cuda.memory_allocated()]
+    torch.cuda.reset_peak_memory_stats()
+    loss_block = 512  # the 0-dim loss, alive from forward until after backward
+
+    def phase(name: str, objs: dict[str, Any]) -> None:
+        torch.cuda.synchronize()
+        now = torch.cuda.memory_allocated()
+        if name == "activations":
+            marks[name] = now - last[0] - loss_block
+            return  # the next delta (gradients) is measured from before the forward
+        if name == "gradients":
+            marks[name] = now - last[0] - loss_block
+            last[0] = now - loss_block  # the loss is released right after this phase
+        else:
+            marks[name] = now - last[0]
+            last[0] = now
+
+    _step(case, model, ids, tgt, phase, contextlib.nullcontext())
+    peak = torch.cuda.max_memory_allocated() - base
+    names = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    del model
+    gc.collect()
+    return {"ledgers": marks, "parameters": names, "peak_bytes": peak}

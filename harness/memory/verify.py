@@ -1,0 +1,185 @@
+"""Prediction against measurement: run the probe cases, judge each ledger, write the versioned document.
+
+State ledgers must match exactly on the CPU and within the caching allocator's 512 B block rounding on a
+GPU; activations within 5%. The GPU runs in a child process with `expandable_segments:True`, so every
+block is split to its rounded size (no cached remainder is counted as allocated) and the baseline is clean.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.memory.cases import cases
+from harness.memory.params import param_tensors
+from harness.memory.probe_predict import (
+    LEDGERS,
+    ProbeCase,
+    activation_storages,
+    rounded,
+    state_allocations,
+    state_prediction,
+)
+
+ACTIVATION_TOLERANCE = 0.05
+CHILD_TIMEOUT_S = 600
+PASS, FAIL = "PASS", "FAIL"
+
+
+def predict(case: ProbeCase, device: str) -> dict[str, tuple[int, int]]:
+    """(lowest, highest) acceptable bytes per ledger: equal on the CPU, raw..rounded on a GPU."""
+    state = state_prediction(case, step_scalars=device == "cpu")
+    allocs = state_allocations(case)
+    act = [n for _, n in activation_storages(case, device)]
+    out: dict[str, tuple[int, int]] = {}
+    for ledger in LEDGERS:
+        if ledger == "activations":
+            value = sum(rounded(n) for n in act) if device == "cuda" else sum(act)
+            out[ledger] = (value, value)
+            continue
+        raw = getattr(state, ledger)
+        out[ledger] = (raw, sum(rounded(n) for n in allocs[ledger] if n) if device == "cuda" else raw)
+    return out
+
+
+def judge_case(case: ProbeCase, device: str, measured: dict[str, Any]) -> dict[str, Any]:
+    """Per-ledger predicted / measured / status for one case."""
+    ledgers: dict[str, Any] = {}
+    for ledger, (low, high) in predict(case, device).items():
+        got = int(measured["ledgers"][ledger])
+        if ledger == "activations":
+            ratio = got / low if low else (1.0 if got == 0 else float("inf"))
+            ok = abs(ratio - 1) <= ACTIVATION_TOLERANCE
+            ledgers[ledger] = {"predicted_bytes": low, "measured_bytes": got, "ratio": round(ratio, 4),
+                               "tolerance": f"within {ACTIVATION_TOLERANCE:.0%}", "status": PASS if ok else FAIL}
+        else:
+            ok = low <= got <= high
+            entry: dict[str, Any] = {"predicted_bytes": low, "measured_bytes": got,
+                                     "status": PASS if ok else FAIL}
+            if device == "cuda":
+                entry.update(predicted_rounded_bytes=high, tolerance="between raw and 512 B-rounded blocks")
+            else:
+                entry["tolerance"] = "exact"
+            ledgers[ledger] = entry
+    detail = []
+    expected = [(t.name, t.shape) for t in param_tensors(case.cfg)]
+    got_names = [(n, tuple(s)) for n, s in measured["parameters"] if ".lora_" not in n]
+    if got_names != expected:
+        missing = sorted(set(expected) - set(got_names))[:5]
+        extra = sorted(set(got_names) - set(expected))[:5]
+        detail.append(f"parameter tensors differ from the count: missing {missing}, unexpected {extra}")
+        ledgers["weights"]["status"] = FAIL
+    status = PASS if all(v["status"] == PASS for v in ledgers.values()) else FAIL
+    out = {"name": case.name, "model": case.cfg.name, "regime": case.regime, "attention": case.attention,
+           "micro_batch": case.micro_batch, "seq_len": case.seq_len,
+           "params": sum(t.numel for t in param_tensors(case.cfg)),
+           "status": status, "ledgers": ledgers, "detail": detail}
+    if "peak_bytes" in measured:
+        out["peak_bytes"] = measured["peak_bytes"]
+    return out
+
+
+def _document(device: str, quick: bool, started: float, **extra: Any) -> dict[str, Any]:
+    doc: dict[str, Any] = {"schema": "refenv.memory", "version": 1, "kind": "verification", "device": device,
+                           "quick": quick, "status": FAIL, "error": None, "torch": None, "device_name": None,
+                           "activation_tolerance": ACTIVATION_TOLERANCE, "cases": []}
+    doc.update(extra)
+    doc["wall_s"] = round(time.monotonic() - started, 3)
+    return doc
+
+
+def _run_cuda_child(quick: bool) -> dict[str, Any]:
+    """Measure the GPU cases in a fresh process with expandable segments; its JSON on stdout."""
+    env = dict(os.environ)
+    env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
+    root = str(Path(__file__).resolve().parent.parent.parent)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    code = "import sys; from harness.memory.verify import child_main; sys.exit(child_main(sys.argv[1:]))"
+    proc = subprocess.run([sys.executable, "-c", code, "quick" if quick else "full"], env=env,
+                          capture_output=True, text=True, timeout=CHILD_TIMEOUT_S, check=False)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"GPU measurement exited {proc.returncode}: {proc.stderr.strip()[-800:]}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def child_main(argv: list[str]) -> int:
+    """In the child: measure each GPU case and print one JSON object."""
+    import torch
+
+    from harness.memory.measure import measure_cuda
+
+    results: dict[str, Any] = {}
+    for case in cases("cuda", quick=argv[:1] != ["full"]):
+        try:
+            results[case.name] = measure_cuda(case)
+        except Exception as exc:  # one failing case is recorded and the others still run
+            results[case.name] = {"error": f"{type(exc).__name__}: {exc}"}
+    print(json.dumps({"torch": torch.__version__, "device_name": torch.cuda.get_device_name(0),
+                      "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF"), "results": results}))
+    return 0
+
+
+def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]:
+    """Measure the probe on `device` (auto: cuda when available) and compare with the prediction."""
+    started = time.monotonic()
+    try:
+        import torch
+    except Exception as exc:  # a missing or broken torch is a result, not a crash
+        return _document(device, quick, started, error=f"torch is not importable: {exc}")
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device not in ("cpu", "cuda"):
+        return _document(device, quick, started, error=f"device {device!r}: expected auto, cpu or cuda")
+    if device == "cuda" and not torch.cuda.is_available():
+        return _document(device, quick, started, torch=torch.__version__,
+                         error="device cuda was asked for but torch.cuda.is_available() is False")
+    extra: dict[str, Any] = {"torch": torch.__version__}
+    if device == "cuda":
+        try:
+            child = _run_cuda_child(quick)
+        except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
+            return _document(device, quick, started, torch=torch.__version__, error=str(exc))
+        measured = child["results"]
+        extra.update(device_name=child["device_name"], alloc_conf=child["alloc_conf"])
+    else:
+        from harness.memory.measure import measure_cpu
+
+        measured = {}
+        for case in cases("cpu", quick):
+            try:
+                measured[case.name] = measure_cpu(case)
+            except Exception as exc:  # recorded per case; the others still run
+                measured[case.name] = {"error": f"{type(exc).__name__}: {exc}"}
+        extra["device_name"] = "cpu"
+    judged = []
+    for case in cases(device, quick):
+        m = measured.get(case.name, {"error": "not measured"})
+        if "error" in m:
+            judged.append({"name": case.name, "status": FAIL, "error": m["error"], "ledgers": {}})
+        else:
+            judged.append(judge_case(case, device, m))
+    status = PASS if judged and all(c["status"] == PASS for c in judged) else FAIL
+    return _document(device, quick, started, status=status, cases=judged, **extra)
+
+
+def render_verification(doc: dict[str, Any]) -> str:
+    """The verification as a table: case, ledger, predicted, measured, status."""
+    lines = [f"memory verification on {doc['device']} ({doc.get('device_name')}), torch {doc.get('torch')}: "
+             f"{doc['status']} in {doc['wall_s']} s"]
+    if doc.get("error"):
+        lines.append(f"  error: {doc['error']}")
+    for case in doc["cases"]:
+        lines.append(f"  {case['status']}  {case['name']}" + (f"  ({case['error']})" if case.get("error") else ""))
+        for ledger, v in case["ledgers"].items():
+            extra = f" ratio {v['ratio']}" if "ratio" in v else ""
+            lines.append(f"      {v['status']}  {ledger:<16} predicted {v['predicted_bytes']:>13,d}  "
+                         f"measured {v['measured_bytes']:>13,d}{extra}")
+        lines += [f"      {d}" for d in case.get("detail", [])]
+    return "\n".join(lines)

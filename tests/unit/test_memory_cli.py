@@ -1,0 +1,100 @@
+"""`python -m harness memory`: text and the versioned JSON document, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.__main__ import main
+from harness.memory.params import count_params
+from harness.memory.presets import preset
+
+
+def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object]]:
+    rc = main(["memory", *argv, "--json"])
+    return rc, json.loads(capsys.readouterr().out)
+
+
+def test_json_document_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = _json(capsys, "--model", "llama-2-7b", "--gpu", "H100-SXM", "--seq", "4096")
+    assert (doc["schema"], doc["version"], doc["kind"]) == ("refenv.memory", 1, "train")
+    ledgers = doc["ledgers"]
+    assert isinstance(ledgers, dict)
+    assert set(ledgers) == {"weights_bytes", "gradients_bytes", "optimizer_state_bytes", "master_weights_bytes",
+                            "activations_bytes", "kv_cache_bytes", "total_bytes"}
+    assert all(isinstance(v, int) for v in ledgers.values())
+    params = count_params(preset("llama-2-7b")).total
+    assert ledgers["weights_bytes"] == 2 * params and ledgers["master_weights_bytes"] == 4 * params
+    budget = doc["budget"]
+    assert isinstance(budget, dict) and budget["fits"] is False and rc == 1
+    assert budget["required_bytes"] == ledgers["total_bytes"]
+    assert budget["headroom_bytes"] == budget["usable_bytes"] - budget["required_bytes"]
+
+
+def test_fit_plans_in_json(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = _json(capsys, "--model", "llama-2-7b", "--gpu", "H100-SXM", "--seq", "4096", "--micro-batch", "8",
+                    "--fit")
+    plans = doc["plans"]
+    assert isinstance(plans, list) and [p["rung"] for p in plans] == [1, 2, 3]
+    assert plans[-1]["fits"] is True and rc == 0
+    assert all(isinstance(p["ledgers"]["total_bytes"], int) and p["cost"] for p in plans)
+
+
+def test_params_only(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = _json(capsys, "--params", "7e9")
+    assert rc == 0 and doc["ledgers"]["total_bytes"] == 112_000_000_000  # type: ignore[index]
+    assert doc["ledgers"]["activations_bytes"] is None  # type: ignore[index]
+
+
+def test_inference_document(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, doc = _json(capsys, "--model", "llama-2-7b", "--mode", "infer", "--batch", "2", "--context", "4096",
+                    "--budget", "24GiB")
+    assert doc["kind"] == "infer"
+    assert doc["ledgers"]["kv_cache_bytes"] == 2 * 4096 * 512 * 1024  # type: ignore[index]
+    assert rc in (0, 1)
+
+
+def test_config_file_and_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cfg = tmp_path / "config.json"
+    cfg.write_text(json.dumps({"vocab_size": 50257, "n_embd": 768, "n_layer": 12, "n_head": 12}))
+    assert main(["memory", "--config", str(cfg), "--regime", "bf16", "--optimizer", "sgd", "--budget", "80GB"]) == 0
+    out = capsys.readouterr().out
+    assert "0.124 B parameters" in out and "fits, with" in out and "optimizer state" in out
+
+
+@pytest.mark.parametrize(("argv", "fragment"), [
+    (["--model", "llama-9"], "known models: gpt2"),
+    (["--params=-7e9"], "--params must be a positive"),
+    (["--model", "gpt2", "--gpu", "Z80"], "known GPUs:"),
+    (["--model", "gpt2", "--budget", "lots"], "--budget 'lots'"),
+    (["--model", "gpt2", "--lora-rank", "8", "--lora-targets", "gate_proj"], "is not a Linear of gpt2"),
+    (["--model", "gpt2", "--micro-batch", "0"], "must be >= 1"),
+    (["--model", "gpt2", "--fit"], "--fit needs a --gpu or a --budget"),
+    ([], "name a model"),
+])
+def test_bad_input_is_one_line_and_exit_2(argv: list[str], fragment: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and fragment in err and "\n" not in err
+
+
+def test_bad_config_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "config.json"
+    bad.write_text(json.dumps({"vocab_size": 10, "hidden_size": 64, "num_hidden_layers": 2,
+                               "num_attention_heads": 8, "num_key_value_heads": 3, "intermediate_size": 8}))
+    assert main(["memory", "--config", str(bad)]) == 2
+    assert "num_key_value_heads (3) must divide" in capsys.readouterr().err
+    bad.write_text("{not json")
+    assert main(["memory", "--config", str(bad)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+    assert main(["memory", "--config", str(tmp_path / "absent.json")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_lists(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["memory", "--list", "models"]) == 0
+    assert "llama-3-70b" in capsys.readouterr().out
+    assert main(["memory", "--list", "gpus"]) == 0
+    assert "H100-SXM" in capsys.readouterr().out

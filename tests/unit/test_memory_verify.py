@@ -1,0 +1,111 @@
+"""Prediction against measurement on the CPU with real torch: exact state ledgers, activations within 5%."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from harness.memory import run_verification
+from harness.memory.cases import cases
+from harness.memory.measure import measure_cpu
+from harness.memory.probe_predict import LEDGERS, activation_storages, state_allocations, state_prediction
+from harness.memory.verify import judge_case, predict
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def quick_doc() -> dict[str, Any]:
+    return run_verification(quick=True, device="cpu")
+
+
+def test_quick_cpu_verification_passes(quick_doc: dict[str, Any]) -> None:
+    assert (quick_doc["schema"], quick_doc["version"], quick_doc["kind"]) == ("refenv.memory", 1, "verification")
+    assert quick_doc["device"] == "cpu" and quick_doc["error"] is None
+    failing = [(c["name"], {k: v for k, v in c["ledgers"].items() if v["status"] != "PASS"}, c.get("error"))
+               for c in quick_doc["cases"] if c["status"] != "PASS"]
+    assert failing == [] and quick_doc["status"] == "PASS"
+
+
+def test_quick_set_covers_three_sizes_and_three_regimes(quick_doc: dict[str, Any]) -> None:
+    sizes = {c["model"] for c in quick_doc["cases"]}
+    regimes = {c["regime"] for c in quick_doc["cases"]}
+    assert len(sizes) >= 3
+    assert {"fp32-adamw", "bf16-adamw", "sgd-momentum", "mixed-adamw", "lora"} <= regimes
+    assert {c["attention"] for c in quick_doc["cases"]} == {"eager", "sdpa"}
+
+
+def test_state_ledgers_are_exact_on_the_cpu(quick_doc: dict[str, Any]) -> None:
+    for case in quick_doc["cases"]:
+        for name in ("weights", "gradients", "optimizer_state", "master_weights"):
+            entry = case["ledgers"][name]
+            assert entry["measured_bytes"] == entry["predicted_bytes"], (case["name"], name)
+        assert case["ledgers"]["weights"]["measured_bytes"] > 0
+        assert case["ledgers"]["activations"]["measured_bytes"] > 0
+
+
+def test_every_regime_leaves_its_own_mark(quick_doc: dict[str, Any]) -> None:
+    by = {c["name"]: c["ledgers"] for c in quick_doc["cases"]}
+    mixed = by["small-llama/mixed-adamw/eager"]
+    assert mixed["master_weights"]["measured_bytes"] == 2 * mixed["weights"]["measured_bytes"]
+    lora = by["small-llama/lora/sdpa"]
+    assert 0 < lora["gradients"]["measured_bytes"] < lora["weights"]["measured_bytes"] / 2
+    sgd = by["tiny-gpt/sgd-momentum/sdpa"]
+    assert sgd["optimizer_state"]["measured_bytes"] == sgd["gradients"]["measured_bytes"]
+
+
+def test_judge_fails_a_wrong_measurement() -> None:
+    case = cases("cpu")[0]
+    measured = measure_cpu(case)
+    assert judge_case(case, "cpu", measured)["status"] == "PASS"
+    off_by_one = copy.deepcopy(measured)
+    off_by_one["ledgers"]["gradients"] += 1
+    assert judge_case(case, "cpu", off_by_one)["ledgers"]["gradients"]["status"] == "FAIL"
+    for factor, status in ((1.04, "PASS"), (1.06, "FAIL")):
+        drifted = copy.deepcopy(measured)
+        drifted["ledgers"]["activations"] = int(drifted["ledgers"]["activations"] * factor)
+        assert judge_case(case, "cpu", drifted)["ledgers"]["activations"]["status"] == status
+    renamed = copy.deepcopy(measured)
+    renamed["parameters"][0] = ("wte.weight", renamed["parameters"][0][1])
+    judged = judge_case(case, "cpu", renamed)
+    assert judged["status"] == "FAIL" and "differ from the count" in judged["detail"][0]
+
+
+@pytest.mark.parametrize("case", cases("cuda", quick=False), ids=lambda c: c.name)
+def test_gpu_prediction_is_the_ledger_arithmetic_plus_block_rounding(case: Any) -> None:
+    state = state_prediction(case, step_scalars=False)
+    allocs = state_allocations(case)
+    bounds = predict(case, "cuda")
+    for ledger in ("weights", "gradients", "optimizer_state", "master_weights"):
+        assert sum(allocs[ledger]) == getattr(state, ledger), ledger
+        low, high = bounds[ledger]
+        assert low <= high <= low + 511 * len(allocs[ledger]) + (512 if not allocs[ledger] else 0)
+    assert bounds["activations"][0] >= sum(n for _, n in activation_storages(case, "cuda"))
+    assert set(bounds) == set(LEDGERS)
+
+
+def test_cuda_asked_for_without_a_gpu_is_a_failed_document() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    doc = run_verification(device="cuda")
+    assert doc["status"] == "FAIL" and "is_available() is False" in doc["error"]
+
+
+@pytest.mark.slow
+def test_full_cpu_verification_passes() -> None:
+    doc = run_verification(quick=False, device="cpu")
+    assert len(doc["cases"]) == 36 and doc["status"] == "PASS", [c["name"] for c in doc["cases"]
+                                                                  if c["status"] != "PASS"]
+
+
+def test_the_command_modules_do_not_import_torch() -> None:
+    code = ("import sys, harness.memory.cli, harness.memory.verify, harness.memory.probe_model, "
+            "harness.memory.measure; print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"

@@ -132,3 +132,12 @@ def test_summary_puts_measured_ridge_beside_the_spec_and_classifies_points() -> 
 def test_classify_points_at_the_ridge() -> None:
     points = [{"intensity_flop_per_byte": x} for x in (1.0, 200.0, 250.0)]
     assert roofline.classify_points(points, 1000.0, 5000.0) == ["memory", "compute", "compute"]
+
+
+def test_fp32_roof_is_the_best_cpu_gemm() -> None:
+    doc = document.new_document("quick", "cpu")
+    doc["measurements"] = [_record("memory.triad", "gbps", 45.0), _record("gemm.fp32", "tflops", 0.21),
+                           _record("gemm.fp32_onednn", "tflops", 0.46)]
+    roofs = roofline.probe_roofs(doc)
+    assert roofs.peak("fp32") == 0.46
+    assert roofline.summarize(doc["measurements"], [], "fp32", None, None)["measured"]["peak_tflops"] == 0.46

@@ -116,8 +116,9 @@ def new_document(mode: str, device: str) -> dict[str, Any]:
 
 
 def finish(doc: dict[str, Any]) -> dict[str, Any]:
-    """Set the document's status: the worst of its measurements (SKIP when none ran)."""
-    doc["status"] = bands.worst_status(m["status"] for m in doc["measurements"])
+    """Set the document's status: the worst of its measurements and sweeps (SKIP when none ran)."""
+    sweeps = (doc.get("roofline") or {}).get("sweeps", [])
+    doc["status"] = bands.worst_status([m["status"] for m in doc["measurements"]] + [s["status"] for s in sweeps])
     return doc
 
 

@@ -17,6 +17,12 @@ from harness.probe.plan import Plan, make_plan
 LOG = logging.getLogger(__name__)
 
 
+def _release(cuda: bool) -> None:
+    """Hand cached device memory back between probes, so one probe's buffers never crowd the next."""
+    if cuda:
+        torch_module().cuda.empty_cache()
+
+
 def _guarded(ids: Sequence[str], probe: Callable[[], list[dict[str, Any]]], cuda: bool) -> list[dict[str, Any]]:
     """The probe's records, or FAIL records naming what it raised (the suite goes on, as in cog's doctor)."""
     try:
@@ -25,9 +31,7 @@ def _guarded(ids: Sequence[str], probe: Callable[[], list[dict[str, Any]]], cuda
         LOG.warning("probe %s raised: %s", ", ".join(ids), exc)
         return [document.failed(mid, f"probe raised {document.describe_error(exc)}") for mid in ids]
     finally:
-        if cuda:
-            torch = torch_module()
-            torch.cuda.empty_cache()
+        _release(cuda)
 
 
 def _one_gemm(target: Target, plan: Plan, dtype: str) -> list[dict[str, Any]]:
@@ -65,9 +69,7 @@ def _roofline(target: Target, plan: Plan, measurements: list[dict[str, Any]]) ->
             sweeps.append({"method": name, "dtype": dtype, "status": "FAIL", "points": [],
                            "reason": f"sweep raised {document.describe_error(exc)}"})
         finally:
-            if target.cuda:
-                torch = torch_module()
-                torch.cuda.empty_cache()
+            _release(target.cuda)
     return roofline.summarize(measurements, sweeps, dtype, spec_peak, spec_bw)
 
 

@@ -99,3 +99,12 @@ def test_telemetry_reading_has_every_field_or_says_why_not() -> None:
     if not reading["available"]:
         assert reading["error"]
         assert all(reading[f] is None for f in telemetry.FIELDS)
+
+
+def test_a_failed_sweep_fails_the_document() -> None:
+    doc = document.new_document("full", "cuda")
+    doc["measurements"] = [_copy_record()]
+    doc["roofline"] = {"sweeps": [{"method": "fused_fma", "status": "FAIL", "points": []}]}
+    assert document.finish(doc)["status"] == "FAIL"
+    doc["roofline"]["sweeps"][0]["status"] = "SKIP"
+    assert document.finish(doc)["status"] == "PASS"

@@ -16,6 +16,9 @@ from typing import Any
 from harness.memory.probe_model import build_probe
 from harness.memory.probe_predict import ProbeCase
 
+_PHASES = {"master_weights": "after_master_weights", "activations": "after_forward",
+           "gradients": "after_backward", "optimizer_state": "after_step"}
+
 
 def _storages(tensors: Iterable[Any]) -> dict[int, int]:
     """data pointer -> bytes, one entry per distinct storage."""
@@ -142,6 +145,9 @@ def measure_cuda(case: ProbeCase) -> dict[str, Any]:
     model.to(dev)
     torch.cuda.synchronize()
     marks = {"weights": torch.cuda.memory_allocated() - base}
+    # memory_allocated and the peak since the previous phase, both relative to the baseline.
+    phases = {"after_weights": {"allocated_bytes": marks["weights"],
+                                "peak_bytes": torch.cuda.max_memory_allocated() - base}}
     last = [torch.cuda.memory_allocated()]
     torch.cuda.reset_peak_memory_stats()
     loss_block = 512  # the 0-dim loss, alive from forward until after backward
@@ -149,6 +155,8 @@ def measure_cuda(case: ProbeCase) -> dict[str, Any]:
     def phase(name: str, objs: dict[str, Any]) -> None:
         torch.cuda.synchronize()
         now = torch.cuda.memory_allocated()
+        phases[_PHASES[name]] = {"allocated_bytes": now - base, "peak_bytes": torch.cuda.max_memory_allocated() - base}
+        torch.cuda.reset_peak_memory_stats()
         if name == "activations":
             marks[name] = now - last[0] - loss_block
             return  # the next delta (gradients) is measured from before the forward
@@ -160,8 +168,8 @@ def measure_cuda(case: ProbeCase) -> dict[str, Any]:
             last[0] = now
 
     _step(case, model, ids, tgt, phase, contextlib.nullcontext())
-    peak = torch.cuda.max_memory_allocated() - base
+    peak = max(p["peak_bytes"] for p in phases.values())
     names = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     del model
     gc.collect()
-    return {"ledgers": marks, "parameters": names, "peak_bytes": peak}
+    return {"ledgers": marks, "parameters": names, "peak_bytes": peak, "phases": phases}

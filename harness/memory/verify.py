@@ -27,6 +27,11 @@ from harness.memory.probe_predict import (
 )
 
 ACTIVATION_TOLERANCE = 0.05
+ACTIVATION_MODEL = (
+    "op by op what the probe saves for backward (harness/memory/probe_predict.py); per layer it is "
+    "Korthikanti et al.'s 34sbh + 5as^2b without dropout's masks and output (-2sbh - 3as^2b), plus norm "
+    "statistics, SwiGLU's extra intermediates, SDPA's output and logsumexp, and the head and loss terms"
+)
 CHILD_TIMEOUT_S = 600
 PASS, FAIL = "PASS", "FAIL"
 
@@ -80,14 +85,15 @@ def judge_case(case: ProbeCase, device: str, measured: dict[str, Any]) -> dict[s
            "params": sum(t.numel for t in param_tensors(case.cfg)),
            "status": status, "ledgers": ledgers, "detail": detail}
     if "peak_bytes" in measured:
-        out["peak_bytes"] = measured["peak_bytes"]
+        out.update(peak_bytes=measured["peak_bytes"], phases=measured["phases"])
     return out
 
 
 def _document(device: str, quick: bool, started: float, **extra: Any) -> dict[str, Any]:
     doc: dict[str, Any] = {"schema": "refenv.memory", "version": 1, "kind": "verification", "device": device,
                            "quick": quick, "status": FAIL, "error": None, "torch": None, "device_name": None,
-                           "activation_tolerance": ACTIVATION_TOLERANCE, "cases": []}
+                           "activation_tolerance": ACTIVATION_TOLERANCE, "activation_model": ACTIVATION_MODEL,
+                           "cases": []}
     doc.update(extra)
     doc["wall_s"] = round(time.monotonic() - started, 3)
     return doc

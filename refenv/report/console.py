@@ -1,0 +1,101 @@
+"""What a run prints when it ends: counts per status, every cell that did not pass in one line, where the reports are.
+
+`console_summary` is plain text for logs and CI; `console_table` is the same as rich renderables for a
+terminal (one grid per scenario, coloured by status).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from refenv.report import view
+from refenv.report.formats import fmt_seconds, text
+
+STYLES = {"PASS": "green", "FAIL": "bold red", "ERROR": "dark_orange", "BUILD_FAILED": "magenta",
+          "TIMEOUT": "dark_orange", "OOM_KILLED": "dark_orange", "NOT_RUN": "bright_black"}
+REASON_WIDTH = 160
+
+
+def _one_line(value: str, width: int = REASON_WIDTH) -> str:
+    flat = " ".join(value.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def attention_lines(doc: dict[str, Any]) -> list[str]:
+    """'FAIL  env/host/scenario: reason' for every cell that did not pass, worst first; one reason told once."""
+    groups = view.attention_groups(doc)
+    width = max((len(g.status) for g in groups), default=0)
+    lines = []
+    for g in groups:
+        if len(g.cells) == 1:
+            lines.append(f"{g.status:<{width}}  {view.cell_id(g.cells[0])}: {_one_line(g.reason)}")
+            continue
+        lines.append(f"{g.status:<{width}}  {len(g.cells)} cells: {_one_line(g.reason)}")
+        lines += [f"{'':<{width}}    {view.cell_id(c)}" for c in g.cells]
+    return lines
+
+
+def console_summary(doc: dict[str, Any], written: Mapping[str, Path] | None = None) -> str:
+    """The plain-text summary: outcome and counts, the cells that did not pass, and the report paths."""
+    lines = [f"refenv matrix {text(view.run(doc).get('id'))}: {view.outcome(doc)} "
+             f"in {fmt_seconds(view.run(doc).get('wall_s'))}",
+             view.counts_line(doc)]
+    bad = attention_lines(doc)
+    if bad:
+        lines += ["", "not passed:"] + [f"  {line}" for line in bad]
+    if written:
+        lines += ["", "reports:"] + [f"  {name:<8} {path}" for name, path in written.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _counts(doc: dict[str, Any]) -> Text:
+    out = Text()
+    for status, n in view.status_counts(doc).items():
+        if n:
+            out.append(f" {n} {status} ", style=STYLES.get(status, ""))
+    return out
+
+
+def _grid_table(grid: view.Grid) -> Table:
+    title = f"scenario {grid.scenario}" + (f": {grid.description}" if grid.description else "")
+    # Names and reasons come from the document: Text, never markup ("[[gpu]]" is not a style).
+    table = Table(title=Text(title), title_justify="left", header_style="bold")
+    table.add_column(Text("environment \\ host"), no_wrap=True)
+    for host in grid.hosts:
+        table.add_column(Text(host))
+    for env, row in grid.rows:
+        cells = []
+        for cell in row:
+            label = view.cell_label(cell)
+            if cell is not None and view.simulated(cell):
+                label += " (sim)"
+            cells.append(Text(label, style=STYLES.get(view.status_of(cell), "") if cell else "bright_black"))
+        table.add_row(Text(env), *cells)
+    return table
+
+
+def console_table(doc: dict[str, Any]) -> RenderableType:
+    """Rich renderables: the outcome and counts, one coloured grid per scenario, the cells that did not pass."""
+    outcome = view.outcome(doc)
+    head = Text(f"refenv matrix {text(view.run(doc).get('id'))}: ", style="bold")
+    head.append(outcome, style="bold green" if outcome == "PASSED" else "bold red")
+    head.append(f"  ({fmt_seconds(view.run(doc).get('wall_s'))})")
+    parts: list[RenderableType] = [head, _counts(doc)]
+    parts += [_grid_table(g) for g in view.grids(doc)]
+    groups = view.attention_groups(doc)
+    if groups:
+        table = Table(title=Text("not passed"), title_justify="left", header_style="bold")
+        table.add_column("status", no_wrap=True)
+        table.add_column("cells", no_wrap=True)
+        table.add_column("reason")
+        for g in groups:
+            table.add_row(Text(g.status, style=STYLES.get(g.status, "")),
+                          Text("\n".join(view.cell_id(c) for c in g.cells)), Text(_one_line(g.reason)))
+        parts.append(table)
+    return Group(*parts)

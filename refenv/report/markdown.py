@@ -1,0 +1,196 @@
+"""report.md: the run header, one grid per scenario, every cell that did not pass, build logs, probes and memory.
+
+Plain Markdown without emoji or HTML, so it reads the same in a terminal and on GitHub. Everything that
+came out of a container is escaped or fenced (`mdtext`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from refenv.report import mdtext as md
+from refenv.report import view
+from refenv.report.formats import as_dict, as_list, text
+from refenv.report.probes import (
+    brief,
+    judged_rows,
+    ledger_brief,
+    measurement_columns,
+    memory_summary,
+    probe_summary,
+)
+
+
+def _header(doc: dict[str, Any]) -> list[str]:
+    outcome = view.outcome(doc)
+    lines = [f"# refenv matrix report: run {md.inline(text(view.run(doc).get('id')))}", "",
+             f"**{outcome}**: {md.inline(view.counts_line(doc))}", ""]
+    if outcome == "INTERRUPTED":
+        lines += ["> This run was interrupted: cells it did not reach are NOT_RUN or missing (shown as —).", ""]
+    lines += md.table(["", ""], [[md.cell(k), md.cell(v)] for k, v in view.header_rows(doc)])
+    return [*lines, ""]
+
+
+def _matrix(doc: dict[str, Any]) -> list[str]:
+    lines = ["## Environments", ""]
+    rows = []
+    for raw in as_list(doc.get("environments")):
+        e = as_dict(raw)
+        rows.append([md.cell(text(e.get("name"))), md.cell(text(e.get("torch"))), md.cell(text(e.get("variant"))),
+                     md.cell(text(e.get("cuda"))), md.cell(text(e.get("python"))), md.cell(text(e.get("image"))),
+                     md.cell(view.build_text(e))])
+    lines += md.table(["environment", "torch", "variant", "CUDA runtime", "python", "image", "build"], rows)
+    lines += ["", "## Hosts", ""]
+    rows = []
+    for raw in as_list(doc.get("hosts")):
+        h = as_dict(raw)
+        rows.append([md.cell(text(h.get("name"))), md.cell(text(h.get("kind"))), md.cell(text(h.get("driver"))),
+                     md.cell(text(h.get("cuda_driver_version"))), md.cell(view.gpus_text(h)),
+                     md.cell(text(as_list(h.get("faults"))))])
+    lines += md.table(["host", "kind", "driver", "CUDA (driver)", "GPUs", "faults"], rows)
+    return [*lines, ""]
+
+
+def _grids(doc: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for grid in view.grids(doc):
+        title = f"## Scenario {md.code(grid.scenario)}"
+        lines += [title + (f": {md.inline(grid.description)}" if grid.description else ""), ""]
+        rows = []
+        for env, row in grid.rows:
+            labels = []
+            for c in row:
+                label = view.cell_label(c)
+                if c is not None and view.simulated(c):
+                    label += " (simulated)"
+                labels.append(md.cell(label))
+            rows.append([md.cell(env), *labels])
+        lines += md.table(["environment \\ host", *(md.cell(h) for h in grid.hosts)], rows)
+        lines.append("")
+    return lines
+
+
+def _finding_lines(finding: dict[str, Any]) -> list[str]:
+    head = f"  - [{md.inline(text(finding.get('severity')))}] "
+    verdict = finding.get("verdict")
+    head += (f"{md.inline(str(verdict))}: " if verdict else "") + md.inline(text(finding.get("title")))
+    lines = [head]
+    lines += [f"    - {md.code(str(e))}" for e in as_list(finding.get("evidence")) if e]
+    return lines
+
+
+def _cell_detail(cell: dict[str, Any]) -> list[str]:
+    exp, obs = view.expected(cell), view.observed(cell)
+    lines = [f"### {view.status_of(cell)} {md.code(view.cell_id(cell))}", "",
+             f"- reason: {md.inline(text(cell.get('reason')))}",
+             f"- expected: {md.inline(text(exp.get('verdict')))}"
+             + (f", because {md.inline(str(exp['reason']))}" if exp.get("reason") else "")
+             + (f"; torch must say {md.code(str(exp['torch_text']))}" if exp.get("torch_text") else "")]
+    if obs:
+        lines.append(f"- observed: {md.inline(text(obs.get('verdict')))}"
+                     + (" (simulated driver)" if obs.get("simulated") else "")
+                     + f", is_available {md.inline(text(obs.get('is_available')))}"
+                     + f", devices {md.inline(text(obs.get('device_count')))}")
+        if obs.get("torch_message"):
+            lines.append(f"- torch says: {md.code(str(obs['torch_message']))}")
+        found = view.findings(cell)
+        if found:
+            lines.append("- findings:")
+            for f in found:
+                lines += _finding_lines(f)
+    else:
+        lines.append("- observed: nothing (no result was written)")
+    steps = view.fixes(cell)
+    if steps:
+        lines.append("- fix:")
+        lines += [f"  - {md.code(s)}" for s in steps]
+    elif view.status_of(cell) == "FAIL":
+        lines.append(f"- fix: {md.inline(view.NO_FIX)}")
+    if cell.get("log_tail"):
+        lines += ["", "Log tail:", "", md.fence(str(cell["log_tail"]))]
+    return [*lines, ""]
+
+
+def _attention(doc: dict[str, Any]) -> list[str]:
+    bad = view.attention(doc)
+    if not bad:
+        return ["## Cells that did not pass", "", "None: every cell passed." if view.cells(doc) else "No cells.", ""]
+    lines = ["## Cells that did not pass", ""]
+    rows = []
+    for group in view.attention_groups(doc):
+        ids = ", ".join(md.code(view.cell_id(c)).replace("|", "\\|") for c in group.cells)
+        count = f"{len(group.cells)} cells: " if len(group.cells) > 1 else ""
+        rows.append([md.cell(group.status), count + ids, md.cell(group.reason)])
+    lines += [*md.table(["status", "cells", "reason"], rows), ""]
+    # Build failures are told once, under their environment; a NOT_RUN cell has only its reason, unless
+    # it got as far as writing something.
+    for cell in bad:
+        status = view.status_of(cell)
+        if status == "BUILD_FAILED" or (status == "NOT_RUN" and not (cell.get("observed") or cell.get("log_tail"))):
+            continue
+        lines += _cell_detail(cell)
+    return lines
+
+
+def _builds(doc: dict[str, Any]) -> list[str]:
+    failed = view.build_failures(doc)
+    if not failed:
+        return []
+    lines = ["## Build failures", ""]
+    for env in failed:
+        build = as_dict(env.get("build"))
+        lines += [f"### {md.code(text(env.get('name')))}", "",
+                  f"- image: {md.code(text(env.get('image')))}", f"- log: {md.code(text(build.get('log')))}", ""]
+        if build.get("log_tail"):
+            lines += [md.fence(str(build["log_tail"])), ""]
+    return lines
+
+
+def _probes(doc: dict[str, Any]) -> list[str]:
+    summaries = [(c, s) for c in view.cells(doc) if (s := probe_summary(c.get("probes"))) is not None]
+    if not summaries:
+        return []
+    # One row per cell, one column per measurement that ran anywhere: compact, and comparable down a column.
+    columns = measurement_columns([s for _, s in summaries])
+    rows, waivers = [], []
+    for cell, summary in summaries:
+        found = {r.id: r for r in judged_rows(summary)}
+        rows.append([md.code(view.cell_id(cell)).replace("|", "\\|"), md.cell(summary.device),
+                     md.cell(summary.status), *(md.cell(brief(found.get(m))) for m in columns),
+                     md.cell(f"{summary.ridge_measured} / {summary.ridge_spec}".replace(" FLOP/B", ""))])
+        if summary.waived and summary.waived not in waivers:
+            waivers.append(summary.waived)
+    lines = ["## Probes", "",
+             "Medians, with the percentage of the spec (or estimated) peak each was judged by; "
+             "the ridge point is measured / spec.", ""]
+    lines += md.table(["cell", "device", "status", *(md.code(m) for m in columns), "ridge FLOP/B"], rows)
+    lines += [""] + [f"- GPU probes waived: {md.inline(w)}" for w in waivers]
+    return [*lines, ""]
+
+
+def _memory(doc: dict[str, Any]) -> list[str]:
+    rows = []
+    for cell in view.cells(doc):
+        summary = memory_summary(cell.get("memory"))
+        if summary is None:
+            continue
+        off = [f"{case.name} {led.name} {ledger_brief(led)}" for case in summary.cases for led in case.failing()]
+        off += [f"{case.name}: {case.error}" for case in summary.cases if case.error]
+        off += list(summary.notes if summary.status != "PASS" else ())
+        n_ledgers = sum(len(case.ledgers) for case in summary.cases)
+        rows.append([md.code(view.cell_id(cell)).replace("|", "\\|"), md.cell(summary.device),
+                     md.cell(summary.status), md.cell(f"{summary.passed}/{len(summary.cases)}"),
+                     md.cell("; ".join(off) if off else
+                             f"none: all {n_ledgers} ledgers as predicted" if n_ledgers else "nothing measured")])
+    if not rows:
+        return []
+    return ["## Memory", "", "Each case's ledgers, predicted against measured (exact for state, "
+            "within the stated tolerance for activations); only those that differ are listed.", "",
+            *md.table(["cell", "device", "status", "cases passed", "ledgers off (predicted → measured)"], rows), ""]
+
+
+def render_markdown(doc: dict[str, Any]) -> str:
+    """The whole report.md for one cells.json document."""
+    lines = _header(doc) + _grids(doc) + _attention(doc) + _builds(doc) + _probes(doc) + _memory(doc)
+    lines += _matrix(doc)
+    return "\n".join(lines).rstrip() + "\n"

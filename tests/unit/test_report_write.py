@@ -1,0 +1,21 @@
+"""write_reports: the three files in a folder, each what its renderer returns."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from refenv.report import FILES, render_html, render_junit, render_markdown, write_reports
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
+
+
+def test_writes_every_report_and_returns_their_paths(tmp_path: Path) -> None:
+    doc = json.loads((SAMPLES / "failures.json").read_text(encoding="utf-8"))
+    folder = tmp_path / "run" / "reports"
+    written = write_reports(doc, folder)
+    assert written == {kind: folder / name for kind, name in FILES.items()}
+    assert written["markdown"].read_text(encoding="utf-8") == render_markdown(doc)
+    assert written["html"].read_text(encoding="utf-8") == render_html(doc)
+    assert written["junit"].read_text(encoding="utf-8") == render_junit(doc)
+    assert sorted(p.name for p in folder.iterdir()) == sorted(FILES.values())  # no partial files left behind

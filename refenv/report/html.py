@@ -13,8 +13,8 @@ import jinja2
 from markupsafe import Markup
 
 from refenv.report import roofline, roofline_svg, view
-from refenv.report.formats import MISSING, as_dict, as_list, fmt_seconds, text
-from refenv.report.probes import MemorySummary, ledger_brief, memory_summary, probe_summary
+from refenv.report.formats import MISSING, as_dict, as_list, fmt_bytes, fmt_seconds, text
+from refenv.report.probes import Ledger, MemorySummary, ledger_brief, memory_summary, probe_summary
 
 TEMPLATE = "report.html.j2"
 # Colour families of the grid (the brief's scheme): agreement green, disagreement red, no answer amber,
@@ -78,8 +78,17 @@ def _evidence(cell: dict[str, Any], anchor: str) -> dict[str, Any]:
     }
 
 
+def _ledger_cell(led: Ledger) -> dict[str, str]:
+    """A passing ledger shows what was measured (and how far from the prediction); a failing one shows both."""
+    ok = led.status == "PASS"
+    return {"text": fmt_bytes(led.measured) if ok else ledger_brief(led), "delta": led.off if ok else "",
+            "status": led.status,
+            "title": f"{led.status}: predicted {fmt_bytes(led.predicted)}, measured {fmt_bytes(led.measured)}"
+                     + (f" ({led.note})" if led.note else "")}
+
+
 def _memory(summary: MemorySummary | None) -> dict[str, Any] | None:
-    """Cases down, ledgers across; each ledger one size when it was as predicted, else both and how far off."""
+    """Cases down, ledgers across, each ledger judged against its prediction."""
     if summary is None:
         return None
     names = summary.ledger_names
@@ -87,8 +96,7 @@ def _memory(summary: MemorySummary | None) -> dict[str, Any] | None:
     for case in summary.cases:
         by_name = {led.name: led for led in case.ledgers}
         rows.append({"name": case.name, "status": case.status, "error": case.error, "details": list(case.details),
-                     "ledgers": [{"text": ledger_brief(by_name[n]), "status": by_name[n].status,
-                                  "note": by_name[n].note} if n in by_name else None for n in names]})
+                     "ledgers": [_ledger_cell(by_name[n]) if n in by_name else None for n in names]})
     return {"status": summary.status, "device": summary.device, "ledgers": names, "rows": rows,
             "notes": list(summary.notes), "passed": summary.passed, "total": len(summary.cases)}
 
@@ -103,8 +111,8 @@ def _rooflines(doc: dict[str, Any]) -> list[dict[str, Any]]:
         if key in seen:
             continue
         host = view.record(doc, "hosts", key[1])
-        probe = as_dict(cell.get("probes"))
-        device = text(as_dict(probe.get("device_info")).get("name") or as_dict(probe.get("device_info")).get("model"))
+        summary = probe_summary(cell.get("probes"))
+        device = summary.device if summary else MISSING
         fig = roofline.figure(cell.get("probes"), f"{key[0]} on {key[1]}: {device}",
                               str(host.get("kind") or ""), key[1])
         if fig is None:
@@ -140,7 +148,8 @@ def context(doc: dict[str, Any]) -> dict[str, Any]:
                       "hosts": [_host(doc, h) for h in g.hosts], "rows": rows})
     counts = [{"status": s, "n": n, "css": css_class(s)} for s, n in view.status_counts(doc).items() if n]
     builds = [{"name": text(e.get("name")), "image": text(e.get("image")),
-               "log": text(as_dict(e.get("build")).get("log")), "log_tail": as_dict(e.get("build")).get("log_tail")}
+               "log": text(as_dict(e.get("build")).get("log")), "log_tail": as_dict(e.get("build")).get("log_tail"),
+               "error": as_dict(e.get("build")).get("error")}
               for e in view.build_failures(doc)]
     return {
         "run_id": text(view.run(doc).get("id")), "outcome": view.outcome(doc), "counts": counts,

@@ -140,7 +140,10 @@ def _builds(doc: dict[str, Any]) -> list[str]:
     for env in failed:
         build = as_dict(env.get("build"))
         lines += [f"### {md.code(text(env.get('name')))}", "",
-                  f"- image: {md.code(text(env.get('image')))}", f"- log: {md.code(text(build.get('log')))}", ""]
+                  f"- image: {md.code(text(env.get('image')))}", f"- log: {md.code(text(build.get('log')))}"]
+        if build.get("error"):
+            lines.append(f"- error: {md.inline(str(build['error']))}")
+        lines.append("")
         if build.get("log_tail"):
             lines += [md.fence(str(build["log_tail"])), ""]
     return lines
@@ -158,13 +161,15 @@ def _probes(doc: dict[str, Any]) -> list[str]:
         rows.append([md.code(view.cell_id(cell)).replace("|", "\\|"), md.cell(summary.device),
                      md.cell(summary.status), *(md.cell(brief(found.get(m))) for m in columns),
                      md.cell(f"{summary.ridge_measured} / {summary.ridge_spec}".replace(" FLOP/B", ""))])
-        if summary.waived and summary.waived not in waivers:
-            waivers.append(summary.waived)
+        if summary.waived and f"GPU probes waived: {summary.waived}" not in waivers:
+            waivers.append(f"GPU probes waived: {summary.waived}")
+        if summary.error:
+            waivers.append(f"{view.cell_id(cell)}: the probes failed: {summary.error}")
     lines = ["## Probes", "",
              "Medians, with the percentage of the spec (or estimated) peak each was judged by; "
              "the ridge point is measured / spec.", ""]
     lines += md.table(["cell", "device", "status", *(md.code(m) for m in columns), "ridge FLOP/B"], rows)
-    lines += [""] + [f"- GPU probes waived: {md.inline(w)}" for w in waivers]
+    lines += [""] + [f"- {md.inline(w)}" for w in waivers]
     return [*lines, ""]
 
 

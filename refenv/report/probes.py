@@ -39,6 +39,7 @@ class ProbeSummary:
     ridge_measured: str
     ridge_spec: str
     notes: tuple[str, ...]
+    error: str | None = None  # the probes raised: what the harness recorded
 
 
 def _figure(m: dict[str, Any]) -> tuple[Any, Any, str]:
@@ -52,12 +53,28 @@ def _percent(value: Any) -> str:
     return f"{value:.0f}%" if isinstance(value, (int, float)) and not isinstance(value, bool) else MISSING
 
 
-def probe_summary(probe: Any) -> ProbeSummary | None:
-    """The probe document in brief, or None when the cell has none."""
-    if not isinstance(probe, dict):
+def error_text(value: Any) -> str | None:
+    """A harness error as one line: `{"type", "message", ...}` (harness/document.py error_of) or a string."""
+    if not value:
         return None
+    if isinstance(value, dict):
+        kind, message = value.get("type"), value.get("message")
+        return f"{kind}: {message}" if kind and message else str(message or kind or value)
+    return str(value)
+
+
+def documents(probes: Any) -> list[dict[str, Any]]:
+    """The probe documents of a cell: one bare document, or the harness cell's pair {"gpu": ..., "cpu": ...}."""
+    if not isinstance(probes, dict):
+        return []
+    if "measurements" in probes or "schema" in probes:
+        return [probes]
+    return [d for d in (probes.get("gpu"), probes.get("cpu")) if isinstance(d, dict)]
+
+
+def _rows(doc: dict[str, Any]) -> list[ProbeRow]:
     rows = []
-    for m in as_list(probe.get("measurements")):
+    for m in as_list(doc.get("measurements")):
         if not isinstance(m, dict):
             continue
         value, reference, unit = _figure(m)
@@ -67,16 +84,30 @@ def probe_summary(probe: Any) -> ProbeSummary | None:
             reference=fmt_number(reference, unit), percent=_percent(m.get("percent_of_peak")),
             reason=text(m.get("reason")),
         ))
-    roof = as_dict(probe.get("roofline"))
-    info = as_dict(probe.get("device_info"))
-    name, kind = str(info.get("name") or info.get("model") or ""), str(probe.get("device") or "")
-    device = f"{name} (CPU)" if name and kind == "cpu" else (name or kind)
+    return rows
+
+
+def probe_summary(probes: Any) -> ProbeSummary | None:
+    """The cell's probes in brief (the document that measured something leads), or None when it has none."""
+    docs = documents(probes)
+    failure = error_text(probes.get("error")) if isinstance(probes, dict) else None
+    if not docs:
+        if failure is None:
+            return None
+        return ProbeSummary("FAIL", MISSING, MISSING, None, (), MISSING, MISSING, (), failure)
+    ran = [d for d in docs if any(r.status != "SKIP" for r in _rows(d))]
+    main = (ran or docs)[0]
+    roof = as_dict(main.get("roofline"))
+    info = as_dict(main.get("device_info"))
+    name, kind = str(info.get("name") or info.get("model") or ""), str(main.get("device") or "")
+    waived = next((str(d["waived"]) for d in docs if d.get("waived")), None)
+    notes = [str(n) for d in docs for n in as_list(d.get("notes")) if n]
     return ProbeSummary(
-        status=str(probe.get("status") or MISSING), device=device or MISSING, mode=text(probe.get("mode")),
-        waived=str(probe["waived"]) if probe.get("waived") else None, rows=tuple(rows),
+        status=str(main.get("status") or MISSING), device=(f"{name} (CPU)" if name and kind == "cpu" else name or kind)
+        or MISSING, mode=text(main.get("mode")), waived=waived, rows=tuple(r for d in docs for r in _rows(d)),
         ridge_measured=fmt_number(as_dict(roof.get("measured")).get("ridge_flop_per_byte"), "FLOP/B"),
         ridge_spec=fmt_number(as_dict(roof.get("spec")).get("ridge_flop_per_byte"), "FLOP/B"),
-        notes=tuple(str(n) for n in as_list(probe.get("notes")) if n),
+        notes=tuple(dict.fromkeys(notes)), error=failure,
     )
 
 
@@ -195,7 +226,7 @@ def _case(raw: dict[str, Any]) -> Case:
     rank = {n: i for i, n in enumerate(LEDGER_ORDER)}
     ledgers.sort(key=lambda led: rank.get(led.name, len(rank)))
     return Case(name=str(raw.get("name") or raw.get("id") or MISSING), status=str(raw.get("status") or MISSING),
-                ledgers=tuple(ledgers), error=str(raw["error"]) if raw.get("error") else None,
+                ledgers=tuple(ledgers), error=error_text(raw.get("error")),
                 details=tuple(str(d) for d in as_list(raw.get("detail")) if d))
 
 
@@ -204,7 +235,7 @@ def memory_summary(memory: Any) -> MemorySummary | None:
     if not isinstance(memory, dict):
         return None
     cases = tuple(_case(c) for c in as_list(memory.get("cases")) if isinstance(c, dict))
-    notes = [f"error: {memory['error']}"] if memory.get("error") else []
+    notes = [f"error: {error_text(memory['error'])}"] if memory.get("error") else []
     notes += [str(n) for n in as_list(memory.get("notes")) if n]
     name, kind = str(memory.get("device_name") or ""), str(memory.get("device") or "")
     device = kind if not name or name == kind else f"{name} ({kind})"

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from refenv.report.formats import as_dict, as_list
+from refenv.report.probes import documents
 
 SWEEP_NAMES = {"gemm_shapes": "GEMM shape sweep", "fused_fma": "fused x*a+b sweep"}
 
@@ -107,9 +108,11 @@ def caption_for(device: str, host_kind: str, host: str) -> str:
     return "GPU figures: spec roofs from the GPU's data sheet, measured roofs and points from this run."
 
 
-def figure(probe: Any, title: str, host_kind: str = "", host: str = "") -> Figure | None:
-    """The roofline picture of one probe document, or None when it has no points and no roofs."""
-    if not isinstance(probe, dict):
+def figure(probes: Any, title: str, host_kind: str = "", host: str = "") -> Figure | None:
+    """The roofline picture of a cell's probes (a document, or the gpu/cpu pair), or None without one."""
+    probe = next((d for d in documents(probes) if as_dict(d.get("roofline")).get("sweeps")
+                  or as_dict(d.get("roofline")).get("measured")), None)
+    if probe is None:
         return None
     section = as_dict(probe.get("roofline"))
     sweeps = tuple(s for s in (_sweep(r) for r in as_list(section.get("sweeps")) if isinstance(r, dict)) if s)

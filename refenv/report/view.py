@@ -180,7 +180,8 @@ def header_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
     docker, machine = as_dict(r.get("docker")), as_dict(r.get("machine"))
     runtime = docker.get("nvidia_runtime")
     where = ", ".join(p for p in (text(machine.get("hostname")),
-                                  f"{machine['cores']} cores" if machine.get("cores") else "") if p)
+                                  f"{machine['cores']} cores" if machine.get("cores") else "",
+                                  f"{machine['parallel']} cells at once" if machine.get("parallel") else "") if p)
     rows = [
         ("run", text(r.get("id"))),
         ("started", text(r.get("started"))),

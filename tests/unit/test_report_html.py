@@ -99,8 +99,9 @@ def test_probe_and_memory_summaries_in_a_cells_evidence() -> None:
     block = html.split(f'id="cell-{i}"')[1].split("</details>")[0]
     assert "GPU probes waived: host r580 is a simulated driver" in block
     assert "<td>GEMM fp32 through oneDNN (CPU)</td><td>0.1603 TFLOP/s</td><td>0.3323 TFLOP/s</td><td>48%</td>" in block
-    assert '<td class="off" title="FAIL: within 5%">418 KiB → 547 KiB (+31.0%)</td>' in block
-    assert '<td title="PASS: exact">249 KiB</td>' in block
+    assert ('<td class="off" title="FAIL: predicted 418 KiB, measured 547 KiB (within 5%)">'
+            "418 KiB → 547 KiB (+31.0%)</td>") in block
+    assert '<td title="PASS: predicted 249 KiB, measured 249 KiB (exact)">249 KiB</td>' in block
     assert '<div class="why">RuntimeError: saved tensor hooks are not supported inside torch.compile</div>' in block
 
 

@@ -39,7 +39,7 @@ def test_cpu_probe_of_a_simulated_host_is_waived_for_the_gpu_and_keeps_cpu_rows(
     assert summary is not None and summary.device == "AMD EPYC (CPU)"
     assert summary.waived is not None and "simulated driver" in summary.waived
     assert [r.id for r in judged_rows(summary)] == ["memory.copy", "memory.triad", "gemm.fp32", "gemm.fp32_onednn"]
-    fp32 = next(r for r in summary.rows if r.id == "gemm.fp32")
+    fp32 = next(r for r in judged_rows(summary) if r.id == "gemm.fp32")
     assert brief(fp32).endswith("WARN")  # a status other than PASS is spelled out
 
 
@@ -83,3 +83,14 @@ def test_ledgers_as_a_list_and_figures_that_agree() -> None:
     assert ledger_brief(case.ledgers[1]) == "1 KiB"
     assert ledger_brief(case.ledgers[0]) == "0 B → 512 B (+512 B)"
     assert Ledger("x", None, 5, "PASS", "").off == "—"
+
+
+def test_the_harness_cells_pair_of_documents_and_its_error_form() -> None:
+    pair = cell("passing", "torch-2.14.1-cu130/r580/gpu")["probes"]
+    assert set(pair) == {"gpu", "cpu"} and pair["gpu"]["mode"] == "waived"
+    summary = probe_summary(pair)
+    assert summary is not None and summary.device == "AMD EPYC (CPU)" and summary.mode == "quick"
+    failed = probe_summary(cell("failures", "torch-2.14.1-cu130/r580/hidden")["probes"])
+    assert failed is not None and failed.status == "FAIL" and failed.rows == ()
+    assert failed.error == "RuntimeError: CUDA error: operation not supported"
+    assert probe_summary({"gpu": None, "cpu": None}) is None

@@ -60,3 +60,13 @@ def fmt_number(value: Any, unit: str = "") -> str:
         return MISSING
     figure = f"{value:.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
     return f"{figure} {unit}".strip()
+
+
+def error_text(value: Any) -> str | None:
+    """A harness error as one line: `{"type", "message", ...}` (harness/document.py error_of) or a string."""
+    if not value:
+        return None
+    if isinstance(value, dict):
+        kind, message = value.get("type"), value.get("message")
+        return f"{kind}: {message}" if kind and message else str(message or kind or value)
+    return str(value)

@@ -14,7 +14,8 @@ from markupsafe import Markup
 
 from refenv.report import roofline, roofline_svg, view
 from refenv.report.formats import MISSING, as_dict, as_list, fmt_bytes, fmt_seconds, text
-from refenv.report.probes import Ledger, MemorySummary, ledger_brief, memory_summary, probe_summary
+from refenv.report.memory import Ledger, MemorySummary, ledger_brief, memory_summary
+from refenv.report.probes import probe_summary
 
 TEMPLATE = "report.html.j2"
 # Colour families of the grid (the brief's scheme): agreement green, disagreement red, no answer amber,

@@ -11,14 +11,8 @@ from typing import Any
 from refenv.report import mdtext as md
 from refenv.report import view
 from refenv.report.formats import as_dict, as_list, text
-from refenv.report.probes import (
-    brief,
-    judged_rows,
-    ledger_brief,
-    measurement_columns,
-    memory_summary,
-    probe_summary,
-)
+from refenv.report.memory import ledger_brief, memory_summary
+from refenv.report.probes import brief, judged_rows, measurement_columns, probe_summary
 
 
 def _header(doc: dict[str, Any]) -> list[str]:

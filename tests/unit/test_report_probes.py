@@ -1,4 +1,4 @@
-"""Probe and memory documents flattened into report rows, including partial and oddly shaped ones."""
+"""Probe documents flattened into report rows: bare, as the harness cell's pair, partial, or failed."""
 
 from __future__ import annotations
 
@@ -6,15 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from refenv.report.probes import (
-    Ledger,
-    brief,
-    judged_rows,
-    ledger_brief,
-    measurement_columns,
-    memory_summary,
-    probe_summary,
-)
+from refenv.report.probes import brief, judged_rows, measurement_columns, probe_summary
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
 
@@ -57,32 +49,6 @@ def test_a_cut_short_probe_document_reads_with_dashes() -> None:
     assert summary is not None
     assert [(r.id, r.measured, r.status) for r in summary.rows] == [("memory.copy", "—", "PASS"), ("—", "—", "—")]
     assert probe_summary("not a document") is None
-
-
-def test_memory_verification_cases_and_ledgers() -> None:
-    summary = memory_summary(cell("failures", "torch-2.10.0-cu128/r580/gpu")["memory"])
-    assert summary is not None and summary.status == "FAIL" and summary.device == "cpu"
-    assert (summary.passed, len(summary.cases)) == (6, 8)
-    assert summary.ledger_names == ["weights", "gradients", "optimizer_state", "master_weights", "activations"]
-    bad = next(c for c in summary.cases if c.failing())
-    act = bad.failing()[0]
-    assert (bad.name, act.name, act.off, act.note) == ("small-llama/mixed-adamw/eager", "activations", "+31.0%",
-                                                      "within 5%")
-    broken = next(c for c in summary.cases if c.error)
-    assert broken.ledgers == () and broken.total("predicted") is None
-
-
-def test_ledgers_as_a_list_and_figures_that_agree() -> None:
-    summary = memory_summary({"status": "PASS", "device": "cuda", "device_name": "NVIDIA H200", "cases": [
-        {"name": "c", "status": "PASS", "ledgers": [{"name": "kv_cache", "predicted": 1024, "measured": 1024},
-                                                    {"name": "weights", "predicted_bytes": 0, "measured_bytes": 512}]}]})
-    assert summary is not None and summary.device == "NVIDIA H200 (cuda)"
-    case = summary.cases[0]
-    assert [led.name for led in case.ledgers] == ["weights", "kv_cache"]
-    assert case.total("predicted") == 1024 and case.total("measured") == 1536
-    assert ledger_brief(case.ledgers[1]) == "1 KiB"
-    assert ledger_brief(case.ledgers[0]) == "0 B → 512 B (+512 B)"
-    assert Ledger("x", None, 5, "PASS", "").off == "—"
 
 
 def test_the_harness_cells_pair_of_documents_and_its_error_form() -> None:

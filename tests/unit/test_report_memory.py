@@ -1,0 +1,49 @@
+"""Memory verification documents as cases of ledgers: predicted against measured, errors, other shapes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from refenv.report.memory import Ledger, ledger_brief, memory_summary
+
+SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
+
+
+def cell(name: str, cid: str) -> dict[str, Any]:
+    doc = json.loads((SAMPLES / f"{name}.json").read_text(encoding="utf-8"))
+    found: dict[str, Any] = next(c for c in doc["cells"] if c["id"] == cid)
+    return found
+
+
+def test_memory_verification_cases_and_ledgers() -> None:
+    summary = memory_summary(cell("failures", "torch-2.10.0-cu128/r580/gpu")["memory"])
+    assert summary is not None and summary.status == "FAIL" and summary.device == "cpu"
+    assert (summary.passed, len(summary.cases)) == (6, 8)
+    assert summary.ledger_names == ["weights", "gradients", "optimizer_state", "master_weights", "activations"]
+    bad = next(c for c in summary.cases if c.failing())
+    act = bad.failing()[0]
+    assert (bad.name, act.name, act.off, act.note) == ("small-llama/mixed-adamw/eager", "activations", "+31.0%",
+                                                      "within 5%")
+    broken = next(c for c in summary.cases if c.error)
+    assert broken.ledgers == () and broken.total("predicted") is None
+
+
+def test_ledgers_as_a_list_and_figures_that_agree() -> None:
+    summary = memory_summary({"status": "PASS", "device": "cuda", "device_name": "NVIDIA H200", "cases": [
+        {"name": "c", "status": "PASS", "ledgers": [{"name": "kv_cache", "predicted": 1024, "measured": 1024},
+                                                    {"name": "weights", "predicted_bytes": 0, "measured_bytes": 512}]}]})
+    assert summary is not None and summary.device == "NVIDIA H200 (cuda)"
+    case = summary.cases[0]
+    assert [led.name for led in case.ledgers] == ["weights", "kv_cache"]
+    assert case.total("predicted") == 1024 and case.total("measured") == 1536
+    assert ledger_brief(case.ledgers[1]) == "1 KiB"
+    assert ledger_brief(case.ledgers[0]) == "0 B → 512 B (+512 B)"
+    assert Ledger("x", None, 5, "PASS", "").off == "—"
+
+
+def test_a_verification_that_could_not_run_says_why() -> None:
+    summary = memory_summary({"status": "FAIL", "error": {"type": "ImportError", "message": "no torch"}, "cases": []})
+    assert summary is not None and summary.notes == ("error: ImportError: no torch",) and summary.cases == ()
+    assert memory_summary(None) is None

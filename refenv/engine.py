@@ -61,11 +61,15 @@ class Engine:
         self._local = threading.local()
 
     @classmethod
-    def connect(cls, timeout: float = 10.0) -> Engine:
-        """Connect and ping, or raise EngineUnavailable with what to do."""
+    def connect(cls, timeout: float = 10.0, api_timeout: float = 1800.0) -> Engine:
+        """Ping within `timeout`, or raise EngineUnavailable with what to do.
+
+        The client that stays has a long timeout: committing a 7 GB layer takes tens of seconds, and
+        the SDK's read timeout would cut it off. Waits on containers carry their own timeouts.
+        """
         try:
-            client = docker.from_env(timeout=int(timeout))
-            client.ping()
+            docker.from_env(timeout=int(timeout)).ping()
+            client = docker.from_env(timeout=int(api_timeout))
         except (DockerException, RequestsConnectionError, ReadTimeout, OSError) as exc:
             raise EngineUnavailable(f"no Docker engine answers ({exc})", START_HINT) from None
         return cls(client)
@@ -191,10 +195,10 @@ class Engine:
 
     # ---- containers -------------------------------------------------------------------------
 
-    def run(self, spec: dict[str, Any], timeout: float) -> RunOutcome:
-        """Run one container to completion (or kill it at `timeout`), read it, and always remove it."""
+    def run(self, spec: Any, timeout: float) -> RunOutcome:
+        """Run one container (a runspec.ContainerSpec) to completion, or kill it at `timeout`; always remove it."""
         try:
-            container = self.client.containers.create(**spec)
+            container = self.client.containers.create(**create_kwargs(spec))
         except APIError as exc:
             raise translate(exc) from None
         timed_out = False
@@ -215,6 +219,26 @@ class Engine:
             return RunOutcome(code, timed_out, oom, logs)
         finally:
             self._remove(container)
+
+    def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
+        """Try `--gpus all` once; the translated refusal when this engine cannot give a container a GPU."""
+        request = docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
+        try:
+            container = self.client.containers.create(image, command=["true"], entrypoint=["true"],
+                                                      network_mode="none", device_requests=[request],
+                                                      labels={MANAGED: "true", "refenv.kind": "gpu-check"})
+        except APIError as exc:
+            err = translate(exc)
+            return err if isinstance(err, NoGpuRuntime) else NoGpuRuntime(str(err))
+        try:
+            container.start()
+            container.wait(timeout=60)
+        except APIError as exc:
+            err = translate(exc)
+            return err if isinstance(err, NoGpuRuntime) else NoGpuRuntime(str(err))
+        finally:
+            self._remove(container)
+        return None
 
     def _remove(self, container: Any) -> None:
         try:
@@ -258,3 +282,28 @@ def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
     info.uname = info.gname = ""
     info.mtime = 0
     return info
+
+
+def create_kwargs(spec: Any) -> dict[str, Any]:
+    """docker SDK `containers.create` arguments for a `runspec.ContainerSpec`."""
+    kwargs: dict[str, Any] = {
+        "image": spec.image, "command": list(spec.command), "environment": dict(spec.environment),
+        "labels": dict(spec.labels), "read_only": spec.read_only, "network_mode": spec.network,
+        "cap_drop": list(spec.cap_drop), "security_opt": list(spec.security_opt), "pids_limit": spec.pids_limit,
+        "mem_limit": spec.mem_limit, "memswap_limit": spec.mem_limit, "tmpfs": dict(spec.tmpfs),
+        "mounts": [docker.types.Mount(target, source, type="bind", read_only=ro) for source, target, ro in spec.binds],
+        "devices": list(spec.devices), "detach": True,
+    }
+    if spec.user is not None:
+        kwargs["user"] = spec.user
+    if spec.cpus is not None:
+        kwargs["nano_cpus"] = int(spec.cpus * 1e9)
+    if spec.runtime is not None:
+        kwargs["runtime"] = spec.runtime
+    if spec.entrypoint is not None:
+        kwargs["entrypoint"] = list(spec.entrypoint)
+    if spec.gpu_request is not None:
+        ids = None if spec.gpu_request == "all" else spec.gpu_request.split(",")
+        kwargs["device_requests"] = [docker.types.DeviceRequest(count=-1 if ids is None else 0, device_ids=ids,
+                                                                capabilities=[["gpu"]])]
+    return kwargs

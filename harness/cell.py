@@ -1,0 +1,89 @@
+"""`python -m harness cell`: one matrix cell inside its container — diagnose, probe, check memory.
+
+The host reads only the document this writes to the mounted output folder (never the logs). The
+diagnosis runs first, in fresh child processes; the probes and the memory verification follow in this
+process. On a real GPU that torch can use, they measure the GPU; anywhere else the GPU probes are
+waived with the reason and the CPU figures are taken instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from harness import document
+from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK, OK
+
+SCHEMA = "refenv.cell"
+VERSION = 1
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("cell", help="run one matrix cell: diagnose, probes and memory check, to one JSON document",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", metavar="FILE", required=True, help="where to write the cell document")
+    p.add_argument("--probes", choices=("quick", "full", "off"), default="quick")
+    p.add_argument("--memory", choices=("quick", "full", "off"), default="quick")
+    p.add_argument("--torch-timeout", type=float, default=180.0, metavar="S")
+    p.set_defaults(func=run)
+
+
+def gpu_usable(diagnosis_doc: dict[str, Any]) -> bool:
+    """A real device torch can use: verdict OK, not simulated, and torch said is_available() True."""
+    diag = diagnosis_doc.get("diagnosis") or {}
+    torch = (diagnosis_doc.get("facts") or {}).get("torch") or {}
+    return diag.get("verdict") == OK and not diag.get("simulated") and torch.get("is_available") is True
+
+
+def waiver_reason(diagnosis_doc: dict[str, Any]) -> str:
+    diag = diagnosis_doc.get("diagnosis") or {}
+    if diag.get("simulated"):
+        return "simulated driver: GPU probes are waived; device work is measured only on a real GPU"
+    return f"no usable GPU (verdict {diag.get('verdict')}): GPU probes are waived"
+
+
+def run_probes(mode: str, on_gpu: bool, reason: str) -> dict[str, Any] | None:
+    if mode == "off":
+        return None
+    from harness import probe
+
+    try:
+        if on_gpu:
+            return {"gpu": probe.run_probes(mode, "cuda"), "cpu": None}
+        return {"gpu": probe.waived_gpu(reason), "cpu": probe.run_probes("quick", "cpu")}
+    except Exception as exc:  # a probe that breaks is a result, not a lost cell
+        return {"error": document.error_of(exc)}
+
+
+def run_memory(mode: str, on_gpu: bool) -> dict[str, Any] | None:
+    if mode == "off":
+        return None
+    from harness.memory import run_verification
+
+    try:
+        return run_verification(quick=mode == "quick", device="cuda" if on_gpu else "cpu")
+    except Exception as exc:
+        return {"error": document.error_of(exc)}
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.diagnose import diagnose_live
+
+    doc = document.new("cell", SCHEMA, VERSION)
+    start = time.monotonic()
+    code = EXIT_OK
+    try:
+        diagnosis = diagnose_live(args.torch_timeout)
+        doc["diagnosis"] = diagnosis
+        on_gpu = gpu_usable(diagnosis)
+        doc["probes"] = run_probes(args.probes, on_gpu, waiver_reason(diagnosis))
+        doc["memory"] = run_memory(args.memory, on_gpu)
+    except Exception as exc:
+        doc["error"] = document.error_of(exc)
+        print(f"harness cell: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = EXIT_HARNESS_ERROR
+    doc["wall_s"] = round(time.monotonic() - start, 3)
+    document.write(doc, args.out)
+    return code

@@ -1,0 +1,165 @@
+"""Run planned cells in parallel, bounded by the cores; reuse a cached result when nothing changed.
+
+A cell's harness document is cached under the digest of everything that decides it (image, driver
+build, host profile, scenario, settings). Real-GPU cells are never cached: hardware changes. A cached
+document is judged again against the current expectation, so only the measurement is reused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from refenv import paths
+from refenv.engine import Engine
+from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.judge import judge
+from refenv.results import ERROR, NOT_RUN, CellResult, Expected
+from refenv.runspec import ContainerSpec
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    id: str
+    environment: str
+    host: str
+    scenario: str
+    expected: Expected
+    spec: ContainerSpec | None      # None: the cell is not run (see `skip`)
+    skip: tuple[str, str] | None    # (status, reason) for cells that cannot run
+    cache_key: str | None           # None: never cached
+    out_dir: Path
+    timeout_s: float
+
+
+def cache_key(parts: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _base(plan: CellPlan) -> dict[str, Any]:
+    return {"id": plan.id, "environment": plan.environment, "host": plan.host, "scenario": plan.scenario,
+            "cache_key": plan.cache_key, "result_path": str(plan.out_dir / "result.json")}
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def run_one(engine: Engine, plan: CellPlan, use_cache: bool) -> CellResult:
+    """One cell, start to finish; every failure becomes a status, never an exception."""
+    base = _base(plan)
+    if plan.skip is not None:
+        return CellResult(**{**base, "result_path": None}, status=plan.skip[0], reason=plan.skip[1],
+                          expected=plan.expected)
+    assert plan.spec is not None
+    cached = paths.cell_cache() / f"{plan.cache_key}.json" if plan.cache_key else None
+    if use_cache and cached is not None and cached.is_file():
+        doc = _read(cached)
+        if doc is not None:
+            plan.out_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(cached, plan.out_dir / "result.json")
+            result = judge(base, plan.expected, doc, 0, False, False, "")
+            return replace(result, cached=True, wall_s=0.0)
+    plan.out_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(plan.out_dir, 0o777)  # the harness runs as an unprivileged user inside
+    start = time.monotonic()
+    try:
+        outcome = engine.run(plan.spec, plan.timeout_s)
+    except NoGpuRuntime as exc:
+        return CellResult(**base, status=NOT_RUN, reason=exc.message, expected=plan.expected)
+    except RefenvError as exc:
+        return CellResult(**base, status=ERROR, reason=str(exc), expected=plan.expected)
+    doc = _read(plan.out_dir / "result.json")
+    result = judge(base, plan.expected, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed, outcome.logs)
+    if doc is not None and cached is not None and not outcome.timed_out:
+        tmp = cached.with_suffix(".tmp")
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(plan.out_dir / "result.json", tmp)
+        tmp.replace(cached)
+    return replace(result, wall_s=round(time.monotonic() - start, 2))
+
+
+def run_all(engine: Engine, plans: list[CellPlan], parallel: int, use_cache: bool, run_id: str,
+            on_done: Callable[[CellResult], None]) -> tuple[list[CellResult], bool]:
+    """Every cell, `parallel` at a time. Ctrl-C removes the run's containers and returns what finished.
+
+    Returns the results in plan order and whether the run was interrupted.
+    """
+    results: dict[str, CellResult] = {}
+    stop = threading.Event()
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="cell")
+    pending: dict[Future[CellResult], CellPlan] = {}
+    queue = list(plans)
+    try:
+        while queue or pending:
+            while queue and len(pending) < max(1, parallel) and not stop.is_set():
+                plan = queue.pop(0)
+                pending[pool.submit(run_one, engine, plan, use_cache)] = plan
+            done, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in done:
+                plan = pending.pop(fut)
+                try:
+                    result = fut.result()
+                except Exception as exc:  # a bug in one cell must not lose the run
+                    LOG.exception("cell %s crashed", plan.id)
+                    result = CellResult(**_base(plan), status=ERROR, reason=f"refenv error: {exc}",
+                                        expected=plan.expected)
+                results[plan.id] = result
+                on_done(result)
+    except KeyboardInterrupt:
+        interrupted = True
+        stop.set()
+        removed = engine.remove_containers({"refenv.run": run_id})
+        LOG.warning("interrupted: removed %d running container(s)", removed)
+        for fut in pending:
+            fut.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        engine.remove_containers({"refenv.run": run_id})
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    ordered = []
+    for plan in plans:
+        if plan.id in results:
+            ordered.append(results[plan.id])
+        else:
+            ordered.append(CellResult(**_base(plan), status=NOT_RUN, reason="interrupted before it ran",
+                                      expected=plan.expected))
+    return ordered, interrupted
+
+
+def prepare_ldcache(engine: Engine, image: str, image_id: str, libs: dict[str, str], digest: str,
+                    run_id: str) -> str | None:
+    """The linker cache of `image` with the simulated driver's libraries in place, made once and kept."""
+    from refenv.runspec import ldcache_spec
+
+    target = paths.cache_root() / "ldcache" / f"{image_id.replace('sha256:', '')[:24]}-{digest[:16]}.cache"
+    if target.is_file():
+        return str(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="refenv-ldcache-") as out:
+        os.chmod(out, 0o777)
+        outcome = engine.run(ldcache_spec(image, out, libs, run_id), timeout=120)
+        made = Path(out) / "ld.so.cache"
+        if outcome.exit_code != 0 or not made.is_file():
+            LOG.warning("could not make the linker cache for %s: %s", image, outcome.logs[-500:])
+            return None
+        shutil.copyfile(made, target)
+    return str(target)

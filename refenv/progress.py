@@ -1,0 +1,66 @@
+"""Progress on the console while a matrix runs: build steps as they stream, then a bar over the cells."""
+
+from __future__ import annotations
+
+import time
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from refenv.build import EnvBuild
+from refenv.results import PASS, CellResult
+
+STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "yellow", "BUILD_FAILED": "magenta", "TIMEOUT": "yellow",
+         "OOM_KILLED": "yellow", "NOT_RUN": "dim"}
+
+
+class ConsoleUI:
+    """A UI for refenv.run: quiet lines for builds, one progress bar for the cells."""
+
+    def __init__(self, console: Console | None = None, verbose: bool = False) -> None:
+        self.console = console or Console(stderr=True)
+        self.verbose = verbose
+        self._last_line = 0.0
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+
+    def stage(self, message: str) -> None:
+        self.console.print(f"[bold]▸[/] {escape(message)}")
+
+    def build_line(self, environment: str, line: str) -> None:
+        # Build logs go to a file per environment; the console gets a line now and then to show life.
+        now = time.monotonic()
+        important = line.startswith(("resolving", "locked", "installing", "building", "bootstrapping", "pulling",
+                                     "importing", "FAILED", "Step ", "python "))
+        if self.verbose or (important and not line.startswith("Step ")) or now - self._last_line > 15:
+            self._last_line = now
+            self.console.print(f"  [dim]{escape(environment)}[/] {escape(line[:150])}")
+
+    def build_done(self, build: EnvBuild) -> None:
+        colour = {"BUILT": "green", "CACHED": "cyan", "FAILED": "red"}[build.status]
+        extra = f" — {escape(build.error)}" if build.error else ""
+        self.console.print(f"  [{colour}]{build.status.lower()}[/] {build.tag or build.environment} "
+                           f"in {build.wall_s:.0f} s{extra}")
+        if build.log:
+            self.console.print(f"  [dim]log: {build.log}[/]")
+
+    def cells_start(self, total: int) -> None:
+        self._progress = Progress(TextColumn("[bold]cells"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                                  TextColumn("{task.description}"), console=self.console, transient=False)
+        self._progress.start()
+        self._task = self._progress.add_task("", total=total)
+
+    def cell_done(self, result: CellResult) -> None:
+        if self._progress is None or self._task is None:
+            return
+        if result.status != PASS:
+            self._progress.console.print(f"  [{STYLE.get(result.status, 'white')}]{result.status}[/] "
+                                         f"{escape(result.id)}: {escape(result.reason)}")
+        self._progress.update(self._task, advance=1,
+                              description=escape(f"{result.id}{' (cached)' if result.cached else ''}"))
+
+    def close(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None

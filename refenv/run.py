@@ -1,0 +1,274 @@
+"""`invoke matrix`: build every environment, run every cell, judge, and write the results folder.
+
+The plan (which cells, what each expects, how each container is made) is pure; this module only
+sequences it: engine check first, then builds (a failed build marks its cells, the others go on),
+then the cells in parallel, then the reports — also after Ctrl-C, with what finished.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import logging
+import os
+import platform
+import secrets
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from harness import __version__ as harness_version
+from refenv import __version__ as refenv_version
+from refenv import cellrun, expect, profiles, realhost, simdriver, toolkit
+from refenv.build import EnvBuild, build_environment
+from refenv.cellrun import CellPlan
+from refenv.engine import MANAGED, Engine
+from refenv.errors import NoGpuRuntime
+from refenv.matrix import CellSpec, Matrix, cells
+from refenv.profiles import Profile
+from refenv.results import BUILD_FAILED, NOT_RUN, SCHEMA, SCHEMA_VERSION, CellResult, summarize
+from refenv.runspec import cell_spec
+
+LOG = logging.getLogger(__name__)
+
+
+class UI(Protocol):
+    def stage(self, message: str) -> None: ...
+    def build_line(self, environment: str, line: str) -> None: ...
+    def build_done(self, build: EnvBuild) -> None: ...
+    def cells_start(self, total: int) -> None: ...
+    def cell_done(self, result: CellResult) -> None: ...
+
+
+@dataclass(frozen=True)
+class Options:
+    results_root: Path
+    parallel: int = 0
+    use_cache: bool = True
+    relock: bool = False
+    probes: str | None = None        # overrides run.probes
+    memory_check: str | None = None  # overrides run.memory_check
+    selection: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    folder: Path
+    document: dict[str, Any]
+    ok: bool
+    interrupted: bool
+
+
+def new_run_id() -> str:
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def host_profile(kind: str, name: str | None, real: Profile | None) -> Profile | None:
+    if kind == "simulated" and name:
+        return profiles.get(name)
+    if kind == "real":
+        return real
+    return None
+
+
+def plan_cells(matrix: Matrix, builds: dict[str, EnvBuild], run_id: str, folder: Path, driver: Any,
+               ldcaches: dict[str, str | None], real: Profile | None, real_error: NoGpuRuntime | None,
+               settings: Any, threads: int = 1) -> list[CellPlan]:
+    """Every cell's expectation, container and cache key (no I/O but writing profile configs)."""
+    plans = []
+    config_dir = folder / "hosts"
+    for spec in cells(matrix):
+        env, host, scenario = spec.environment, spec.host, spec.scenario
+        profile = host_profile(host.kind, host.profile, real)
+        expected = expect.expect(env, host, profile if host.kind != "real" or real else None, scenario)
+        out_dir = folder / "cells" / env.name / host.name / scenario.name
+        build = builds[env.name]
+        base = {"id": spec.id, "environment": env.name, "host": host.name, "scenario": scenario.name,
+                "expected": expected, "out_dir": out_dir, "timeout_s": settings.timeout_s}
+        if build.status == "FAILED" or build.tag is None:
+            plans.append(CellPlan(**base, spec=None, skip=(BUILD_FAILED, f"the image did not build: {build.error}"),
+                                  cache_key=None))
+            continue
+        if host.kind == "real" and scenario.gpu_access and real_error is not None:
+            plans.append(CellPlan(**base, spec=None, skip=(NOT_RUN, real_error.message), cache_key=None))
+            continue
+        injection = None
+        key_parts: dict[str, Any] | None = {"image": build.content_hash, "host": host.kind,
+                                            "scenario": [scenario.gpus, scenario.env], "probes": settings.probes,
+                                            "memory": settings.memory_check}
+        if host.kind == "simulated":
+            assert profile is not None and driver is not None
+            config = config_dir / f"{host.name}--{scenario.name}.conf"
+            try:
+                injection = toolkit.inject(profile, driver, scenario.env_dict, gpu_access=scenario.gpu_access,
+                                           config_host_path=str(config), gpus=expect.selection(scenario))
+            except toolkit.ToolkitError as exc:
+                plans.append(CellPlan(**base, spec=None, skip=(NOT_RUN, str(exc)), cache_key=None))
+                continue
+            if injection.config_text is not None:
+                config.parent.mkdir(parents=True, exist_ok=True)
+                config.write_text(injection.config_text, encoding="utf-8")
+            assert key_parts is not None
+            key_parts.update(driver=driver.digest, config=injection.config_text,
+                             mounts=[m.container_path for m in injection.mounts],
+                             devices=[d.container_path for d in injection.devices])
+        elif host.kind == "real":
+            key_parts = None  # real hardware is measured every time
+        container = cell_spec(build.tag, spec.id, run_id, str(out_dir), scenario, settings, injection,
+                              ldcaches.get(env.name), real_host=host.kind == "real", threads=threads)
+        plans.append(CellPlan(**base, spec=container, skip=None,
+                              cache_key=cellrun.cache_key(key_parts) if key_parts else None))
+    return plans
+
+
+def _settings(matrix: Matrix, options: Options) -> Any:
+    from dataclasses import replace
+
+    s = matrix.run
+    return replace(s, probes=options.probes or s.probes, memory_check=options.memory_check or s.memory_check,
+                   parallel=options.parallel or s.parallel)
+
+
+def run_matrix(matrix: Matrix, options: Options, ui: UI) -> Outcome:
+    """The whole job; raises only for what stops everything (no engine)."""
+    started = datetime.datetime.now(datetime.timezone.utc)
+    t0 = time.monotonic()
+    run_id = new_run_id()
+    folder = options.results_root / run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    ui.stage("connecting to the Docker engine")
+    engine = Engine.connect()
+    info = engine.info()
+    settings = _settings(matrix, options)
+    parallel = settings.parallel or os.cpu_count() or 1
+
+    driver = None
+    if any(h.kind == "simulated" for h in matrix.hosts):
+        ui.stage("building the simulated driver")
+        driver = simdriver.build()
+
+    builds: dict[str, EnvBuild] = {}
+    ldcaches: dict[str, str | None] = {}
+    real, real_error = None, None
+    try:
+        for env in matrix.environments:
+            ui.stage(f"environment {env.name}")
+            build = build_environment(engine, matrix, env, ui.build_line, relock=options.relock)
+            builds[env.name] = build
+            ui.build_done(build)
+        if driver is not None:
+            libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
+                    f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
+            for name, build in builds.items():
+                if build.tag and build.status != "FAILED":
+                    image_id = engine.image_id(build.tag) or build.tag
+                    ldcaches[name] = cellrun.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, run_id)
+        if any(h.kind == "real" for h in matrix.hosts):
+            real = realhost.probe()
+            image = next((b.tag for b in builds.values() if b.tag and b.status != "FAILED"), None)
+            real_error = engine.gpu_runtime_error(image) if image else NoGpuRuntime("no image to try --gpus with")
+    except KeyboardInterrupt:
+        # Interrupted while building: reap what was started, keep what is known, report the rest as not run.
+        engine.remove_containers({MANAGED: "true", "refenv.kind": "deps-build"})
+        engine.remove_containers({"refenv.run": run_id})
+        for env in matrix.environments:
+            builds.setdefault(env.name, EnvBuild(env.name, "FAILED", None, None, 0.0, None, "interrupted"))
+        results = [CellResult(id=c.id, environment=c.environment.name, host=c.host.name, scenario=c.scenario.name,
+                              status=NOT_RUN, reason="interrupted before it ran", expected=None)
+                   for c in cells(matrix)]
+        doc = document(matrix, options, run_id, started, time.monotonic() - t0, builds, results, True, info,
+                       real, parallel)
+        write_results(folder, doc)
+        return Outcome(folder, doc, False, True)
+
+    threads = max(1, (os.cpu_count() or 1) // parallel)
+    plans = plan_cells(matrix, builds, run_id, folder, driver, ldcaches, real, real_error, settings, threads)
+    ui.cells_start(len(plans))
+    results, interrupted = cellrun.run_all(engine, plans, parallel, options.use_cache, run_id, ui.cell_done)
+
+    doc = document(matrix, options, run_id, started, time.monotonic() - t0, builds, results, interrupted, info,
+                   real, parallel)
+    write_results(folder, doc)
+    _link_latest(options.results_root, folder)
+    return Outcome(folder, doc, bool(doc["summary"]["ok"]) and not interrupted, interrupted)
+
+
+def document(matrix: Matrix, options: Options, run_id: str, started: datetime.datetime, wall_s: float,
+             builds: dict[str, EnvBuild], results: list[CellResult], interrupted: bool, info: dict[str, Any],
+             real: Profile | None, parallel: int) -> dict[str, Any]:
+    """The versioned cells.json document (pure)."""
+    def host_entry(h: Any) -> dict[str, Any]:
+        p = host_profile(h.kind, h.profile, real)
+        faults = []
+        if p is not None:
+            f = p.faults
+            faults = [x for x in (f"NVML init error {f.nvml_init_error}" if f.nvml_init_error else "",
+                                  f"cuInit error {f.cuinit_error}" if f.cuinit_error else "",
+                                  "stub library" if f.stub else "") if x]
+        return {"name": h.name, "kind": h.kind, "profile": h.profile, "description": h.description or
+                (p.description if p else ""), "driver": p.driver_version if p else None,
+                "cuda_driver_version": p.cuda_driver_version if p else None,
+                "gpus": [{"name": g.name, "compute_capability": g.compute_capability, "memory_bytes": g.memory_bytes,
+                          "uuid": g.uuid} for g in (p.gpus if p else ())], "faults": faults}
+
+    return {
+        "schema": SCHEMA, "version": SCHEMA_VERSION,
+        "run": {"id": run_id, "started": started.isoformat(timespec="seconds"),
+                "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                "wall_s": round(wall_s, 1), "matrix_file": matrix.path, "selection": options.selection,
+                "interrupted": interrupted, "refenv_version": refenv_version, "harness_version": harness_version,
+                "docker": {"server_version": info.get("server_version"), "nvidia_runtime": info.get("nvidia_runtime")},
+                "machine": {"cores": os.cpu_count(), "hostname": platform.node(), "parallel": parallel},
+                "use_cache": options.use_cache},
+        "environments": [{"name": e.name, "torch": e.torch, "variant": e.variant, "cuda": e.cuda, "python": e.python,
+                          "image": builds[e.name].tag if e.name in builds else None,
+                          "content_hash": builds[e.name].content_hash if e.name in builds else None,
+                          "build": {"status": builds[e.name].status, "wall_s": builds[e.name].wall_s,
+                                    "log": str(builds[e.name].log) if builds[e.name].log else None,
+                                    "log_tail": builds[e.name].log_tail, "error": builds[e.name].error}
+                          if e.name in builds else {"status": "NOT_RUN"}}
+                         for e in matrix.environments],
+        "hosts": [host_entry(h) for h in matrix.hosts],
+        "scenarios": [{"name": s.name, "description": s.description, "gpus": s.gpus, "env": s.env_dict}
+                      for s in matrix.scenarios],
+        "cells": [c.to_dict() for c in results],
+        "summary": summarize(results),
+    }
+
+
+def write_results(folder: Path, doc: dict[str, Any]) -> dict[str, Path]:
+    """cells.json and the reports; the JSON first, so a report failure cannot lose the results."""
+    from refenv.report import write_reports
+
+    path = folder / "cells.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    written = {"cells.json": path}
+    try:
+        written.update({k: Path(v) for k, v in write_reports(doc, folder).items()})
+    except Exception:  # the results are safe in cells.json; say what broke and go on
+        LOG.exception("writing the reports failed; cells.json is complete")
+    return written
+
+
+def _link_latest(root: Path, folder: Path) -> None:
+    link = root / "latest"
+    try:
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(folder.name)
+    except OSError as exc:
+        LOG.debug("no latest link: %s", exc)
+
+
+def plan_only(matrix: Matrix) -> list[tuple[CellSpec, Any]]:
+    """Each cell with its expectation, without Docker: what `invoke matrix --dry-run` prints."""
+    real = realhost.probe() if any(h.kind == "real" for h in matrix.hosts) else None
+    out = []
+    for spec in cells(matrix):
+        profile = host_profile(spec.host.kind, spec.host.profile, real)
+        out.append((spec, expect.expect(spec.environment, spec.host, profile, spec.scenario)))
+    return out
+

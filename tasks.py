@@ -1,0 +1,205 @@
+"""refenv's tasks. Each one parses its arguments, calls refenv, prints, and raises Exit on expected errors.
+
+  invoke matrix             build every environment, run every cell, check expected against observed
+  invoke run --env E --host H --scenario S   one cell, with its full diagnosis
+  invoke build [--env E]    build (or find) the environment images
+  invoke lock [--env E]     re-resolve the wheels of an environment and rewrite its lock
+  invoke clean              remove every container and image refenv made
+  invoke test               the test tiers (unit, docker; gpu where a GPU is)
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import sys
+from pathlib import Path
+
+from invoke.collection import Collection
+from invoke.context import Context
+from invoke.exceptions import Exit
+from invoke.tasks import task
+
+ROOT = Path(__file__).resolve().parent
+
+
+def _matrix(path: str, env: list[str] | None, host: list[str] | None, scenario: list[str] | None):  # type: ignore[no-untyped-def]
+    from refenv.matrix import select
+    from refenv.matrix_load import load
+
+    return select(load(path), env or None, host or None, scenario or None)
+
+
+def _say(prefix: str, line: str) -> None:
+    print(f"{prefix}: {line}")
+
+
+def _fail(exc: Exception) -> Exit:
+    return Exit(f"refenv: {exc}", code=2)
+
+
+@task(iterable=["env", "host", "scenario"], help={
+    "matrix": "the matrix file (default: matrix.yaml)",
+    "env": "environments to run (glob; repeat or comma-separate)",
+    "host": "hosts to run (glob)",
+    "scenario": "scenarios to run (glob)",
+    "rerun": "run every cell again instead of reusing results whose inputs did not change",
+    "parallel": "cells at once (default: run.parallel, else the number of cores)",
+    "results": "where run folders go (default: results/)",
+    "dry-run": "print each cell's expected verdict and stop (no Docker)",
+    "relock": "re-resolve every environment's wheels before building",
+    "probes": "quick | full | off (default: run.probes)",
+    "verbose": "stream every build log line",
+})
+def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None, host: list[str] | None = None,
+           scenario: list[str] | None = None, rerun: bool = False, parallel: int = 0, results: str = "results",
+           dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False) -> None:
+    """Build every environment, run it on every host and scenario, and check predicted against observed."""
+    from refenv.errors import RefenvError
+    from refenv.progress import ConsoleUI
+    from refenv.report.console import console_summary
+    from refenv.run import Options, plan_only, run_matrix
+
+    try:
+        m = _matrix(matrix, env, host, scenario)
+        if dry_run:
+            for spec, expected in plan_only(m):
+                print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
+            return
+        ui = ConsoleUI(verbose=verbose)
+        options = Options(results_root=Path(results).resolve(), parallel=parallel, use_cache=not rerun, relock=relock,
+                          probes=probes, selection={"env": env or [], "host": host or [], "scenario": scenario or []})
+        try:
+            outcome = run_matrix(m, options, ui)
+        finally:
+            ui.close()
+    except RefenvError as exc:
+        raise _fail(exc) from None
+    print(console_summary(outcome.document))
+    print(f"results: {outcome.folder}  (report.html, report.md, cells.json, junit.xml)")
+    if outcome.interrupted:
+        raise Exit("interrupted: the partial report is written", code=130)
+    if not outcome.ok:
+        raise Exit("some cells disagree or did not run as planned (see the report)", code=1)
+
+
+@task(help={"env": "the environment", "host": "the host", "scenario": "the scenario",
+            "matrix": "the matrix file", "rerun": "do not reuse a cached result"})
+def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
+    """Run one cell and print its diagnosis in full."""
+    import json
+
+    from harness.render import render_diagnosis
+    from refenv.errors import RefenvError
+    from refenv.progress import ConsoleUI
+    from refenv.run import Options, run_matrix
+
+    try:
+        m = _matrix(matrix, [env], [host], [scenario])
+        if len(m.environments) * len(m.hosts) * len(m.scenarios) != 1:
+            raise Exit("name exactly one environment, host and scenario (no globs matching several)", code=2)
+        ui = ConsoleUI()
+        try:
+            outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui)
+        finally:
+            ui.close()
+    except RefenvError as exc:
+        raise _fail(exc) from None
+    cell = outcome.document["cells"][0]
+    path = cell.get("result_path")
+    if path and Path(path).is_file():
+        doc = json.loads(Path(path).read_text())
+        if doc.get("diagnosis"):
+            print(render_diagnosis(doc["diagnosis"]))
+    expected = (cell.get("expected") or {}).get("verdict")
+    print(f"{cell['id']}: {cell['status']} (expected {expected}) — {cell['reason']}")
+    if cell["status"] not in ("PASS",):
+        raise Exit(code=1)
+
+
+@task(iterable=["env"], help={"env": "environments to build (glob)", "matrix": "the matrix file",
+                              "relock": "re-resolve the wheels first", "verbose": "stream every log line"})
+def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml", relock: bool = False,
+          verbose: bool = False) -> None:
+    """Build (or find) each environment's image; unchanged environments are not rebuilt."""
+    from refenv.build import build_environment
+    from refenv.engine import Engine
+    from refenv.errors import RefenvError
+    from refenv.progress import ConsoleUI
+
+    try:
+        m = _matrix(matrix, env, None, None)
+        engine = Engine.connect()
+    except RefenvError as exc:
+        raise _fail(exc) from None
+    ui, failed = ConsoleUI(verbose=verbose), []
+    for e in m.environments:
+        ui.stage(f"environment {e.name}")
+        result = build_environment(engine, m, e, ui.build_line, relock=relock)
+        ui.build_done(result)
+        if result.status == "FAILED":
+            failed.append(f"{e.name}: {result.error}")
+    if failed:
+        raise Exit("builds failed:\n  " + "\n  ".join(failed), code=1)
+
+
+@task(iterable=["env"], help={"env": "environments to re-lock (glob)", "matrix": "the matrix file"})
+def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") -> None:
+    """Re-resolve each environment's wheels on this host and rewrite locks/<environment>.json."""
+    from refenv.build import get_lock
+    from refenv.errors import RefenvError
+
+    try:
+        m = _matrix(matrix, env, None, None)
+        for e in m.environments:
+            result = get_lock(m, e, functools.partial(_say, e.name), relock=True)
+            print(f"{e.name}: {len(result.wheels)} wheels, lock {result.sha256[:16]}")
+    except RefenvError as exc:
+        raise _fail(exc) from None
+
+
+@task(help={"cache": "also delete refenv's caches (wheelhouse, simulated driver, cell results)",
+            "keep-images": "remove containers only"})
+def clean(c: Context, cache: bool = False, keep_images: bool = False) -> None:
+    """Remove every container and image labelled by refenv (and, with --cache, its caches)."""
+    from refenv import paths
+    from refenv.engine import MANAGED, Engine
+    from refenv.errors import RefenvError
+
+    try:
+        engine = Engine.connect()
+    except RefenvError as exc:
+        raise _fail(exc) from None
+    removed = engine.remove_containers({MANAGED: "true"})
+    print(f"removed {removed} container(s)")
+    if not keep_images:
+        # Environment images first, then the layers they stand on.
+        ids = engine.images_labelled({MANAGED: "true"})
+        for kind in ("environment", "release", "deps", "base"):
+            for image_id in engine.images_labelled({MANAGED: "true", "refenv.kind": kind}):
+                engine.remove_image(image_id)
+        print(f"removed {len(ids)} image(s)")
+    if cache and paths.cache_root().exists():
+        shutil.rmtree(paths.cache_root())
+        print(f"removed {paths.cache_root()}")
+
+
+@task(help={"tier": "unit, docker, gpu, or all (default: unit and docker; gpu only where a GPU is)",
+            "k": "pytest -k expression", "x": "stop at the first failure"})
+def test(c: Context, tier: str = "default", k: str = "", x: bool = False) -> None:
+    """Run the tests. With CI=true a missing Docker engine fails the docker tier instead of skipping it."""
+    markers = {"unit": "not docker and not gpu", "docker": "docker", "gpu": "gpu",
+               "default": "not gpu", "all": ""}.get(tier)
+    if markers is None:
+        raise Exit(f"unknown tier {tier!r}: unit, docker, gpu, default or all", code=2)
+    args = [sys.executable, "-m", "pytest", "tests"]
+    if markers:
+        args += ["-m", markers]
+    if k:
+        args += ["-k", k]
+    if x:
+        args += ["-x"]
+    c.run(" ".join(f"'{a}'" if " " in a else a for a in args), pty=False, env={"PYTHONPATH": str(ROOT)})
+
+
+ns = Collection(matrix, run, build, lock, clean, test)

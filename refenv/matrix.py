@@ -6,6 +6,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from harness import compat
+from refenv.profiles import Profile
 from refenv.results import cell_id
 
 HOST_KINDS = ("none", "simulated", "real")
@@ -52,12 +53,16 @@ class Environment:
 
 @dataclass(frozen=True)
 class Host:
-    """The driver a container sees: none, a simulated profile, or the machine's real GPUs."""
+    """The driver a container sees: none, a simulated profile, or the machine's real GPUs.
+
+    A simulated host names a shipped profile, or carries one made on the fly (`invoke reproduce`).
+    """
 
     name: str
     kind: str
     profile: str | None = None
     description: str = ""
+    inline: Profile | None = None
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from refenv.build import EnvBuild, build_environment
 from refenv.cellrun import CellPlan
 from refenv.engine import MANAGED, Engine
 from refenv.errors import NoGpuRuntime
-from refenv.matrix import CellSpec, Matrix, cells
+from refenv.matrix import CellSpec, Host, Matrix, cells
 from refenv.profiles import Profile
 from refenv.results import BUILD_FAILED, NOT_RUN, SCHEMA, SCHEMA_VERSION, CellResult, summarize
 from refenv.runspec import cell_spec
@@ -64,10 +64,12 @@ def new_run_id() -> str:
     return datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
-def host_profile(kind: str, name: str | None, real: Profile | None) -> Profile | None:
-    if kind == "simulated" and name:
-        return profiles.get(name)
-    if kind == "real":
+def host_profile(host: Host, real: Profile | None) -> Profile | None:
+    if host.kind == "simulated" and host.inline is not None:
+        return host.inline
+    if host.kind == "simulated" and host.profile:
+        return profiles.get(host.profile)
+    if host.kind == "real":
         return real
     return None
 
@@ -80,7 +82,7 @@ def plan_cells(matrix: Matrix, builds: dict[str, EnvBuild], run_id: str, folder:
     config_dir = folder / "hosts"
     for spec in cells(matrix):
         env, host, scenario = spec.environment, spec.host, spec.scenario
-        profile = host_profile(host.kind, host.profile, real)
+        profile = host_profile(host, real)
         expected = expect.expect(env, host, profile if host.kind != "real" or real else None, scenario)
         out_dir = folder / "cells" / env.name / host.name / scenario.name
         build = builds[env.name]
@@ -199,7 +201,7 @@ def document(matrix: Matrix, options: Options, run_id: str, started: datetime.da
              real: Profile | None, parallel: int) -> dict[str, Any]:
     """The versioned cells.json document (pure)."""
     def host_entry(h: Any) -> dict[str, Any]:
-        p = host_profile(h.kind, h.profile, real)
+        p = host_profile(h, real)
         faults = []
         if p is not None:
             f = p.faults
@@ -268,7 +270,7 @@ def plan_only(matrix: Matrix) -> list[tuple[CellSpec, Any]]:
     real = realhost.probe() if any(h.kind == "real" for h in matrix.hosts) else None
     out = []
     for spec in cells(matrix):
-        profile = host_profile(spec.host.kind, spec.host.profile, real)
+        profile = host_profile(spec.host, real)
         out.append((spec, expect.expect(spec.environment, spec.host, profile, spec.scenario)))
     return out
 

@@ -138,9 +138,9 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI) -> Outcome:
     t0 = time.monotonic()
     run_id = new_run_id()
     folder = options.results_root / run_id
-    folder.mkdir(parents=True, exist_ok=True)
     ui.stage("connecting to the Docker engine")
     engine = Engine.connect()
+    folder.mkdir(parents=True, exist_ok=True)  # only once an engine answers: no empty run folders
     info = engine.info()
     settings = _settings(matrix, options)
     parallel = settings.parallel or os.cpu_count() or 1

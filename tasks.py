@@ -75,8 +75,7 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
             ui.close()
     except RefenvError as exc:
         raise _fail(exc) from None
-    print(console_summary(outcome.document))
-    print(f"results: {outcome.folder}  (report.html, report.md, cells.json, junit.xml)")
+    print(console_summary(outcome.document, outcome.written))
     if outcome.interrupted:
         raise Exit("interrupted: the partial report is written", code=130)
     if not outcome.ok:
@@ -184,12 +183,27 @@ def clean(c: Context, cache: bool = False, keep_images: bool = False) -> None:
         print(f"removed {paths.cache_root()}")
 
 
-@task(help={"tier": "unit, docker, gpu, or all (default: unit and docker; gpu only where a GPU is)",
+def _has_gpu() -> bool:
+    """Whether nvidia-smi lists a GPU here (the gpu tier needs a real one)."""
+    import subprocess
+
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and "GPU " in out.stdout
+
+
+@task(help={"tier": "unit, docker, gpu, or all (default: unit and docker, and gpu where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure"})
 def test(c: Context, tier: str = "default", k: str = "", x: bool = False) -> None:
     """Run the tests. With CI=true a missing Docker engine fails the docker tier instead of skipping it."""
+    if tier == "default":
+        tier = "all" if _has_gpu() else "nogpu"
+        if tier == "nogpu":
+            print("refenv test: unit and docker tiers; the gpu tier is not run here (no GPU: nvidia-smi lists none)")
     markers = {"unit": "not docker and not gpu", "docker": "docker", "gpu": "gpu",
-               "default": "not gpu", "all": ""}.get(tier)
+               "nogpu": "not gpu", "all": ""}.get(tier)
     if markers is None:
         raise Exit(f"unknown tier {tier!r}: unit, docker, gpu, default or all", code=2)
     args = [sys.executable, "-m", "pytest", "tests"]

@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from refenv.build import EnvBuild
-from refenv.results import PASS, CellResult
+from refenv.results import NOT_RUN, PASS, CellResult
 
 STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "yellow", "BUILD_FAILED": "magenta", "TIMEOUT": "yellow",
          "OOM_KILLED": "yellow", "NOT_RUN": "dim"}
@@ -54,7 +54,7 @@ class ConsoleUI:
     def cell_done(self, result: CellResult) -> None:
         if self._progress is None or self._task is None:
             return
-        if result.status != PASS:
+        if result.status not in (PASS, NOT_RUN):  # not-run cells are grouped in the summary
             self._progress.console.print(f"  [{STYLE.get(result.status, 'white')}]{result.status}[/] "
                                          f"{escape(result.id)}: {escape(result.reason)}")
         self._progress.update(self._task, advance=1,

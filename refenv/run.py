@@ -58,6 +58,7 @@ class Outcome:
     document: dict[str, Any]
     ok: bool
     interrupted: bool
+    written: dict[str, Path] = field(default_factory=dict)
 
 
 def new_run_id() -> str:
@@ -181,8 +182,7 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI) -> Outcome:
                    for c in cells(matrix)]
         doc = document(matrix, options, run_id, started, time.monotonic() - t0, builds, results, True, info,
                        real, parallel)
-        write_results(folder, doc)
-        return Outcome(folder, doc, False, True)
+        return Outcome(folder, doc, False, True, write_results(folder, doc))
 
     threads = max(1, (os.cpu_count() or 1) // parallel)
     plans = plan_cells(matrix, builds, run_id, folder, driver, ldcaches, real, real_error, settings, threads)
@@ -191,9 +191,9 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI) -> Outcome:
 
     doc = document(matrix, options, run_id, started, time.monotonic() - t0, builds, results, interrupted, info,
                    real, parallel)
-    write_results(folder, doc)
+    written = write_results(folder, doc)
     _link_latest(options.results_root, folder)
-    return Outcome(folder, doc, bool(doc["summary"]["ok"]) and not interrupted, interrupted)
+    return Outcome(folder, doc, bool(doc["summary"]["ok"]) and not interrupted, interrupted, written)
 
 
 def document(matrix: Matrix, options: Options, run_id: str, started: datetime.datetime, wall_s: float,

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# ./go COMMAND...  — make this machine ready for refenv, then run COMMAND in the project's environment.
+#
+#   ./go invoke matrix      the main job: build every environment, run every cell, write the report
+#   ./go invoke test        the tests (unit and docker tiers; the gpu tier too where a GPU is)
+#
+# On a fresh Debian machine it installs what is missing (Docker engine, debootstrap, a C compiler,
+# the loopback registry used by the publish tests), starts the Docker engine if none answers, and
+# creates .venv with refenv and its development tools. Each step is skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+say() { printf '\033[1m▸ %s\033[0m\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+  echo "refenv: '$*' needs root; run ./go as root or install sudo" >&2; exit 1; fi; }
+
+# 1. System packages (Debian names). docker.io brings dockerd and containerd; the client may exist alone.
+need=()
+command -v dockerd >/dev/null || need+=(docker.io)
+command -v debootstrap >/dev/null || need+=(debootstrap)
+command -v cc >/dev/null || need+=(gcc)
+[ -e /usr/include/stdio.h ] || need+=(libc6-dev)
+command -v docker-registry >/dev/null || need+=(docker-registry)
+if [ ${#need[@]} -gt 0 ]; then
+  say "installing ${need[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# 2. A Docker engine that answers. Started in the background when none does (no systemd needed).
+if ! docker info >/dev/null 2>&1; then
+  say "starting the Docker engine (dockerd; log: /var/log/refenv-dockerd.log)"
+  as_root sh -c 'nohup setsid dockerd >/var/log/refenv-dockerd.log 2>&1 &'
+  for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
+  docker info >/dev/null 2>&1 || { echo "refenv: dockerd did not come up; see /var/log/refenv-dockerd.log" >&2
+                                   tail -n 20 /var/log/refenv-dockerd.log >&2 || true; exit 1; }
+fi
+
+# 3. The project's virtual environment, rebuilt when pyproject.toml changes.
+stamp=.venv/.refenv-installed
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "creating .venv with refenv and its development tools"
+  python3 -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
+  .venv/bin/python -m pip install -q -e '.[dev]'
+  echo "$want" > "$stamp"
+fi
+
+[ $# -gt 0 ] || { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+export PATH="$ROOT/.venv/bin:$PATH"
+exec "$@"

@@ -25,7 +25,9 @@ def render_diagnosis(doc: dict[str, Any]) -> str:
     if doc.get("input"):
         lines.append(f"  from {doc['input'].get('kind')}: {doc['input'].get('path')}")
     if t.get("is_available") is not None:
-        lines.append(f"  torch.cuda.is_available() = {t.get('is_available')}, device_count() = {t.get('device_count')}")
+        count = t.get("device_count")
+        lines.append(f"  torch.cuda.is_available() = {t.get('is_available')}"
+                     + (f", device_count() = {count}" if count is not None else ""))
     lines.append("")
     for f in diag.get("findings", []):
         if f["severity"] == ERROR and f["verdict"]:

@@ -71,7 +71,8 @@ def _torch_outcome(ctx: Context, explained: bool) -> list[Finding]:
     t = ctx.torch
     available = t.get("is_available")
     if available is True:
-        return [Finding(OK, INFO, f"torch sees {t.get('device_count')} CUDA device(s)",
+        count = t.get("device_count")
+        return [Finding(OK, INFO, f"torch sees {count} CUDA device(s)" if count is not None else "torch sees CUDA",
                         (f"torch.cuda.is_available() = True, device_count() = {t.get('device_count')}",),
                         layer="torch")]
     if available is not False:
@@ -108,7 +109,7 @@ def _unknowns(ctx: Context) -> list[str]:
         out.append("the CUDA version the driver supports")
     if ctx.torch.get("importable") is None and not ctx.torch.get("version"):
         out.append("which torch is installed")
-    if ctx.vis.get("in_container") is None:
+    if ctx.vis.get("in_container") is None and ctx.facts.get("source") == "probed":
         out.append("whether it runs in a container")
     if ctx.nvml.get("devices") is None and ctx.torch.get("devices") is None:
         out.append("the GPU models and their compute capabilities")

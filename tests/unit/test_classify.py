@@ -211,7 +211,7 @@ def test_a_check_that_raises_is_recorded_and_the_rest_still_run() -> None:
 
 
 def test_unknown_facts_are_listed_not_guessed() -> None:
-    diag = classify({"source": "collect_env", "torch": {"importable": True, "version": "2.1.0+cu121", "cuda": "12.1"},
+    diag = classify({"source": "probed", "torch": {"importable": True, "version": "2.1.0+cu121", "cuda": "12.1"},
                      "driver": {"libcuda": {}, "nvml": {}, "nvidia_smi": {}}, "visibility": {}, "host": {}})
     assert diag.verdict == OK
     assert "whether libcuda.so.1 loads and what cuInit returns" in diag.unknowns

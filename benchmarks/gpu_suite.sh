@@ -7,7 +7,7 @@
 # DEVICE=cpu runs the same steps against the CPU (a rehearsal on a machine without a GPU: the gpu
 # tier then fails, as it must there).
 #
-# Writes at most 7 files under $OUT: suite.log (everything printed), probe_quick.json and
+# Writes at most 8 files under $OUT: suite.log (everything printed), diagnose.json, probe_quick.json and
 # probe_full.json (the suites' documents), junit_gpu.xml (the gpu test tier), memory_verify.json (the
 # memory command's verification, when this checkout has it), summary.json (wall times and exit codes).
 # Each step has its own timeout (60 + 180 + 150 + 120 s at most); a normal run takes 2-3 minutes.
@@ -31,6 +31,12 @@ date -u +%Y-%m-%dT%H:%M:%SZ
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit \
   --format=csv 2>&1 || echo "nvidia-smi: not available"
 "$PY" -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())'
+
+echo "== diagnose (the real driver, NVML and torch: expected OK, not simulated)"
+timeout 120 "$PY" -m harness diagnose --out "$OUT/diagnose.json"
+rc_diag=$?
+echo "diagnose: exit $rc_diag"
+note_rc "$rc_diag"
 
 echo "== quick suite, a fresh process (target on an H200: <= 20 s)"
 t0=$(now)
@@ -70,7 +76,7 @@ else
 fi
 
 cat >"$OUT/summary.json" <<EOF
-{"quick_wall_seconds": $quick_s, "quick_exit": $rc_quick,
+{"diagnose_exit": $rc_diag, "quick_wall_seconds": $quick_s, "quick_exit": $rc_quick,
  "full_wall_seconds": $full_s, "full_exit": $rc_full,
  "gpu_tests_exit": $rc_tests, "memory_verify_exit": $rc_memory}
 EOF

@@ -537,3 +537,30 @@ void sim_json_bool(sim_json *j, int value)
 {
     sim_json_raw(j, value ? "true" : "false");
 }
+
+void sim_json_config_head(sim_json *j, const sim_config *cfg, const char *library, int cuda_driver_version)
+{
+    sim_json_raw(j, "{");
+    sim_json_key(j, "simulated", 1);
+    sim_json_bool(j, 1);
+    sim_json_key(j, "library", 0);
+    sim_json_str(j, library);
+    sim_json_key(j, "config_path", 0);
+    sim_json_str(j, cfg->path);
+    sim_json_key(j, "config_found", 0);
+    sim_json_bool(j, cfg->found);
+    sim_json_key(j, "config_error", 0);
+    if (cfg->malformed) {
+        sim_json_str(j, cfg->message);
+    } else {
+        sim_json_raw(j, "null");
+    }
+    sim_json_key(j, "profile", 0);
+    sim_json_str(j, cfg->profile);
+    sim_json_key(j, "driver_version", 0);
+    sim_json_str(j, cfg->driver_version);
+    sim_json_key(j, "cuda_driver_version", 0);
+    sim_json_int(j, cuda_driver_version);
+    sim_json_key(j, "gpu_count", 0);
+    sim_json_int(j, cfg->gpu_count);
+}

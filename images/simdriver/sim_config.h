@@ -78,5 +78,7 @@ void sim_json_key(sim_json *j, const char *key, int first);
 void sim_json_str(sim_json *j, const char *value);
 void sim_json_int(sim_json *j, long long value);
 void sim_json_bool(sim_json *j, int value);
+/* Opens the self-description object both libraries share: library, configuration, profile, versions. */
+void sim_json_config_head(sim_json *j, const sim_config *cfg, const char *library, int cuda_driver_version);
 
 #endif

@@ -1,0 +1,36 @@
+"""What every tier shares: the Docker engine, which the docker tier needs and CI must provide.
+
+With CI=true a missing engine FAILS the tests that need it, with the engine's own message: a CI run
+that quietly skipped its containers would prove nothing. Anywhere else they skip and say how to start one.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from refenv.engine import Engine
+
+
+def in_ci() -> bool:
+    """CI=true (as GitHub Actions, GitLab and most runners set it)."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+@pytest.fixture(scope="session")
+def engine() -> Engine:
+    """A connection to the Docker engine; fails under CI=true, skips elsewhere, when none answers."""
+    from refenv.engine import Engine
+    from refenv.errors import EngineUnavailable
+
+    try:
+        return Engine.connect()
+    except EngineUnavailable as exc:
+        error = exc
+    if in_ci():
+        pytest.fail(f"CI=true and the docker tier needs a Docker engine: {error.message}\n  {error.hint}",
+                    pytrace=False)
+    pytest.skip(f"{error.message}; {error.hint}; or deselect the tier: -m 'not docker'")

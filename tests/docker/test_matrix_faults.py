@@ -1,0 +1,174 @@
+"""`invoke matrix` when things go wrong: no engine, a failed build, a hung or starved container, Ctrl-C; and its caches."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.schema import CPU_WHEEL
+from refenv.build import EnvBuild, build_environment
+from refenv.engine import Engine
+from refenv.matrix import Matrix
+from refenv.wheelhouse import lock_path, read_lock
+from tests.docker.support import (
+    CPU,
+    DIAGNOSIS_ONLY,
+    GPU,
+    ROOT,
+    cell,
+    default_data,
+    describe,
+    leftovers,
+    run_cells,
+    small_matrix,
+)
+
+MISSING_RELEASE = "2.14.9"  # no such torch on any index
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """`invoke <args>` from the project folder, as a user types it."""
+    return subprocess.Popen([sys.executable, "-m", "invoke", *args], cwd=ROOT, env={**os.environ, **(env or {})},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def test_an_unreachable_engine_stops_before_any_work(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    proc = invoke("matrix", "--results", str(results), env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode not in (0, None), out
+    assert "no Docker engine answers" in out and "start one" in out, out
+    assert "Traceback" not in out, out
+    assert "simulated driver" not in out and "environment" not in out, "no work before the engine answers"
+    assert not results.exists(), "no results folder for a run that never started"
+
+
+def _tamper(lock_file: Path) -> str:
+    """Change the torch wheel's hash in a lock; returns the wheel's file name."""
+    data = json.loads(lock_file.read_text(encoding="utf-8"))
+    wheel = next(w for w in data["wheels"] if w["name"] == "torch")
+    wheel["sha256"] = ("0" if wheel["sha256"][0] != "0" else "1") + wheel["sha256"][1:]
+    lock_file.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    return str(wheel["filename"])
+
+
+def test_a_failed_build_marks_only_its_cells(env_builds: dict[str, EnvBuild], tmp_path: Path) -> None:
+    # A matrix of its own folder: its locks are copies, one with a torch hash that no longer matches the wheel.
+    folder = tmp_path / "project"
+    (folder / "locks").mkdir(parents=True)
+    shutil.copy(lock_path(ROOT / "matrix.yaml", CPU), folder / "locks" / f"{CPU}.json")
+    shutil.copy(lock_path(ROOT / "matrix.yaml", CPU), folder / "locks" / "tampered.json")
+    wheel = _tamper(folder / "locks" / "tampered.json")
+    extra = {"tampered": default_data()["environments"][CPU], "missing": {"torch": MISSING_RELEASE}}
+    matrix = small_matrix([CPU], ["r580"], GPU, DIAGNOSIS_ONLY, extra_envs=extra, path=folder / "matrix.yaml")
+
+    outcome = run_cells(matrix, tmp_path / "results")
+
+    builds = {e["name"]: e for e in outcome.document["environments"]}
+    tampered = cell(outcome, "tampered", "r580", "gpu")
+    assert tampered["status"] == "BUILD_FAILED", describe(tampered)
+    assert wheel in tampered["reason"] and "lock" in tampered["reason"], tampered["reason"]
+    assert builds["tampered"]["build"]["status"] == "FAILED"
+    assert wheel in builds["tampered"]["build"]["log_tail"]
+    missing = cell(outcome, "missing", "r580", "gpu")
+    assert missing["status"] == "BUILD_FAILED", describe(missing)
+    assert f"torch=={MISSING_RELEASE}" in missing["reason"], missing["reason"]
+    assert builds["missing"]["build"]["log_tail"]
+    good = cell(outcome, CPU, "r580", "gpu")
+    assert good["status"] == "PASS" and good["observed"]["verdict"] == CPU_WHEEL, describe(good)
+    assert builds[CPU]["build"]["status"] == "CACHED" and builds[CPU]["image"] == env_builds[CPU].tag
+    assert not outcome.ok
+    assert (outcome.folder / "report.html").is_file()
+
+
+def test_a_hung_container_is_killed_and_says_timeout(engine: Engine, env_builds: Any, tmp_path: Path) -> None:
+    # Quick probes and the memory check take the harness several seconds; two are not enough.
+    matrix = small_matrix([CPU], ["r580"], GPU, {"timeout_s": 2, "probes": "quick", "memory_check": "quick"})
+    outcome = run_cells(matrix, tmp_path)
+    c = cell(outcome, CPU, "r580", "gpu")
+    assert c["status"] == "TIMEOUT", describe(c)
+    assert c["wall_s"] < 60
+    assert leftovers(engine, outcome.document["run"]["id"]) == []
+    assert not outcome.ok
+
+
+def test_a_container_killed_for_memory_says_oom_killed(engine: Engine, env_builds: Any, tmp_path: Path) -> None:
+    outcome = run_cells(small_matrix([CPU], ["r580"], GPU, {**DIAGNOSIS_ONLY, "memory": "64m"}), tmp_path)
+    c = cell(outcome, CPU, "r580", "gpu")
+    assert c["status"] == "OOM_KILLED", describe(c)
+    assert "run.memory" in c["reason"]
+    assert leftovers(engine, outcome.document["run"]["id"]) == []
+
+
+def _cell_containers(engine: Engine, run_id: str) -> set[str]:
+    found = engine.client.containers.list(all=True, filters={"label": [f"refenv.run={run_id}", "refenv.kind=cell"]})
+    return {str(c.id) for c in found}
+
+
+def test_ctrl_c_removes_containers_and_writes_the_partial_report(engine: Engine, env_builds: Any,
+                                                                 tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    proc = invoke("matrix", "--env", CPU, "--host", "r5*", "--scenario", "gpu,cvd-empty", "--rerun",
+                  "--parallel", "1", "--results", str(results))
+    seen: set[str] = set()
+    run_id = None
+    deadline = time.monotonic() + 300
+    try:
+        # Wait until the first cell has finished and the second one runs, then press Ctrl-C.
+        while len(seen) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            runs = [p.name for p in results.iterdir() if p.is_dir()] if results.is_dir() else []
+            if runs:
+                run_id = runs[0]
+                seen |= _cell_containers(engine, run_id)
+            time.sleep(0.2)
+        assert run_id is not None and len(seen) >= 2 and proc.poll() is None, "the run ended before Ctrl-C"
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, out
+    assert "interrupted" in out
+    assert leftovers(engine, run_id) == []
+    folder = results / run_id
+    doc: dict[str, Any] = json.loads((folder / "cells.json").read_text(encoding="utf-8"))
+    assert doc["run"]["interrupted"] is True
+    statuses = [c["status"] for c in doc["cells"]]
+    assert "PASS" in statuses, "the cell that finished is kept"
+    assert [c["reason"] for c in doc["cells"] if c["status"] == "NOT_RUN"], statuses
+    assert all("interrupted" in c["reason"] for c in doc["cells"] if c["status"] == "NOT_RUN")
+    assert (folder / "report.html").is_file()
+
+
+def test_an_unchanged_environment_is_not_rebuilt(engine: Engine, default_matrix: Matrix,
+                                                 env_builds: dict[str, EnvBuild]) -> None:
+    for env in default_matrix.environments:
+        again = build_environment(engine, default_matrix, env, lambda name, line: None)
+        assert again.status == "CACHED", f"{env.name}: {again.status} {again.error}"
+        assert again.tag == env_builds[env.name].tag
+        lock = read_lock(lock_path(default_matrix.path, env.name))
+        assert lock is not None and again.lock == lock
+
+
+def test_a_second_run_reuses_cells_and_rerun_runs_them_again(env_builds: Any, tmp_path: Path) -> None:
+    matrix = small_matrix([CPU], ["r580"], {**GPU, "cvd-empty": {"env": {"CUDA_VISIBLE_DEVICES": ""}}},
+                          DIAGNOSIS_ONLY)
+    first = run_cells(matrix, tmp_path, use_cache=False)
+    second = run_cells(matrix, tmp_path, use_cache=True)
+    third = run_cells(matrix, tmp_path, use_cache=False)
+    for outcome, cached in ((first, False), (second, True), (third, False)):
+        cells = outcome.document["cells"]
+        assert [c["status"] for c in cells] == ["PASS", "PASS"], [describe(c) for c in cells]
+        assert [c["cached"] for c in cells] == [cached, cached]
+        assert all(e["build"]["status"] == "CACHED" for e in outcome.document["environments"])
+    assert [c["cache_key"] for c in first.document["cells"]] == [c["cache_key"] for c in second.document["cells"]]
+    assert all(c["wall_s"] > 0 for c in third.document["cells"])
+    assert second.document["summary"]["cached"] == 2

@@ -50,6 +50,9 @@ def diagnose_live(torch_timeout: float = 180.0) -> dict[str, Any]:
     doc["facts"] = facts
     doc["probe_errors"] = errors
     doc["diagnosis"] = classify(facts).to_dict()
+    if errors:
+        # A verdict reached without one of the layers is not a verdict: say the harness failed.
+        doc["error"] = {"type": "ProbeError", "message": "; ".join(errors), "traceback": None}
     doc["wall_s"] = round(time.monotonic() - start, 3)
     return doc
 
@@ -98,4 +101,6 @@ def run(args: argparse.Namespace) -> int:
         document.write(doc, None)
     else:
         sys.stdout.write(render_diagnosis(doc))
+    if doc.get("error"):
+        return EXIT_HARNESS_ERROR
     return exit_code_for(doc["diagnosis"]["verdict"])

@@ -140,7 +140,7 @@ def run_all(engine: Engine, plans: list[CellPlan], parallel: int, use_cache: boo
         if plan.id in results:
             ordered.append(results[plan.id])
         else:
-            ordered.append(CellResult(**_base(plan), status=NOT_RUN, reason="interrupted before it ran",
+            ordered.append(CellResult(**_base(plan), status=NOT_RUN, reason="interrupted (Ctrl-C) before it finished",
                                       expected=plan.expected))
     return ordered, interrupted
 

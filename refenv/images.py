@@ -83,6 +83,11 @@ def install_command(requirements_path: str, wheels: str) -> tuple[str, ...]:
     return ("sh", "-c", script)
 
 
+def _torch_label(version: str, variant: str) -> str:
+    """What torch.__version__ says: PyPI's CUDA wheels carry no local label, but torch reports one."""
+    return version if "+" in version else f"{version}+{variant}"
+
+
 def labels_for(env: Environment, lock: Lock, content_hash: str) -> tuple[tuple[str, str], ...]:
     cuda = env.cuda
     floor = compat.minor_floor(compat.parse_version(cuda)[0]) if cuda else None
@@ -96,7 +101,7 @@ def labels_for(env: Environment, lock: Lock, content_hash: str) -> tuple[tuple[s
         (MANAGED, "true"),
         ("refenv.kind", "environment"),
         ("refenv.environment", env.name),
-        ("refenv.torch", torch_wheel.version if torch_wheel else env.torch),
+        ("refenv.torch", _torch_label(torch_wheel.version if torch_wheel else env.torch, env.variant)),
         ("refenv.variant", env.variant),
         ("refenv.cuda", cuda or "none"),
         ("refenv.python", env.python),
@@ -117,9 +122,11 @@ def plan(env: Environment, base_id: str, lock: Lock, harness_hash: str, template
         sort_keys=True).encode()).hexdigest()
     deps_tag = f"refenv/deps-{env.name}:{deps_hash[:16]}"
     tmpl = template if template is not None else (paths.images_dir() / TEMPLATE).read_text(encoding="utf-8")
+    # The labels are part of the content too (all but the one that names the hash itself).
+    label_inputs = [kv for kv in labels_for(env, lock, "") if kv[0] != "refenv.content-hash"]
     content_hash = hashlib.sha256(json.dumps(
-        {"deps": deps_hash, "harness": harness_hash, "template": tmpl, "env": env.name, "uid": UID},
-        sort_keys=True).encode()).hexdigest()
+        {"deps": deps_hash, "harness": harness_hash, "template": tmpl, "env": env.name, "uid": UID,
+         "labels": label_inputs}, sort_keys=True).encode()).hexdigest()
     labels = labels_for(env, lock, content_hash)
     dockerfile = render_dockerfile(env.name, deps_tag, labels, tmpl)
     return ImagePlan(env.name, deps_tag, f"refenv/env-{env.name}:{content_hash[:16]}", content_hash, labels,

@@ -66,6 +66,10 @@ def judge(base: dict[str, Any], expected: Expected, doc: dict[str, Any] | None, 
                           expected=expected, log_tail=tail)
     observed = observed_of(doc)
     probes, memory = doc.get("probes"), doc.get("memory")
+    diag_error = (doc.get("diagnosis") or {}).get("error")
+    if observed is not None and diag_error:
+        return CellResult(**base, status=ERROR, reason=f"the diagnosis is incomplete: {diag_error.get('message')}",
+                          expected=expected, observed=observed, probes=probes, memory=memory, log_tail=tail)
     if observed is None:
         err = doc.get("error") or {}
         return CellResult(**base, status=ERROR, reason=f"the harness failed: {err.get('message', 'no diagnosis')}",

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from harness import __version__ as harness_version
 from refenv import __version__ as refenv_version
 from refenv import cellrun, expect, profiles, realhost, simdriver, toolkit
-from refenv.build import EnvBuild, build_environment
+from refenv.build import EnvBuild, build_environment, given_image
 from refenv.cellrun import CellPlan
 from refenv.engine import MANAGED, Engine
 from refenv.errors import NoGpuRuntime
@@ -50,6 +50,7 @@ class Options:
     probes: str | None = None        # overrides run.probes
     memory_check: str | None = None  # overrides run.memory_check
     selection: dict[str, list[str]] = field(default_factory=dict)
+    images: dict[str, str] = field(default_factory=dict)  # environment -> an image to run as it is, not built
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,8 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI) -> Outcome:
     try:
         for env in matrix.environments:
             ui.stage(f"environment {env.name}")
-            build = build_environment(engine, matrix, env, ui.build_line, relock=options.relock)
+            build = (given_image(engine, env, options.images[env.name]) if env.name in options.images
+                     else build_environment(engine, matrix, env, ui.build_line, relock=options.relock))
             builds[env.name] = build
             ui.build_done(build)
         if driver is not None:
@@ -178,7 +180,7 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI) -> Outcome:
         for env in matrix.environments:
             builds.setdefault(env.name, EnvBuild(env.name, "FAILED", None, None, 0.0, None, "interrupted"))
         results = [CellResult(id=c.id, environment=c.environment.name, host=c.host.name, scenario=c.scenario.name,
-                              status=NOT_RUN, reason="interrupted before it ran", expected=None)
+                              status=NOT_RUN, reason="interrupted (Ctrl-C) before it ran", expected=None)
                    for c in cells(matrix)]
         doc = document(matrix, options, run_id, started, time.monotonic() - t0, builds, results, True, info,
                        real, parallel)

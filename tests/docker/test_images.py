@@ -48,9 +48,9 @@ def test_the_labels_say_what_is_inside(engine: Engine, env_builds: dict[str, Env
     labels = engine.image_labels(str(env_builds[env].tag))
     assert labels is not None
     seen = inside[env]
-    # The installed distribution's version (PyPI's CUDA wheels say 2.10.0; torch.__version__ adds +cu128).
-    assert labels["refenv.torch"] == seen["torch_dist"]
-    assert compat.public_version(labels["refenv.torch"]) == compat.public_version(seen["torch"])
+    # What torch.__version__ says (PyPI's CUDA wheels are installed as 2.10.0; torch itself adds +cu128).
+    assert labels["refenv.torch"] == seen["torch"]
+    assert compat.public_version(labels["refenv.torch"]) == compat.public_version(seen["torch_dist"])
     assert labels["refenv.variant"] == compat.variant_of(seen["torch"], seen["cuda"])
     assert labels["refenv.python"] == seen["python"] == default_matrix.environment(env).python
     assert labels["refenv.harness-version"] == seen["harness"] == harness_version

@@ -57,7 +57,7 @@ def test_a_changed_harness_or_template_rebuilds_only_the_top_layer() -> None:
 def test_the_labels_name_the_stack() -> None:
     labels = dict(plan().labels)
     assert labels[MANAGED] == "true" and labels["refenv.kind"] == "environment"
-    assert labels["refenv.torch"] == "2.10.0" and labels["refenv.variant"] == "cu128"
+    assert labels["refenv.torch"] == "2.10.0+cu128" and labels["refenv.variant"] == "cu128"
     assert labels["refenv.cuda"] == "12.8" and labels["refenv.python"] == "3.11"
     floor = compat.minor_floor(12)
     assert floor is not None and labels["refenv.min-driver"] == floor[0]  # any 12.x runtime starts on R525

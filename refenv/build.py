@@ -88,3 +88,11 @@ def build_environment(engine: Engine, matrix: Matrix, env: Environment, progress
         log(f"{built.status.lower()}: {built.tag}")
     return EnvBuild(env.name, built.status, built.tag, plan.content_hash, round(time.monotonic() - start, 1),
                     log_path, None, None, plan, lock)
+
+
+def given_image(engine: Engine, env: Environment, ref: str) -> EnvBuild:
+    """An image to run as it is (a pulled release), found like a cached build; FAILED when it is not here."""
+    labels = engine.image_labels(ref)
+    if labels is None:
+        return EnvBuild(env.name, "FAILED", None, None, 0.0, None, f"image {ref} is not in the engine")
+    return EnvBuild(env.name, "CACHED", ref, labels.get("refenv.content-hash"), 0.0, None)

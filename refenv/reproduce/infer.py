@@ -1,0 +1,174 @@
+"""What a pasted report describes: the torch build, the Python, the driver, the GPUs, the faults (pure).
+
+It reads the facts `harness.report` parsed (a collect_env dump with the messages pasted around it, or
+a saved diagnose document) and says where each value came from. torch's and NVML's messages name the
+faults as the simulated driver raises them (facts/torch-failures.md): a driver/library mismatch is
+NVML error 18 with cuInit 803, "CUDA unknown error" is cuInit 999, and so on.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from harness import compat
+from harness.classify import classify
+from harness.classify.context import MISMATCH_TEXT, NO_DRIVER_TEXT, TORCH_CUINIT_TEXTS, UNEXPECTED_RE
+from harness.report import ParsedReport
+from harness.report.hints import ENV_FACTS
+from harness.schema import ERROR, FAILING
+from refenv.profiles import CUINIT_ERRORS, Faults
+from refenv.reproduce import drivers
+from refenv.reproduce.gpus import GpuGuess
+from refenv.reproduce.model import Inferred, Reported, ReproduceError
+
+_RELEASE_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+# harness/report/hints.py records a `docker run` line without a GPU flag with these words.
+_NO_GPU_FLAG = "without --gpus"
+
+
+def release_of(version: str) -> str:
+    """'2.14.1+cu130' -> '2.14.1'; '2.1.0a0+git8ac9b20' -> '2.1.0'; '2.1' -> '2.1.0'."""
+    m = _RELEASE_RE.match(version.strip())
+    if not m:
+        raise ReproduceError(f"torch version {version!r} is not a release number such as 2.14.1")
+    return f"{m.group(1)}.{m.group(2)}.{m.group(3) or 0}"
+
+
+def python_of(version: str | None) -> str | None:
+    """'3.11.2' -> '3.11'."""
+    m = _RELEASE_RE.match(version or "")
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def variant_from(version: str, cuda_known: bool, cuda: str | None, evidence: list[str]) -> str:
+    """The build variant: torch.version.cuda decides; the version label, then PyPI's default, when it is unknown."""
+    if cuda_known:
+        return compat.variant_of(version, cuda)
+    label = re.search(r"\+(cpu|cu\d{3,4})\b", version)
+    if label:
+        evidence.append(f"variant {label.group(1)} from the version label alone (torch.version.cuda not reported)")
+        return label.group(1)
+    release = compat.torch_release(version)
+    if release is None:
+        raise ReproduceError(f"torch {version}: the report says neither its CUDA version nor its variant, and the "
+                             "release is not in refenv's tables: pass --torch VERSION+VARIANT")
+    evidence.append(f"variant {compat.cuda_variant(release.default_cuda)}: PyPI's default build of "
+                    f"{release.series} (the report does not say which CUDA torch was built with)")
+    return compat.cuda_variant(release.default_cuda)
+
+
+def faults_from(facts: dict[str, Any], texts: str, evidence: list[str]) -> Faults:
+    """The faults torch's and NVML's messages name."""
+    nvml = ((facts.get("driver") or {}).get("nvml") or {})
+    code, text = nvml.get("init_error_code"), str(nvml.get("init_error") or "")
+    if code == 18 or MISMATCH_TEXT.lower() in text.lower():
+        evidence.append("NVML: Driver/library version mismatch -> NVML error 18 and cuInit 803 (a driver upgraded "
+                        "without a reboot)")
+        return Faults(nvml_init_error=18, cuinit_error=803)
+    if code == 9:
+        evidence.append("NVML: Driver Not Loaded -> NVML error 9 and cuInit 100 (the kernel module is not loaded)")
+        return Faults(nvml_init_error=9, cuinit_error=100)
+    rc = next((value for phrase, value in TORCH_CUINIT_TEXTS.items() if phrase in texts), None)
+    m = UNEXPECTED_RE.search(texts)
+    if rc is None and m and int(m.group(1)) in CUINIT_ERRORS:
+        rc = int(m.group(1))
+    if rc is None:
+        return Faults()
+    evidence.append(f"torch's message names cuInit error {rc} ({CUINIT_ERRORS[rc]})")
+    return Faults(stub=True) if rc == 34 else Faults(cuinit_error=rc)
+
+
+def _driver(facts: dict[str, Any], details: dict[str, str], os_name: str, evidence: list[str]) -> tuple[
+        str | None, int | None]:
+    """The driver version and the CUDA version it reports, from nvidia-smi, NVML's library or torch's words."""
+    driver_facts = facts.get("driver") or {}
+    nvml, libcuda = driver_facts.get("nvml") or {}, driver_facts.get("libcuda") or {}
+    dcv = nvml.get("cuda_driver_version") or libcuda.get("driver_version")
+    version = nvml.get("driver_version")
+    if version:
+        evidence.append(f"driver {version} (nvidia-smi)")
+        if os_name == "Windows":
+            evidence.append(f"driver {version} is a Windows driver number; simulated as a Linux driver of that "
+                            "number, whose branch decides its CUDA version")
+    elif details.get("nvml_library"):
+        library = details["nvml_library"]
+        version = drivers.with_prefix(library) or library
+        evidence.append(f"driver {version} from 'NVML library version: {library}' (nvidia-smi could not talk to "
+                        "the kernel module)")
+    elif isinstance(dcv, int) and dcv > 0:
+        try:
+            version, source = drivers.for_cuda(dcv)
+        except ValueError as exc:
+            raise ReproduceError(str(exc)) from None
+        evidence.append(f"driver {version} ({source}): the report names no driver, torch found it reports {dcv}")
+    if version is not None:
+        try:
+            compat.parse_version(version)
+        except ValueError:
+            raise ReproduceError(f"driver version {version!r} is not a dotted number such as 535.247.01") from None
+    return version, dcv if isinstance(dcv, int) and dcv > 0 else None
+
+
+def _gpus(facts: dict[str, Any]) -> tuple[GpuGuess, ...]:
+    devices = ((facts.get("driver") or {}).get("nvml") or {}).get("devices") or []
+    seen = (facts.get("torch") or {}).get("devices") or []
+    capability = {d.get("name"): d.get("compute_capability") for d in seen if d.get("compute_capability")}
+    rows = devices or seen
+    return tuple(GpuGuess(str(d.get("name")), d.get("compute_capability") or capability.get(d.get("name")),
+                          d.get("uuid")) for d in rows if d.get("name"))
+
+
+def _environment(facts: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The variables the report shows being set, as a scenario sets them."""
+    out = []
+    for name, path in ENV_FACTS.items():
+        section, key = path.split(".")
+        value = (facts.get(section) or {}).get(key)
+        if value is not None:
+            out.append((name, ("1" if value else "0") if isinstance(value, bool) else str(value)))
+    return tuple(out)
+
+
+def reported_of(facts: Any) -> Reported:
+    """What the report says happened, and the classifier's verdict and fix over its facts."""
+    torch = facts.get("torch") or {}
+    message = f"CUDA initialization: {torch['init_warning']}" if torch.get("init_warning") else torch.get("init_error")
+    diagnosis = classify(facts)
+    failing = [f for f in diagnosis.findings if f.severity == ERROR and f.verdict in FAILING]
+    return Reported(torch.get("is_available"), message, diagnosis.verdict, failing[0].remediation if failing else ())
+
+
+def infer(report: ParsedReport) -> Inferred:
+    """The environment and host a parsed report describes; ReproduceError when it cannot say."""
+    facts: dict[str, Any] = dict(report.facts)
+    torch = facts.get("torch") or {}
+    host = facts.get("host") or {}
+    evidence: list[str] = []
+    if torch.get("hip"):
+        raise ReproduceError(f"a ROCm build of torch ({torch.get('version')}): refenv reproduces NVIDIA CUDA "
+                             "stacks only")
+    if not torch.get("version"):
+        why = ("torch could not be imported where it was made" if torch.get("importable") is False
+               else "it has no 'PyTorch version:' line")
+        raise ReproduceError(f"the report does not say which torch is installed ({why}): pass --torch VERSION")
+    version = release_of(str(torch["version"]))
+    variant = variant_from(str(torch["version"]), "cuda" in torch, torch.get("cuda"), evidence)
+    os_name = host.get("os") or "Linux"
+    if not host.get("os"):
+        evidence.append("the report does not name its operating system: Linux assumed")
+    said = (torch.get("init_warning"), torch.get("init_error"), *(torch.get("warnings") or []))
+    texts = "\n".join(str(t) for t in said if t)
+    faults = faults_from(facts, texts, evidence)
+    driver, dcv = _driver(facts, report.details, os_name, evidence)
+    vis = facts.get("visibility") or {}
+    gpu_access = _NO_GPU_FLAG not in str(vis.get("container_evidence") or "")
+    if not gpu_access:
+        evidence.append(f"a container started without GPU access ({vis.get('container_evidence')})")
+    no_driver = NO_DRIVER_TEXT in texts and driver is None and gpu_access
+    if no_driver:
+        evidence.append("torch found no NVIDIA driver, and the report names none: a host without a driver")
+    env = _environment(facts)
+    evidence.extend(f"{name}={value!r} (set in the report)" for name, value in env)
+    return Inferred(version, variant, python_of(host.get("python")), os_name, driver, dcv, _gpus(facts), faults,
+                    no_driver, gpu_access, env, tuple(evidence), reported_of(facts))

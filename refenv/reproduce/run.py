@@ -1,0 +1,115 @@
+"""`invoke reproduce`: plan the cell, build its image, run it on the simulated host, and the fix after it.
+
+Builds and runs go through `build_environment` and `run_matrix` with a one-cell in-memory matrix whose
+path lies under refenv's cache, so the locks of reproduced environments are kept there, never in the
+project's `locks/`. An environment the project's matrix also defines starts from that matrix's lock
+(same inputs, same lock, same image), so reproducing never re-downloads what a matrix run fetched.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from refenv import paths, wheelhouse
+from refenv.errors import LockError
+from refenv.matrix import Base, Environment, Matrix, RunSettings
+from refenv.matrix_load import load
+from refenv.reproduce.fix import plan_fix
+from refenv.reproduce.model import FixPlan, Inferred, Reproduction
+from refenv.reproduce.offer import probe_offer
+from refenv.reproduce.plan import plan
+from refenv.results import CellResult, cell_from_dict
+from refenv.run import UI, Options, run_matrix
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Settings:
+    matrix: Path                   # the project's matrix.yaml: its environments and base are reused
+    results_root: Path             # where the runs' folders go
+    verify_fix: bool = False
+    prefer: str = "auto"           # "auto", "driver" or "wheel": which fix of DRIVER_TOO_OLD to verify
+    relock: bool = False
+    use_cache: bool = True         # reuse a cell's result when nothing that decides it changed
+
+
+@dataclass(frozen=True)
+class CellRun:
+    reproduction: Reproduction
+    cell: CellResult
+    folder: Path
+
+
+@dataclass(frozen=True)
+class Outcome:
+    source: str
+    inferred: Inferred
+    original: CellRun
+    fix: FixPlan | None = None
+    fixed: CellRun | None = None
+    fix_note: str | None = None    # why no fix was run
+
+
+def cache_matrix_path() -> Path:
+    """The in-memory matrices' path: their locks go beside it, under refenv's cache."""
+    return paths.cache_root() / "reproduce" / "matrix.yaml"
+
+
+def seed_lock(env: Environment, project_matrix: Path, cache_matrix: Path) -> bool:
+    """Copy the project's lock of the same environment into the cache when its inputs are the same."""
+    try:
+        if wheelhouse.is_current(wheelhouse.read_lock(wheelhouse.lock_path(cache_matrix, env.name)), env):
+            return False
+        lock = wheelhouse.read_lock(wheelhouse.lock_path(project_matrix, env.name))
+    except LockError as exc:
+        LOG.info("not reusing a lock: %s", exc)
+        return False
+    if lock is None or lock.environment != env.name or not wheelhouse.is_current(lock, env):
+        return False
+    wheelhouse.write_lock(lock, wheelhouse.lock_path(cache_matrix, env.name))
+    return True
+
+
+def project_context(matrix: Path) -> tuple[tuple[Environment, ...], Base, RunSettings]:
+    """The project's environments, base and run settings; defaults when there is no matrix file."""
+    if not matrix.is_file():
+        return (), Base(), RunSettings()
+    m = load(matrix)
+    base = m.environments[0].base if m.environments else Base()
+    return m.environments, base, m.run
+
+
+def run_cell(r: Reproduction, settings: Settings, run: RunSettings, ui: UI) -> CellRun:
+    """Build the environment and run the one cell; the diagnosis only (probes and memory check off)."""
+    cache = cache_matrix_path()
+    if seed_lock(r.environment, settings.matrix.resolve(), cache):
+        ui.stage(f"reusing the project's lock of {r.environment.name}")
+    quick = replace(run, probes="off", memory_check="off")
+    m = Matrix(str(cache), (r.environment,), (r.host,), (r.scenario,), quick)
+    outcome = run_matrix(m, Options(results_root=settings.results_root, use_cache=settings.use_cache,
+                                    relock=settings.relock, probes="off", memory_check="off"), ui)
+    return CellRun(r, cell_from_dict(outcome.document["cells"][0]), outcome.folder)
+
+
+def reproduce(inferred: Inferred, source: str, settings: Settings, ui: UI) -> Outcome:
+    """Reproduce the reported stack, and with `verify_fix` the remediation after it."""
+    known, base, run = project_context(settings.matrix)
+    offer = probe_offer()
+    reproduction = plan(inferred, offer, known, base)
+    original = run_cell(reproduction, settings, run, ui)
+    if not settings.verify_fix:
+        return Outcome(source, inferred, original)
+    observed = original.cell.observed
+    if observed is None:
+        return Outcome(source, inferred, original, fix_note=f"nothing to fix: the cell did not run "
+                       f"({original.cell.status}: {original.cell.reason})")
+    fix = plan_fix(reproduction, observed.verdict, offer, known, base, settings.prefer)
+    if fix is None:
+        note = ("nothing to fix: the reproduced verdict is OK" if observed.verdict == "OK" else
+                f"no remedy for {observed.verdict} can be built and run here so that the rules predict OK")
+        return Outcome(source, inferred, original, fix_note=note)
+    ui.stage(f"verifying the fix: {fix.summary}")
+    return Outcome(source, inferred, original, fix, run_cell(fix.reproduction, settings, run, ui))

@@ -4,6 +4,8 @@
   invoke run --env E --host H --scenario S   one cell, with its full diagnosis
   invoke build [--env E]    build (or find) the environment images
   invoke lock [--env E]     re-resolve the wheels of an environment and rewrite its lock
+  invoke reproduce REPORT    rebuild a user's stack from a pasted report (or `flags --torch ...`) on a simulated host
+  invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments the latest matrix run verified
   invoke clean              remove every container and image refenv made
   invoke test               the test tiers (unit, docker; gpu where a GPU is)
 """
@@ -216,4 +218,100 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False) -> Non
     c.run(" ".join(f"'{a}'" if " " in a else a for a in args), pty=False, env={"PYTHONPATH": str(ROOT)})
 
 
-ns = Collection(matrix, run, build, lock, clean, test)
+
+@task(positional=["report"], iterable=["gpu"], help={
+    "report": "a file holding a pasted `python -m torch.utils.collect_env` output or a saved `harness diagnose "
+              "--json` document; '-' reads standard input; the word 'flags' describes the stack with --torch ...",
+    "torch": "with REPORT 'flags': the torch build, e.g. 2.1.0+cu121 (or 2.1.0 for PyPI's default build)",
+    "driver": "with --torch: the Linux driver version, e.g. 470.182.03 (none given: a host without a driver)",
+    "gpu": "with --torch: a GPU name, e.g. 'Tesla T4' or '2 x NVIDIA A100-SXM4-80GB' (repeat for more)",
+    "cuda-visible-devices": "with --torch: CUDA_VISIBLE_DEVICES as set on that machine (\"\" for empty)",
+    "python": "with --torch: the Python, e.g. 3.10",
+    "no-gpus": "with --torch: the container was started without GPU access",
+    "fault": "with --torch: mismatch, not-loaded, stub, cuinit-3, cuinit-803, cuinit-804 or cuinit-999",
+    "verify-fix": "apply the fix (wheel, driver or scenario) and show that the cell turns OK",
+    "fix": "which fix of DRIVER_TOO_OLD to verify: auto (the driver), driver or wheel",
+    "matrix": "the matrix whose environments and base a reproduction reuses (default: matrix.yaml)",
+    "results": "where the runs' folders go (default: results/reproduce)",
+    "rerun": "run the cells again instead of reusing results whose inputs did not change",
+    "verbose": "stream every build log line",
+})
+def reproduce(c: Context, report: str, torch: str | None = None, driver: str | None = None,
+              gpu: list[str] | None = None, cuda_visible_devices: str | None = None, python: str | None = None,
+              no_gpus: bool = False, fault: str | None = None, verify_fix: bool = False, fix: str = "auto",
+              matrix: str = "matrix.yaml", results: str = "results/reproduce", rerun: bool = False,
+              verbose: bool = False) -> None:
+    """Rebuild a user's stack from their report (or flags), run it on a simulated host, show reported vs reproduced."""
+    from harness.report import ReportError, load_report
+    from refenv.errors import RefenvError
+    from refenv.progress import ConsoleUI
+    from refenv.reproduce import ReproduceError, from_flags, infer
+    from refenv.reproduce.render import render, succeeded
+    from refenv.reproduce.run import Settings
+    from refenv.reproduce.run import reproduce as run_reproduction
+
+    flags = report == "flags"
+    if flags != bool(torch):
+        raise Exit("refenv reproduce: give a REPORT file, or the word 'flags' with --torch VERSION (and --driver, "
+                   "--gpu, ...): `invoke reproduce flags --torch 2.1.0+cu121 --driver 470.182.03`", code=2)
+    if fix not in ("auto", "driver", "wheel"):
+        raise Exit(f"refenv: --fix {fix!r}: expected auto, driver or wheel", code=2)
+    try:
+        if torch:
+            inferred = from_flags(torch, driver, gpu or [], cuda_visible_devices, python, no_gpus, fault)
+            source = "flags"
+        else:
+            data = sys.stdin.buffer.read() if report == "-" else Path(report)
+            inferred, source = infer(load_report(data)), "<stdin>" if report == "-" else report
+        ui = ConsoleUI(verbose=verbose)
+        settings = Settings(Path(matrix), Path(results).resolve(), verify_fix, fix, use_cache=not rerun)
+        try:
+            outcome = run_reproduction(inferred, source, settings, ui)
+        finally:
+            ui.close()
+    except (ReportError, ReproduceError) as exc:
+        raise Exit(f"refenv reproduce: {str(exc).splitlines()[0]}", code=2) from None
+    except RefenvError as exc:
+        raise _fail(exc) from None
+    print(render(outcome), end="")
+    if not succeeded(outcome):
+        raise Exit(code=1)
+
+
+
+@task(iterable=["env"], help={
+    "registry": "where to push: HOST[:PORT]/NAMESPACE, e.g. registry.example.com/ml (127.0.0.0/8 needs no TLS)",
+    "env": "environments to publish (glob; default: every one the matrix defines)",
+    "dry-run": "judge each environment and show what would be pushed, with its labels; push nothing",
+    "repository": "one repository name for every environment (default: each environment's own name)",
+    "no-pull-check": "skip pulling the release back by digest and re-running a cell from it",
+    "matrix": "the matrix file (default: matrix.yaml)",
+    "results": "where the matrix runs are, and where results/publish/<time>.json goes (default: results/)",
+})
+def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bool = False,
+            repository: str | None = None, no_pull_check: bool = False, matrix: str = "matrix.yaml",
+            results: str = "results") -> None:
+    """Push the environments the latest matrix run verified (credentials: REFENV_REGISTRY_* or the Docker config)."""
+    import os
+
+    from refenv.errors import RefenvError
+    from refenv.publish import release
+    from refenv.publish.run import Settings
+    from refenv.publish.run import publish as run_publish
+
+    try:
+        settings = Settings(release.parse_registry(registry), _matrix(matrix, env, None, None),
+                            Path(results).resolve(), dry_run, not no_pull_check,
+                            release.repository_name(repository) if repository else None)
+        outcome = run_publish(settings, print, os.environ)
+    except RefenvError as exc:
+        raise _fail(exc) from None
+    if outcome.manifest:
+        print(f"manifest: {outcome.manifest}")
+    if not outcome.ok:
+        raise Exit(f"{len(outcome.refused)} refused, {len(outcome.failed)} failed, "
+                   f"{sum(not p.pull_check.get('ok', True) for p in outcome.published)} pull-back check(s) failed",
+                   code=1)
+
+
+ns = Collection(matrix, run, build, lock, clean, test, reproduce, publish)

@@ -258,6 +258,17 @@ class Engine:
         filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
         return [str(i.id) for i in self.client.images.list(filters=filters)]
 
+    # ---- release images (invoke publish) ------------------------------------------------------
+
+    def untag(self, ref: str) -> None:
+        """Remove one name of an image; the image goes with its last name (`docker rmi NAME`, not forced)."""
+        try:
+            self.client.images.remove(ref)
+        except (NotFound, ImageNotFound):
+            LOG.debug("no image called %s", ref)
+        except APIError as exc:
+            raise translate(exc) from None
+
 
 def tar_context(files: dict[str, bytes | Path]) -> IO[bytes]:
     """A build context as an in-memory tar: name -> bytes or a file/folder on disk."""

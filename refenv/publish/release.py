@@ -108,7 +108,7 @@ def labels(info: ReleaseInfo) -> tuple[tuple[str, str], ...]:
         (MANAGED, "true"),
         ("refenv.kind", "release"),
         ("refenv.environment", info.environment),
-        ("refenv.torch", info.torch),
+        ("refenv.torch", info.torch if "+" in info.torch else f"{info.torch}+{info.variant}"),  # as torch says it
         ("refenv.variant", info.variant),
         ("refenv.cuda", cuda or "none"),
         ("refenv.python", info.python),

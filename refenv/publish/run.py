@@ -167,7 +167,8 @@ def publish_one(engine: Engine, settings: Settings, env: Environment, creds: aut
     say(f"{env.name}: known-good in run {judged.run_id} ({judged.passed} cells passed)")
     say(f"  verified on: {'; '.join(judged.verified_on)}")
     if judged.not_verified:
-        say(f"  not verification ({len(judged.not_verified)} cells NOT_RUN): {judged.not_verified[0]}")
+        n = len(judged.not_verified)
+        say(f"  not verification ({n} cell{'s' if n != 1 else ''} NOT_RUN): {judged.not_verified[0]}")
     if settings.dry_run:
         say(f"  would publish {image} as {', '.join(f'{repository}:{t}' for t in tags)}")
         for key, value in labels:

@@ -57,7 +57,7 @@ def test_labels() -> None:
     assert labels["org.opencontainers.image.source"] == "https://git.example.com/refenv.git"
     assert labels["org.opencontainers.image.description"] == (
         "torch 2.14.1+cu130 (CUDA 13.0), Python 3.11; verified by refenv run run-1 on none, r580")
-    assert (labels["refenv.torch"], labels["refenv.cuda"], labels["refenv.python"]) == ("2.14.1", "13.0", "3.11")
+    assert (labels["refenv.torch"], labels["refenv.cuda"], labels["refenv.python"]) == ("2.14.1+cu130", "13.0", "3.11")
     assert (labels["refenv.min-driver"], labels["refenv.min-driver-full"]) == ("580.65.06", "580.65.06")
     assert labels["refenv.verified-hosts"] == "none, r580"
     assert labels["refenv.report-digest"] == "sha256:" + "d" * 64

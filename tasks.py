@@ -160,11 +160,13 @@ def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") 
 
 
 @task(help={"cache": "also delete refenv's caches (wheelhouse, simulated driver, cell results)",
-            "keep-images": "remove containers only"})
-def clean(c: Context, cache: bool = False, keep_images: bool = False) -> None:
+            "keep-images": "remove containers only",
+            "stale": "remove only environment images superseded by a newer build of the same environment"})
+def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: bool = False) -> None:
     """Remove every container and image labelled by refenv (and, with --cache, its caches)."""
     from refenv import paths
     from refenv.engine import MANAGED, Engine
+    from refenv.engine import stale as stale_ids
     from refenv.errors import RefenvError
 
     try:
@@ -173,6 +175,13 @@ def clean(c: Context, cache: bool = False, keep_images: bool = False) -> None:
         raise _fail(exc) from None
     removed = engine.remove_containers({MANAGED: "true"})
     print(f"removed {removed} container(s)")
+    if stale:
+        old = [i for kind in ("environment", "deps")
+               for i in stale_ids(engine.image_records({MANAGED: "true", "refenv.kind": kind}))]
+        for image_id in old:
+            engine.remove_image(image_id)
+        print(f"removed {len(old)} superseded image(s)")
+        return
     if not keep_images:
         # Environment images first, then the layers they stand on.
         ids = engine.images_labelled({MANAGED: "true"})

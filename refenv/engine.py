@@ -258,6 +258,12 @@ class Engine:
         filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
         return [str(i.id) for i in self.client.images.list(filters=filters)]
 
+    def image_records(self, labels: dict[str, str]) -> list[tuple[str, str, str]]:
+        """(id, repository, created) of each tag of the images carrying `labels`."""
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        return [(str(i.id), tag.rpartition(":")[0], str(i.attrs.get("Created", "")))
+                for i in self.client.images.list(filters=filters) for tag in (i.tags or [])]
+
     # ---- release images (invoke publish) ------------------------------------------------------
 
     def untag(self, ref: str) -> None:
@@ -318,3 +324,13 @@ def create_kwargs(spec: Any) -> dict[str, Any]:
         kwargs["device_requests"] = [docker.types.DeviceRequest(count=-1 if ids is None else 0, device_ids=ids,
                                                                 capabilities=[["gpu"]])]
     return kwargs
+
+
+def stale(records: list[tuple[str, str, str]]) -> list[str]:
+    """Image ids older than the newest image of the same repository (superseded environment builds)."""
+    newest: dict[str, tuple[str, str]] = {}
+    for image_id, repo, created in records:
+        if repo not in newest or created > newest[repo][1]:
+            newest[repo] = (image_id, created)
+    keep = {image_id for image_id, _ in newest.values()}
+    return sorted({image_id for image_id, _, _ in records if image_id not in keep})

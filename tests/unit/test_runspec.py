@@ -115,3 +115,11 @@ def test_docker_gpu_requests() -> None:
     two = create_kwargs(cell_spec("i", "c", "r", "/o", Scenario("d", "device=0,1"), SETTINGS,
                                   real_host=True))["device_requests"][0]
     assert two["DeviceIDs"] == ["0", "1"] and two["Count"] == 0
+
+
+def test_stale_images_are_all_but_the_newest_of_each_repository() -> None:
+    from refenv.engine import stale
+
+    records = [("a", "refenv/env-x", "2026-11-29T10:00:00Z"), ("b", "refenv/env-x", "2026-11-29T11:00:00Z"),
+               ("c", "refenv/env-y", "2026-11-29T09:00:00Z"), ("b", "refenv/env-x", "2026-11-29T11:00:00Z")]
+    assert stale(records) == ["a"]

@@ -42,11 +42,14 @@ want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "creating .venv with refenv and its development tools"
   python3 -m venv .venv
-  .venv/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv/bin/python -m pip install -q -e '.[dev]'
+  # pip's own chatter goes to a log; its errors are shown when it fails.
+  if ! { .venv/bin/python -m pip install -q --upgrade pip && .venv/bin/python -m pip install -q -e '.[dev]'; } \
+      >.venv/install.log 2>&1; then
+    tail -n 30 .venv/install.log >&2; echo "refenv: installing into .venv failed (log: .venv/install.log)" >&2; exit 1
+  fi
   echo "$want" > "$stamp"
 fi
 
-[ $# -gt 0 ] || { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
+[ $# -gt 0 ] || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 export PATH="$ROOT/.venv/bin:$PATH"
 exec "$@"

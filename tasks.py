@@ -6,6 +6,8 @@
   invoke lock [--env E]     re-resolve the wheels of an environment and rewrite its lock
   invoke reproduce REPORT    rebuild a user's stack from a pasted report (or `flags --torch ...`) on a simulated host
   invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments the latest matrix run verified
+  invoke reproduce REPORT    rebuild a user's broken stack from a pasted report and show the fix works
+  invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a matrix run verified
   invoke clean              remove every container and image refenv made
   invoke test               the test tiers (unit, docker; gpu where a GPU is)
 """

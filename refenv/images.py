@@ -23,7 +23,6 @@ from harness import __version__ as harness_version
 from harness import compat
 from refenv import paths
 from refenv.engine import MANAGED, Engine, tar_context
-from refenv.errors import BuildError
 from refenv.matrix import Environment
 from refenv.wheelhouse import Lock, requirements_text
 
@@ -163,8 +162,5 @@ def ensure(engine: Engine, p: ImagePlan, base_ref: str, wheelhouse: Path, uv_bin
             labels={"refenv.kind": "deps-build", "refenv.environment": p.environment})
     log(f"building {p.env_tag}")
     context = tar_context({"Dockerfile": p.dockerfile.encode(), "harness": paths.project_root() / "harness"})
-    try:
-        engine.build(context, p.env_tag, log)
-    except BuildError:
-        raise
+    engine.build(context, p.env_tag, log)
     return Built("BUILT", p.env_tag, round(time.monotonic() - start, 1), log_path)

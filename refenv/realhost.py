@@ -2,44 +2,23 @@
 
 from __future__ import annotations
 
-import contextlib
 import logging
 
 from harness import compat
+from harness.gather import nvml
 from refenv.profiles import Faults, Gpu, Profile
 
 LOG = logging.getLogger(__name__)
 
 
-def _s(value: object) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def probe() -> Profile | None:
-    """The host's driver and GPUs, or None when this machine has no working NVIDIA driver."""
-    try:
-        import pynvml
-    except ImportError:
+    """The host's driver and GPUs (the harness's own NVML probe), or None without a working driver."""
+    fact, _ = nvml.probe()
+    driver, cuda = fact.get("driver_version"), fact.get("cuda_driver_version")
+    if fact.get("init_error") or not driver or not cuda:
+        LOG.info("no working NVIDIA driver on this host: %s", fact.get("init_error"))
         return None
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as exc:
-        LOG.info("no NVIDIA driver on this host: %s", exc)
-        return None
-    try:
-        driver = _s(pynvml.nvmlSystemGetDriverVersion())
-        gpus = []
-        for i in range(int(pynvml.nvmlDeviceGetCount())):
-            h = pynvml.nvmlDeviceGetHandleByIndex(i)
-            major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(h)
-            memory = int(pynvml.nvmlDeviceGetMemoryInfo(h).total)
-            gpus.append(Gpu(_s(pynvml.nvmlDeviceGetName(h)), memory, f"{major}.{minor}", 0,
-                            _s(pynvml.nvmlDeviceGetUUID(h)), _s(pynvml.nvmlDeviceGetPciInfo(h).busId), i))
-        cuda = compat.int_to_cuda(int(pynvml.nvmlSystemGetCudaDriverVersion()))
-    except pynvml.NVMLError as exc:
-        LOG.info("NVML answered only in part: %s", exc)
-        return None
-    finally:
-        with contextlib.suppress(pynvml.NVMLError):
-            pynvml.nvmlShutdown()
-    return Profile("real", "this machine's GPUs", driver, cuda, tuple(gpus), Faults())
+    gpus = tuple(Gpu(str(d.get("name")), int(d.get("memory_total_bytes") or 0), str(d.get("compute_capability")), 0,
+                     str(d.get("uuid")), str(d.get("pci_bus_id")), int(d.get("index") or i))
+                 for i, d in enumerate(fact.get("devices") or []))
+    return Profile("real", "this machine's GPUs", driver, compat.int_to_cuda(cuda), gpus, Faults())

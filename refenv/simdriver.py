@@ -18,6 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from refenv import paths
+
 LOGGER = logging.getLogger(__name__)
 
 SOURCE_DIR = Path(__file__).resolve().parents[1] / "images" / "simdriver"
@@ -60,11 +62,8 @@ class SimDriver:
 
 
 def default_cache_root() -> Path:
-    """`$REFENV_CACHE/simdriver`, else `$XDG_CACHE_HOME/refenv/simdriver`, else `~/.cache/refenv/simdriver`."""
-    if os.environ.get("REFENV_CACHE"):
-        return Path(os.environ["REFENV_CACHE"]) / "simdriver"
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "refenv" / "simdriver"
+    """`simdriver/` under refenv's cache root (REFENV_CACHE, XDG_CACHE_HOME or ~/.cache; see refenv.paths)."""
+    return paths.cache_root() / "simdriver"
 
 
 def find_compiler() -> str:

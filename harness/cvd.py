@@ -1,10 +1,11 @@
 """CUDA_VISIBLE_DEVICES, parsed the way the CUDA driver parses it (pure).
 
-The driver reads a comma-separated list. An entry is an ordinal, read like C's strtoul (leading
-digits count, so "1gpu" is 1), or a GPU UUID given by any unique prefix of "GPU-...". The list is
-cut at the first entry that is invalid (negative, not a number, an ordinal past the last device, a
-UUID prefix that matches no device or several); a repeated device hides everything. An empty value
-hides every device; an unset variable shows all. NVML ignores the variable.
+The driver reads a comma-separated list. The first entry decides how it is read: as GPU UUIDs, each
+any unique prefix of "GPU-..." (the prefix is case-sensitive), or as ordinals read like C's strtoul
+(leading digits count, so "1gpu" is 1). The list is cut at the first invalid entry (negative, not a
+number, an ordinal past the last device, a UUID prefix that matches no device or several, an entry of
+the other kind); a repeated device hides everything. An empty value hides every device; an unset
+variable shows all. NVML ignores the variable.
 Sources: CUDA C Programming Guide, "CUDA Environment Variables"; torch/cuda/__init__.py
 (`_parse_visible_devices`, `_device_count_nvml`), which mirrors the driver for the same reason.
 """
@@ -34,12 +35,14 @@ def parse(value: str | None, uuids: Sequence[str]) -> Visibility:
         return Visibility(tuple(range(count)), "CUDA_VISIBLE_DEVICES is unset: every device is visible")
     if value.strip() == "":
         return Visibility((), "CUDA_VISIBLE_DEVICES is set and empty: it hides every device", "")
+    # The first entry decides how the whole list is read: GPU- UUIDs (case-sensitive prefix) or ordinals.
+    uuid_mode = value.strip().startswith("GPU-")
     chosen: list[int] = []
     for raw in value.split(","):
         entry = raw.strip()
-        index = _resolve(entry, uuids)
+        index = _resolve(entry, uuids, uuid_mode)
         if index is None:
-            why = _why_invalid(entry, uuids)
+            why = _why_invalid(entry, uuids, uuid_mode)
             reason = (f"CUDA_VISIBLE_DEVICES={value!r}: parsing stops at {entry!r} ({why})"
                       + (f"; visible: {', '.join(map(str, chosen))}" if chosen else "; nothing is visible"))
             return Visibility(tuple(chosen), reason, entry)
@@ -50,12 +53,12 @@ def parse(value: str | None, uuids: Sequence[str]) -> Visibility:
     return Visibility(tuple(chosen), f"CUDA_VISIBLE_DEVICES={value!r} selects {', '.join(map(str, chosen))}")
 
 
-def _resolve(entry: str, uuids: Sequence[str]) -> int | None:
-    if entry.upper().startswith("GPU-"):
-        matches = [i for i, u in enumerate(uuids) if u.lower().startswith(entry.lower())]
+def _resolve(entry: str, uuids: Sequence[str], uuid_mode: bool) -> int | None:
+    if uuid_mode:
+        if not entry.startswith("GPU-"):
+            return None  # an entry without the prefix ends a UUID list
+        matches = [i for i, u in enumerate(uuids) if u.startswith(entry)]
         return matches[0] if len(matches) == 1 else None
-    if entry.upper().startswith("MIG-"):
-        return None  # MIG instances are not modelled; the entry stops the list like any unknown one
     m = _LEADING_INT.match(entry)
     if not m:
         return None
@@ -63,14 +66,16 @@ def _resolve(entry: str, uuids: Sequence[str]) -> int | None:
     return ordinal if 0 <= ordinal < len(uuids) else None
 
 
-def _why_invalid(entry: str, uuids: Sequence[str]) -> str:
-    if entry.upper().startswith("GPU-"):
-        n = sum(1 for u in uuids if u.lower().startswith(entry.lower()))
+def _why_invalid(entry: str, uuids: Sequence[str], uuid_mode: bool) -> str:
+    if uuid_mode:
+        if not entry.startswith("GPU-"):
+            return "the list began with UUIDs, and this entry is not one"
+        n = sum(1 for u in uuids if u.startswith(entry))
         return "a UUID prefix that matches several devices" if n > 1 else "no device has this UUID"
-    if entry.upper().startswith("MIG-"):
-        return "a MIG instance, not modelled here"
     m = _LEADING_INT.match(entry)
     if not m:
+        if entry.upper().startswith(("GPU-", "MIG-")):
+            return "a UUID in a list that began with ordinals (or with a lower-case prefix): read as an ordinal"
         return "not a device ordinal or a GPU- UUID"
     ordinal = int(m.group(1))
     if ordinal < 0:
@@ -85,7 +90,7 @@ def hides_all_devices(value: str | None) -> str | None:
     if value.strip() == "":
         return "CUDA_VISIBLE_DEVICES is set and empty: it hides every device"
     first = value.split(",")[0].strip()
-    if first.upper().startswith(("GPU-", "MIG-")):
+    if first.startswith(("GPU-", "MIG-")):
         return None
     m = _LEADING_INT.match(first)
     if not m:

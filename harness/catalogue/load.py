@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.catalogue.model import CODE_APIS, LAYERS, Code, Entry, Pattern, Text
+from harness.catalogue.model import CODE_APIS, LAYERS, REMEDY_KINDS, Code, Entry, Pattern, Text
 from harness.schema import VERDICTS, Remedy
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "failures.json"
@@ -54,7 +54,8 @@ def _code(raw: Any, where: str) -> Code | None:
 def _remedy(raw: Any, where: str) -> Remedy | None:
     if raw is None:
         return None
-    _need(isinstance(raw, dict) and isinstance(raw.get("kind"), str), where, "expected {kind, ...params}")
+    _need(isinstance(raw, dict) and raw.get("kind") in REMEDY_KINDS, where,
+          f"expected {{kind: one of {', '.join(REMEDY_KINDS)}, ...params}}")
     return Remedy.from_dict(raw)
 
 

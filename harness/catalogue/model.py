@@ -11,6 +11,13 @@ from harness.schema import Remedy
 LAYERS = ("kernel", "nvml", "nvidia_smi", "cuda_driver", "cuda_runtime", "torch", "container", "docker")
 # Which error-code space a code belongs to (CUresult, cudaError_t, nvmlReturn_t).
 CODE_APIS = ("cuda_driver", "cuda_runtime", "nvml")
+# What a fix does; `remedies.render` has one renderer per kind, `refenv.reproduce.fix` acts on it.
+REMEDY_KINDS = (
+    "install_driver", "install_wheel", "reboot", "reload_modules", "load_module", "drop_from_library_path",
+    "enable_gpu_access", "install_toolkit", "unset_variable", "add_capability", "expose_devices",
+    "reinstall_libraries", "fix_loader_path", "start_service", "fix_permissions", "set_compute_mode", "check_logs",
+    "check_hardware",
+)
 
 
 @dataclass(frozen=True)
@@ -68,3 +75,8 @@ class Hit:
     params: dict[str, str] = field(default_factory=dict)
     start: int = 0
     end: int = 0
+    text: str = ""  # the matched words
+
+    @property
+    def id(self) -> str:
+        return self.entry.id

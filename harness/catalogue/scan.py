@@ -35,7 +35,7 @@ def scan(line: str) -> list[Hit]:
                     key = (entry.id, m.start())
                     if key not in hits:
                         params = {k: v for k, v in m.groupdict().items() if v is not None}
-                        hits[key] = Hit(entry, params, m.start(), m.end())
+                        hits[key] = Hit(entry, params, m.start(), m.end(), m.group(0))
                     nxt = max(nxt, m.end())
                 at = low.find(anchor, nxt)
     return sorted(hits.values(), key=lambda h: (h.start, h.entry.id))

@@ -66,6 +66,10 @@ class Entry:
         """The newest wording, unrendered."""
         return self.texts[-1].template
 
+    @property
+    def code_value(self) -> int | None:
+        return self.code.value if self.code else None
+
 
 @dataclass(frozen=True)
 class Hit:

@@ -56,7 +56,7 @@ def test_each_documented_message_is_found(line: str) -> None:
 def test_scan_captures_the_numbers() -> None:
     (hit,) = [h for h in catalogue.scan(TOO_OLD_2_14) if h.entry.id == "torch.driver_too_old"]
     assert hit.params == {"found": "12080"}
-    assert TOO_OLD_2_14[hit.start:].startswith("too old")
+    assert TOO_OLD_2_14[hit.start:].startswith("The NVIDIA driver on your system is too old")
     line = ("UserWarning: CUDA initialization: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
             "functions before calling NumCudaDevices() that might have already set an error? Error 804: forward "
             "compatibility was attempted on non supported HW")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from harness.catalogue.lookup import entry
+from harness.catalogue.load import entries
+from harness.catalogue.lookup import by_cuda_error, entry
 from harness.catalogue.model import Entry, Text
 
 _RELEASE_RE = re.compile(r"^(\d+)\.(\d+)")
@@ -51,3 +52,15 @@ def torch_text(ident: str, release: str | None = None, **params: object) -> str:
 def example_text(e: Entry, release: str | None = None) -> str:
     """The wording filled with the entry's own example values."""
     return fill(wording(e, release).template, dict(e.example))
+
+
+def torch_words_for_cuda_error(code: int, release: str | None = None) -> str:
+    """What torch `release` says when cudaGetDeviceCount fails with this CUDA error: its own sentence for
+    the codes it names (3, 999), else 'Unexpected error ... Error N: <the runtime's text>' (c10 CUDAFunctions.cpp)."""
+    own = next((e for e in entries() if e.layer == "torch" and e.code is not None and e.code.value == code), None)
+    if own is not None:
+        return render(own, release)
+    row = by_cuda_error(code)
+    if row is None:
+        raise ValueError(f"CUDA error {code} is not in the failure catalogue")
+    return render(entry("torch.unexpected_error"), release, code=code, text=row.text)

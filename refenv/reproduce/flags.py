@@ -6,6 +6,7 @@ import re
 from collections.abc import Sequence
 
 from harness import compat
+from refenv.faults import FAULTS
 from refenv.profiles import Faults
 from refenv.reproduce.gpus import GpuGuess
 from refenv.reproduce.model import Inferred, ReproduceError
@@ -14,16 +15,7 @@ _TORCH_RE = re.compile(r"^(\d+\.\d+\.\d+)(?:\+(cpu|cu\d{3,4}))?$")
 _DRIVER_RE = re.compile(r"^\d{3}\.\d{1,3}(\.\d{1,3})?$")
 _PYTHON_RE = re.compile(r"^3\.\d{1,2}$")
 _COUNT_RE = re.compile(r"^(\d+)\s*[x×]\s*(.+)$")
-# The faults a flag can name, as the simulated driver raises them (refenv/profiles.py).
-FAULTS = {
-    "mismatch": Faults(nvml_init_error=18, cuinit_error=803),
-    "not-loaded": Faults(nvml_init_error=9, cuinit_error=100),
-    "stub": Faults(stub=True),
-    "cuinit-3": Faults(cuinit_error=3),
-    "cuinit-803": Faults(cuinit_error=803),
-    "cuinit-804": Faults(cuinit_error=804),
-    "cuinit-999": Faults(cuinit_error=999),
-}
+__all__ = ["FAULTS", "from_flags", "parse_gpus"]  # FAULTS: the names --fault takes (refenv/faults.py)
 
 
 def parse_gpus(names: Sequence[str]) -> tuple[GpuGuess, ...]:

@@ -20,5 +20,6 @@ from harness.catalogue.text import example_text, render, torch_text, torch_words
 
 __all__ = [
     "CatalogueError", "Entry", "Hit", "by_cuda_error", "by_nvml_return", "cuda_error_names", "entries", "entry",
-    "example_text", "find", "nvml_code_of", "nvml_error_texts", "render", "scan", "scan_text", "torch_text", "torch_words_for_cuda_error",
+    "example_text", "find", "nvml_code_of", "nvml_error_texts", "render", "scan", "scan_text", "torch_text",
+    "torch_words_for_cuda_error",
 ]

@@ -9,6 +9,7 @@ from harness.catalogue.load import CatalogueError, entries
 from harness.catalogue.lookup import (
     by_cuda_error,
     by_nvml_return,
+    code_of,
     cuda_error_names,
     entry,
     nvml_code_of,
@@ -19,7 +20,7 @@ from harness.catalogue.scan import find, scan, scan_text
 from harness.catalogue.text import example_text, render, torch_text, torch_words_for_cuda_error
 
 __all__ = [
-    "CatalogueError", "Entry", "Hit", "by_cuda_error", "by_nvml_return", "cuda_error_names", "entries", "entry",
-    "example_text", "find", "nvml_code_of", "nvml_error_texts", "render", "scan", "scan_text", "torch_text",
+    "CatalogueError", "Entry", "Hit", "by_cuda_error", "by_nvml_return", "code_of", "cuda_error_names", "entries",
+    "entry", "example_text", "find", "nvml_code_of", "nvml_error_texts", "render", "scan", "scan_text", "torch_text",
     "torch_words_for_cuda_error",
 ]

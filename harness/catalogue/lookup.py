@@ -52,3 +52,11 @@ def cuda_error_names() -> dict[int, str]:
 def nvml_error_texts() -> dict[int, str]:
     """nvmlReturn_t code -> nvmlErrorString text."""
     return {e.code.value: e.code.text for e in entries() if e.code and e.code.api == "nvml"}
+
+
+def code_of(ident: str) -> int:
+    """The error code of an entry that has one (e.g. 'nvml.library_not_found' -> 12)."""
+    e = entry(ident)
+    if e.code is None:
+        raise KeyError(f"failure catalogue entry {ident!r} has no error code")
+    return e.code.value

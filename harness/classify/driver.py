@@ -8,8 +8,8 @@ from harness.classify.context import Context, fmt_driver
 from harness.schema import DRIVER_BROKEN, ERROR, INFO, NO_DRIVER, NOT_VISIBLE, Finding, Remedy
 
 LAYER = "driver"
-NVML_LIBRARY_NOT_FOUND = 12
-CUDA_ERROR_NO_DEVICE = 100
+NVML_LIBRARY_NOT_FOUND = catalogue.code_of("nvml.library_not_found")
+CUDA_ERROR_NO_DEVICE = catalogue.code_of("cuda.no_device")
 # The layers whose coded errors mean the driver itself fails (the catalogue's rows with a CUDA code).
 _CUDA_LAYERS = ("torch", "cuda_driver", "cuda_runtime")
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from harness import cvd
+from harness import catalogue, cvd
 from harness.catalogue.remedies import render
 from harness.classify.context import Context
 from harness.schema import ERROR, INFO, NOT_VISIBLE, Finding, Remedy
 
 LAYER = "visibility"
-CUDA_ERROR_NO_DEVICE = 100
+CUDA_ERROR_NO_DEVICE = catalogue.code_of("cuda.no_device")
 
 
 def _uuids(ctx: Context) -> list[str] | None:
@@ -61,7 +61,7 @@ def check_no_device(ctx: Context) -> list[Finding]:
         return []
     evidence = []
     if rc == CUDA_ERROR_NO_DEVICE:
-        message = ctx.libcuda.get("cuinit_message") or "no CUDA-capable device is detected"
+        message = ctx.libcuda.get("cuinit_message") or catalogue.entry("cuda.no_device").text
         evidence.append(f"cuInit(0) = 100 ({message})")
     if devices == []:
         evidence.append("NVML lists no device")

@@ -144,7 +144,7 @@ def _read_nvml(b: Builder, line: Line, found: dict[str, Hit]) -> None:
             reason = entry.code.text  # NVML's own spelling, whatever case the tool printed
         if b.put("driver.nvml.init_error", reason, line):
             b.put("driver.nvml.init_error_code", code, line)
-            b.put("driver.nvml.loaded", code != catalogue.entry("nvml.library_not_found").code_value, line)
+            b.put("driver.nvml.loaded", code != catalogue.code_of("nvml.library_not_found"), line)
     elif cant:
         _warn(b, cant.text, line)
         if b.put("driver.nvml.init_error", cant.text, line):

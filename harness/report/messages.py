@@ -19,7 +19,7 @@ _INIT_PREFIX = "CUDA initialization: "
 _INIT_IDS = ("torch.driver_too_old", "torch.no_driver", "torch.unknown_error", "torch.init_failed",
              "torch.unexpected_error", "torch.no_gpus", "torch.not_compiled", "cuda.insufficient_driver")
 # The message is what was raised when it opens the line or follows 'SomeError: ' (not a traceback's
-# source line such as `raise AssertionError("Torch not compiled with CUDA enabled")`).
+# source line that raises it, `raise AssertionError("...")`).
 _RAISED_RE = re.compile(r"\w{1,80}(?:Error|Exception|Warning):\s{0,8}$")
 _ARCH_PREFIX = re.compile(r"sm_|compute_")
 

@@ -108,15 +108,15 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
             ui.close()
     except RefenvError as exc:
         raise _fail(exc) from None
-    cell = outcome.document["cells"][0]
-    path = cell.get("result_path")
+    cell = outcome.document.cells[0]
+    path = cell.result_path
     if path and Path(path).is_file():
         doc = json.loads(Path(path).read_text())
         if doc.get("diagnosis"):
             print(render_diagnosis(doc["diagnosis"]))
-    expected = (cell.get("expected") or {}).get("verdict")
-    print(f"{cell['id']}: {cell['status']} (expected {expected}) — {cell['reason']}")
-    if cell["status"] not in ("PASS",):
+    expected = cell.expected.verdict if cell.expected else None
+    print(f"{cell.id}: {cell.status} (expected {expected}) — {cell.reason}")
+    if cell.status != "PASS":
         raise Exit(code=1)
 
 

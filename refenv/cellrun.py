@@ -24,7 +24,7 @@ from typing import Any
 from refenv import paths
 from refenv.engine import Engine
 from refenv.errors import NoGpuRuntime, RefenvError
-from refenv.judge import judge
+from refenv.judge import judge_cell
 from refenv.results import ERROR, NOT_RUN, CellResult, Expected
 from refenv.runspec import ContainerSpec
 
@@ -49,9 +49,11 @@ def cache_key(parts: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _base(plan: CellPlan) -> dict[str, Any]:
-    return {"id": plan.id, "environment": plan.environment, "host": plan.host, "scenario": plan.scenario,
-            "cache_key": plan.cache_key, "result_path": str(plan.out_dir / "result.json")}
+def _base(plan: CellPlan) -> CellResult:
+    """The cell's identity and bookkeeping, before any judgement."""
+    return CellResult(id=plan.id, environment=plan.environment, host=plan.host, scenario=plan.scenario,
+                      expected=plan.expected, cache_key=plan.cache_key,
+                      result_path=str(plan.out_dir / "result.json"))
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -66,8 +68,7 @@ def run_one(engine: Engine, plan: CellPlan, use_cache: bool) -> CellResult:
     """One cell, start to finish; every failure becomes a status, never an exception."""
     base = _base(plan)
     if plan.skip is not None:
-        return CellResult(**{**base, "result_path": None}, status=plan.skip[0], reason=plan.skip[1],
-                          expected=plan.expected)
+        return replace(base, result_path=None, status=plan.skip[0], reason=plan.skip[1])
     assert plan.spec is not None
     cached = paths.cell_cache() / f"{plan.cache_key}.json" if plan.cache_key else None
     if use_cache and cached is not None and cached.is_file():
@@ -75,7 +76,7 @@ def run_one(engine: Engine, plan: CellPlan, use_cache: bool) -> CellResult:
         if doc is not None:
             plan.out_dir.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(cached, plan.out_dir / "result.json")
-            result = judge(base, plan.expected, doc, 0, False, False, "")
+            result = judge_cell(base, plan.expected, doc, 0, False, False, "")
             return replace(result, cached=True, wall_s=0.0)
     plan.out_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(plan.out_dir, 0o777)  # the harness runs as an unprivileged user inside
@@ -83,11 +84,12 @@ def run_one(engine: Engine, plan: CellPlan, use_cache: bool) -> CellResult:
     try:
         outcome = engine.run(plan.spec, plan.timeout_s)
     except NoGpuRuntime as exc:
-        return CellResult(**base, status=NOT_RUN, reason=exc.message, expected=plan.expected)
+        return replace(base, status=NOT_RUN, reason=exc.message)
     except RefenvError as exc:
-        return CellResult(**base, status=ERROR, reason=str(exc), expected=plan.expected)
+        return replace(base, status=ERROR, reason=str(exc))
     doc = _read(plan.out_dir / "result.json")
-    result = judge(base, plan.expected, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed, outcome.logs)
+    result = judge_cell(base, plan.expected, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed,
+                        outcome.logs)
     if doc is not None and cached is not None and not outcome.timed_out:
         tmp = cached.with_suffix(".tmp")
         cached.parent.mkdir(parents=True, exist_ok=True)
@@ -120,8 +122,7 @@ def run_all(engine: Engine, plans: list[CellPlan], parallel: int, use_cache: boo
                     result = fut.result()
                 except Exception as exc:  # a bug in one cell must not lose the run
                     LOG.exception("cell %s crashed", plan.id)
-                    result = CellResult(**_base(plan), status=ERROR, reason=f"refenv error: {exc}",
-                                        expected=plan.expected)
+                    result = replace(_base(plan), status=ERROR, reason=f"refenv error: {exc}")
                 results[plan.id] = result
                 on_done(result)
     except KeyboardInterrupt:
@@ -140,8 +141,7 @@ def run_all(engine: Engine, plans: list[CellPlan], parallel: int, use_cache: boo
         if plan.id in results:
             ordered.append(results[plan.id])
         else:
-            ordered.append(CellResult(**_base(plan), status=NOT_RUN, reason="interrupted (Ctrl-C) before it finished",
-                                      expected=plan.expected))
+            ordered.append(replace(_base(plan), status=NOT_RUN, reason="interrupted (Ctrl-C) before it finished"))
     return ordered, interrupted
 
 

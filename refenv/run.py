@@ -8,13 +8,12 @@ then the cells in parallel, then the reports — also after Ctrl-C, with what fi
 from __future__ import annotations
 
 import datetime
-import json
 import logging
 import os
 import platform
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,9 +24,21 @@ from refenv.build import EnvBuild, build_environment, given_image
 from refenv.cellrun import CellPlan
 from refenv.engine import MANAGED, Engine
 from refenv.errors import NoGpuRuntime
-from refenv.matrix import CellSpec, Host, Matrix, cells
+from refenv.matrix import CellSpec, Environment, Host, Matrix, cells
 from refenv.profiles import Profile
-from refenv.results import BUILD_FAILED, NOT_RUN, SCHEMA, SCHEMA_VERSION, CellResult, summarize
+from refenv.results import BUILD_FAILED, NOT_RUN, CellResult
+from refenv.rundoc import (
+    BuildRecord,
+    DockerInfo,
+    EnvironmentRecord,
+    GpuRecord,
+    HostRecord,
+    MachineInfo,
+    RunDocument,
+    RunInfo,
+    ScenarioRecord,
+    write_run,
+)
 from refenv.runspec import cell_spec
 
 LOG = logging.getLogger(__name__)
@@ -56,7 +67,7 @@ class Options:
 @dataclass(frozen=True)
 class Outcome:
     folder: Path
-    document: dict[str, Any]
+    document: RunDocument
     ok: bool
     interrupted: bool
     written: dict[str, Path] = field(default_factory=dict)
@@ -66,7 +77,7 @@ def new_run_id() -> str:
     return datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
-def host_profile(host: Host, real: Profile | None) -> Profile | None:
+def matrix_host_profile(host: Host, real: Profile | None) -> Profile | None:
     if host.kind == "simulated" and host.inline is not None:
         return host.inline
     if host.kind == "simulated" and host.profile:
@@ -84,7 +95,7 @@ def plan_cells(matrix: Matrix, builds: dict[str, EnvBuild], run_id: str, folder:
     config_dir = folder / "hosts"
     for spec in cells(matrix):
         env, host, scenario = spec.environment, spec.host, spec.scenario
-        profile = host_profile(host, real)
+        profile = matrix_host_profile(host, real)
         expected = expect.expect(env, host, profile if host.kind != "real" or real else None, scenario)
         out_dir = folder / "cells" / env.name / host.name / scenario.name
         build = builds[env.name]
@@ -127,8 +138,6 @@ def plan_cells(matrix: Matrix, builds: dict[str, EnvBuild], run_id: str, folder:
 
 
 def _settings(matrix: Matrix, options: Options) -> Any:
-    from dataclasses import replace
-
     s = matrix.run
     return replace(s, probes=options.probes or s.probes, memory_check=options.memory_check or s.memory_check,
                    parallel=options.parallel or s.parallel)
@@ -195,61 +204,61 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI) -> Outcome:
                    real, parallel)
     written = write_results(folder, doc)
     _link_latest(options.results_root, folder)
-    return Outcome(folder, doc, bool(doc["summary"]["ok"]) and not interrupted, interrupted, written)
+    return Outcome(folder, doc, doc.summary.ok and not interrupted, interrupted, written)
+
+
+def host_record(host: Host, real: Profile | None) -> HostRecord:
+    """What the run document says of a host: its driver, GPUs and injected faults."""
+    p = matrix_host_profile(host, real)
+    faults: tuple[str, ...] = ()
+    if p is not None:
+        f = p.faults
+        faults = tuple(x for x in (f"NVML init error {f.nvml_init_error}" if f.nvml_init_error else "",
+                                   f"cuInit error {f.cuinit_error}" if f.cuinit_error else "",
+                                   "stub library" if f.stub else "") if x)
+    return HostRecord(
+        name=host.name, kind=host.kind, profile=host.profile,
+        description=host.description or (p.description if p else ""),
+        driver=p.driver_version if p else None, cuda_driver_version=p.cuda_driver_version if p else None,
+        gpus=tuple(GpuRecord(g.name, g.compute_capability, g.memory_bytes, g.uuid) for g in (p.gpus if p else ())),
+        faults=faults)
+
+
+def environment_record(env: Environment, build: EnvBuild | None) -> EnvironmentRecord:
+    record = EnvironmentRecord(name=env.name, torch=env.torch, variant=env.variant, cuda=env.cuda, python=env.python)
+    if build is None:
+        return record
+    return replace(record, image=build.tag, content_hash=build.content_hash,
+                   build=BuildRecord(status=build.status, wall_s=build.wall_s,
+                                     log=str(build.log) if build.log else None, log_tail=build.log_tail,
+                                     error=build.error))
 
 
 def document(matrix: Matrix, options: Options, run_id: str, started: datetime.datetime, wall_s: float,
              builds: dict[str, EnvBuild], results: list[CellResult], interrupted: bool, info: dict[str, Any],
-             real: Profile | None, parallel: int) -> dict[str, Any]:
-    """The versioned cells.json document (pure)."""
-    def host_entry(h: Any) -> dict[str, Any]:
-        p = host_profile(h, real)
-        faults = []
-        if p is not None:
-            f = p.faults
-            faults = [x for x in (f"NVML init error {f.nvml_init_error}" if f.nvml_init_error else "",
-                                  f"cuInit error {f.cuinit_error}" if f.cuinit_error else "",
-                                  "stub library" if f.stub else "") if x]
-        return {"name": h.name, "kind": h.kind, "profile": h.profile, "description": h.description or
-                (p.description if p else ""), "driver": p.driver_version if p else None,
-                "cuda_driver_version": p.cuda_driver_version if p else None,
-                "gpus": [{"name": g.name, "compute_capability": g.compute_capability, "memory_bytes": g.memory_bytes,
-                          "uuid": g.uuid} for g in (p.gpus if p else ())], "faults": faults}
-
-    return {
-        "schema": SCHEMA, "version": SCHEMA_VERSION,
-        "run": {"id": run_id, "started": started.isoformat(timespec="seconds"),
-                "finished": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                "wall_s": round(wall_s, 1), "matrix_file": matrix.path, "selection": options.selection,
-                "interrupted": interrupted, "refenv_version": refenv_version, "harness_version": harness_version,
-                "docker": {"server_version": info.get("server_version"), "nvidia_runtime": info.get("nvidia_runtime")},
-                "machine": {"cores": os.cpu_count(), "hostname": platform.node(), "parallel": parallel},
-                "use_cache": options.use_cache},
-        "environments": [{"name": e.name, "torch": e.torch, "variant": e.variant, "cuda": e.cuda, "python": e.python,
-                          "image": builds[e.name].tag if e.name in builds else None,
-                          "content_hash": builds[e.name].content_hash if e.name in builds else None,
-                          "build": {"status": builds[e.name].status, "wall_s": builds[e.name].wall_s,
-                                    "log": str(builds[e.name].log) if builds[e.name].log else None,
-                                    "log_tail": builds[e.name].log_tail, "error": builds[e.name].error}
-                          if e.name in builds else {"status": "NOT_RUN"}}
-                         for e in matrix.environments],
-        "hosts": [host_entry(h) for h in matrix.hosts],
-        "scenarios": [{"name": s.name, "description": s.description, "gpus": s.gpus, "env": s.env_dict}
-                      for s in matrix.scenarios],
-        "cells": [c.to_dict() for c in results],
-        "summary": summarize(results),
-    }
+             real: Profile | None, parallel: int) -> RunDocument:
+    """The run document (pure but for the clock)."""
+    run = RunInfo(
+        id=run_id, started=started.isoformat(timespec="seconds"),
+        finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        wall_s=round(wall_s, 1), matrix_file=matrix.path,
+        selection={k: tuple(v) for k, v in options.selection.items()}, interrupted=interrupted,
+        refenv_version=refenv_version, harness_version=harness_version,
+        docker=DockerInfo(info.get("server_version"), info.get("nvidia_runtime")),
+        machine=MachineInfo(os.cpu_count(), platform.node(), parallel), use_cache=options.use_cache)
+    return RunDocument(
+        run=run,
+        environments=tuple(environment_record(e, builds.get(e.name)) for e in matrix.environments),
+        hosts=tuple(host_record(h, real) for h in matrix.hosts),
+        scenarios=tuple(ScenarioRecord(s.name, s.description, s.gpus, s.env_dict) for s in matrix.scenarios),
+        cells=tuple(results))
 
 
-def write_results(folder: Path, doc: dict[str, Any]) -> dict[str, Path]:
+def write_results(folder: Path, doc: RunDocument) -> dict[str, Path]:
     """cells.json and the reports; the JSON first, so a report failure cannot lose the results."""
     from refenv.report import write_reports
 
-    path = folder / "cells.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(doc, indent=2, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
-    written = {"cells.json": path}
+    written = {"cells.json": write_run(doc, folder / "cells.json")}
     try:
         written.update({k: Path(v) for k, v in write_reports(doc, folder).items()})
     except Exception:  # the results are safe in cells.json; say what broke and go on
@@ -272,7 +281,7 @@ def plan_only(matrix: Matrix) -> list[tuple[CellSpec, Any]]:
     real = realhost.probe() if any(h.kind == "real" for h in matrix.hosts) else None
     out = []
     for spec in cells(matrix):
-        profile = host_profile(spec.host, real)
+        profile = matrix_host_profile(spec.host, real)
         out.append((spec, expect.expect(spec.environment, spec.host, profile, spec.scenario)))
     return out
 

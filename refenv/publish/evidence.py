@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import subprocess
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from refenv import baseimage, images, paths, wheelhouse
 from refenv.engine import Engine
 from refenv.errors import LockError, RefenvError
 from refenv.matrix import Environment, Matrix
+from refenv.rundoc import RunDocument, RunDocumentError, load_run
 
 LOG = logging.getLogger(__name__)
 
@@ -46,33 +45,30 @@ def current_image(engine: Engine, matrix: Matrix, env: Environment) -> tuple[str
     return plan.content_hash, plan.env_tag
 
 
-def run_documents(results_root: Path) -> list[tuple[Path, dict[str, Any]]]:
+def run_documents(results_root: Path) -> list[tuple[Path, RunDocument]]:
     """Every matrix run's cells.json under `results_root`, newest first (run ids begin with their time)."""
-    found: dict[Path, dict[str, Any]] = {}
+    found: dict[Path, RunDocument] = {}
     for path in results_root.glob("*/cells.json"):
         real = path.resolve()
         if real in found:
             continue
         try:
-            doc = json.loads(real.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            found[real] = load_run(real)
+        except RunDocumentError as exc:
             LOG.info("skipping %s: %s", path, exc)
-            continue
-        if isinstance(doc, dict):
-            found[real] = doc
-    return sorted(found.items(), key=lambda item: str((item[1].get("run") or {}).get("started", "")), reverse=True)
+    return sorted(found.items(), key=lambda item: item[1].run.started or "", reverse=True)
 
 
-def find_run(results_root: Path, env: str, content_hash: str) -> tuple[Path, dict[str, Any]] | str:
+def find_run(results_root: Path, env: str, content_hash: str) -> tuple[Path, RunDocument] | str:
     """The newest run that tested this image, or why there is none."""
     newest_other = None
     for path, doc in run_documents(results_root):
-        entry = next((e for e in doc.get("environments") or [] if e.get("name") == env), None)
+        entry = doc.environment(env)
         if entry is None:
             continue
-        if entry.get("content_hash") == content_hash:
+        if entry.content_hash == content_hash:
             return path, doc
-        newest_other = newest_other or (path, str(entry.get("content_hash")))
+        newest_other = newest_other or (path, str(entry.content_hash))
     if newest_other:
         return (f"the image's content hash {content_hash[:16]} differs from the one the newest run of {env} tested "
                 f"({newest_other[1][:16]}, {newest_other[0]}): run `invoke matrix --env {env}` first")

@@ -25,6 +25,7 @@ from refenv.publish import auth, evidence, manifest, release, verify
 from refenv.publish.manifest import Published
 from refenv.results import PASS, CellResult
 from refenv.run import Options, run_matrix
+from refenv.rundoc import HostRecord, RunDocument, ScenarioRecord
 
 LOG = logging.getLogger(__name__)
 Say = Callable[[str], None]
@@ -76,31 +77,31 @@ class SayUI:
         self.say(f"  {result.id}: {result.status} ({result.reason})")
 
 
-def pick_cell(doc: dict[str, Any], env: str) -> dict[str, Any]:
+def pick_cell(doc: RunDocument, env: str) -> CellResult:
     """The PASS cell to re-run from the pulled image: r580/gpu if the run has it, else a simulated host's."""
-    passed = [c for c in doc.get("cells") or [] if c.get("environment") == env and c.get("status") == PASS]
-    kinds = {h.get("name"): h.get("kind") for h in doc.get("hosts") or []}
-    return next((c for c in passed if (c.get("host"), c.get("scenario")) == PREFERRED_CELL),
-                next((c for c in passed if kinds.get(c.get("host")) == "simulated"), passed[0]))
+    passed = [c for c in doc.cells if c.environment == env and c.status == PASS]
+    kinds = {h.name: h.kind for h in doc.hosts}
+    return next((c for c in passed if (c.host, c.scenario) == PREFERRED_CELL),
+                next((c for c in passed if kinds.get(c.host) == "simulated"), passed[0]))
 
 
-def _host(matrix: Matrix, doc: dict[str, Any], name: str) -> Host:
+def _host(matrix: Matrix, doc: RunDocument, name: str) -> Host:
     try:
         return matrix.host(name)
     except StopIteration:
-        entry = next(h for h in doc.get("hosts") or [] if h.get("name") == name)
-        return Host(name, entry.get("kind", "none"), entry.get("profile"))
+        entry = doc.host(name) or HostRecord(name)
+        return Host(name, entry.kind, entry.profile)
 
 
-def _scenario(matrix: Matrix, doc: dict[str, Any], name: str) -> Scenario:
+def _scenario(matrix: Matrix, doc: RunDocument, name: str) -> Scenario:
     try:
         return matrix.scenario(name)
     except StopIteration:
-        entry = next(s for s in doc.get("scenarios") or [] if s.get("name") == name)
-        return Scenario(name, entry.get("gpus", "all"), tuple((entry.get("env") or {}).items()))
+        entry = doc.scenario(name) or ScenarioRecord(name)
+        return Scenario(name, entry.gpus, tuple(entry.env.items()))
 
 
-def pull_check(engine: Engine, settings: Settings, env: Environment, p: Published, doc: dict[str, Any],
+def pull_check(engine: Engine, settings: Settings, env: Environment, p: Published, doc: RunDocument,
                creds: auth.Credentials | None, say: Say) -> dict[str, Any]:
     """Untag the local release, pull it by digest, check its labels, and re-run one verified cell from it."""
     for tag in p.tags:
@@ -114,16 +115,16 @@ def pull_check(engine: Engine, settings: Settings, env: Environment, p: Publishe
     labels = engine.image_labels(p.reference) or {}
     wrong = [k for k, v in p.labels if labels.get(k) != v]
     c = pick_cell(doc, env.name)
-    m = Matrix(settings.matrix.path, (env,), (_host(settings.matrix, doc, c["host"]),),
-               (_scenario(settings.matrix, doc, c["scenario"]),),
+    m = Matrix(settings.matrix.path, (env,), (_host(settings.matrix, doc, c.host),),
+               (_scenario(settings.matrix, doc, c.scenario),),
                replace(settings.matrix.run, probes="off", memory_check="off"))
     options = Options(results_root=settings.results_root / "publish" / "pullback", use_cache=False,
                       probes="off", memory_check="off", images={env.name: p.reference})
     outcome = run_matrix(m, options, SayUI(say))
-    cell = outcome.document["cells"][0]
+    cell = outcome.document.cells[0]
     return {"reference": p.reference, "image_id": image_id, "labels_match": not wrong, "labels_differing": wrong,
-            "cell": cell["id"], "status": cell["status"], "reason": cell["reason"], "results": str(outcome.folder),
-            "ok": not wrong and cell["status"] == PASS}
+            "cell": cell.id, "status": cell.status, "reason": cell.reason, "results": str(outcome.folder),
+            "ok": not wrong and cell.status == PASS}
 
 
 def push(engine: Engine, ref: str, creds: auth.Credentials | None) -> str:

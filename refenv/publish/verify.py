@@ -9,9 +9,9 @@ verified on are the hosts of its PASS cells, and they are named.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from refenv.results import BAD, NOT_RUN, PASS, SCHEMA
+from refenv.results import NOT_RUN, PASS
+from refenv.rundoc import HostRecord, RunDocument
 
 SHOWN = 5  # failing cells named in a refusal; the rest are counted
 
@@ -28,49 +28,46 @@ class Judgement:
     run_id: str | None
 
 
-def describe_host(host: dict[str, Any]) -> str:
+def describe_host(host: HostRecord) -> str:
     """'r580 (simulated driver 580.95.05, 2 x NVIDIA H100 80GB HBM3)', 'none (no driver)'."""
-    kind, name = host.get("kind"), host.get("name", "?")
-    if kind == "none":
-        return f"{name} (no driver)"
-    gpus = host.get("gpus") or []
-    names = sorted({g.get("name") for g in gpus if g.get("name")})
+    if host.kind == "none":
+        return f"{host.name} (no driver)"
+    names = sorted({g.name for g in host.gpus if g.name})
+    gpus = host.gpus
     what = f", {len(gpus)} x {names[0]}" if len(names) == 1 else (f", {len(gpus)} GPUs" if gpus else "")
-    faults = f"; faults: {', '.join(host['faults'])}" if host.get("faults") else ""
-    return f"{name} ({'simulated' if kind == 'simulated' else kind} driver {host.get('driver') or '?'}{what}{faults})"
+    faults = f"; faults: {', '.join(host.faults)}" if host.faults else ""
+    kind = "simulated" if host.kind == "simulated" else host.kind
+    return f"{host.name} ({kind} driver {host.driver or '?'}{what}{faults})"
 
 
-def judge(doc: dict[str, Any], environment: str, content_hash: str) -> Judgement:
+def judge(doc: RunDocument, environment: str, content_hash: str) -> Judgement:
     """Whether the run in `doc` makes `environment` (the image with `content_hash`) publishable, and why."""
-    run_id = (doc.get("run") or {}).get("id")
+    run_id = doc.run.id
 
     def refuse(*reasons: str) -> Judgement:
         return Judgement(environment, False, reasons, (), (), 0, (), run_id)
 
-    if doc.get("schema") != SCHEMA:
-        return refuse(f"not a matrix run document (schema {doc.get('schema')!r}, expected {SCHEMA!r})")
-    if (doc.get("run") or {}).get("interrupted"):
+    if doc.run.interrupted:
         return refuse(f"run {run_id} was interrupted: not every cell ran")
-    entry = next((e for e in doc.get("environments") or [] if e.get("name") == environment), None)
+    entry = doc.environment(environment)
     if entry is None:
         return refuse(f"run {run_id} did not test {environment}")
-    if entry.get("content_hash") != content_hash:
+    if entry.content_hash != content_hash:
         return refuse(f"the image's content hash {content_hash[:16]} differs from the one run {run_id} tested "
-                      f"({str(entry.get('content_hash'))[:16]}): run `invoke matrix --env {environment}` first")
-    cells = [c for c in doc.get("cells") or [] if c.get("environment") == environment]
+                      f"({str(entry.content_hash)[:16]}): run `invoke matrix --env {environment}` first")
+    cells = [c for c in doc.cells if c.environment == environment]
     if not cells:
         return refuse(f"run {run_id} has no cells of {environment}")
-    bad = [c for c in cells if c.get("status") in BAD]
+    bad = [c for c in cells if c.bad]
     if bad:
-        named = [f"{c.get('id')}: {c.get('status')} ({c.get('reason')})" for c in bad[:SHOWN]]
+        named = [f"{c.id}: {c.status} ({c.reason})" for c in bad[:SHOWN]]
         more = [f"and {len(bad) - SHOWN} more"] if len(bad) > SHOWN else []
         return refuse(f"{len(bad)} of its {len(cells)} cells disagree or did not run as planned in run {run_id}",
                       *named, *more)
-    passed = [c for c in cells if c.get("status") == PASS]
+    passed = [c for c in cells if c.status == PASS]
     if not passed:
         return refuse(f"no cell of {environment} passed in run {run_id}: nothing verified it")
-    hosts = {h.get("name"): h for h in doc.get("hosts") or []}
-    names = tuple(str(n) for n in dict.fromkeys(c.get("host") for c in passed))
-    verified = tuple(describe_host(hosts.get(n) or {"name": n}) for n in names)
-    not_run = tuple(f"{c.get('id')}: {c.get('reason')}" for c in cells if c.get("status") == NOT_RUN)
+    names = tuple(dict.fromkeys(c.host for c in passed))
+    verified = tuple(describe_host(doc.host(n) or HostRecord(n)) for n in names)
+    not_run = tuple(f"{c.id}: {c.reason}" for c in cells if c.status == NOT_RUN)
     return Judgement(environment, True, (), verified, names, len(passed), not_run, run_id)

@@ -20,7 +20,7 @@ from refenv.reproduce.fix import plan_fix
 from refenv.reproduce.model import FixPlan, Inferred, Reproduction
 from refenv.reproduce.offer import probe_offer
 from refenv.reproduce.plan import plan
-from refenv.results import CellResult, cell_from_dict
+from refenv.results import CellResult
 from refenv.run import UI, Options, run_matrix
 
 LOG = logging.getLogger(__name__)
@@ -91,7 +91,7 @@ def run_cell(r: Reproduction, settings: Settings, run: RunSettings, ui: UI) -> C
     m = Matrix(str(cache), (r.environment,), (r.host,), (r.scenario,), quick)
     outcome = run_matrix(m, Options(results_root=settings.results_root, use_cache=settings.use_cache,
                                     relock=settings.relock, probes="off", memory_check="off"), ui)
-    return CellRun(r, cell_from_dict(outcome.document["cells"][0]), outcome.folder)
+    return CellRun(r, outcome.document.cells[0], outcome.folder)
 
 
 def reproduce(inferred: Inferred, source: str, settings: Settings, ui: UI) -> Outcome:

@@ -40,8 +40,8 @@ def verified_run(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Pa
     root = tmp_path_factory.mktemp("results")
     m = select(matrix_load.load(DEFAULT_MATRIX), [CPU], ["r580", "none", "real"], ["gpu"])
     outcome = run_matrix(m, Options(results_root=root, probes="off", memory_check="off"), RecordingUI())
-    statuses = {c["host"]: c["status"] for c in outcome.document["cells"]}
-    assert statuses["r580"] == "PASS" and statuses["none"] == "PASS", outcome.document["cells"]
+    statuses = {c.host: c.status for c in outcome.document.cells}
+    assert statuses["r580"] == "PASS" and statuses["none"] == "PASS", outcome.document.cells
     return root
 
 

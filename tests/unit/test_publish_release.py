@@ -115,7 +115,7 @@ def test_manifest_records_digests_and_never_credentials(tmp_path: Path) -> None:
 def write_run(root: Path, name: str, started: str, content_hash: str) -> Path:
     folder = root / name
     folder.mkdir(parents=True)
-    (folder / "cells.json").write_text(json.dumps({"schema": "refenv.cells", "run": {"id": name, "started": started},
+    (folder / "cells.json").write_text(json.dumps({"schema": "refenv.cells", "version": 1, "run": {"id": name, "started": started},
                                                    "environments": [{"name": "env", "content_hash": content_hash}]}))
     return folder / "cells.json"
 
@@ -126,7 +126,7 @@ def test_find_run_takes_the_newest_run_of_this_image(tmp_path: Path) -> None:
     newest = write_run(tmp_path, "20261103-000000-c", "2026-11-03T00:00:00+00:00", "2" * 64)
     os.symlink("20261103-000000-c", tmp_path / "latest")
     found = evidence.find_run(tmp_path, "env", "1" * 64)
-    assert not isinstance(found, str) and found[1]["run"]["id"] == "20261102-000000-b"
+    assert not isinstance(found, str) and found[1].run.id == "20261102-000000-b"
     assert not isinstance(evidence.find_run(tmp_path, "env", "2" * 64), str)
     other = evidence.find_run(tmp_path, "env", "3" * 64)
     assert isinstance(other, str) and "differs from the one the newest run of env tested (2222222222222222" in other

@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
-from refenv.publish.verify import describe_host, judge
+from refenv import jsoncodec
+from refenv.publish import verify
+from refenv.publish.verify import Judgement, describe_host
+from refenv.rundoc import HostRecord, RunDocumentError, from_data
 
 HASH = "ab" * 32
 HOSTS = [
@@ -35,6 +38,11 @@ def doc(cells: list[dict[str, Any]] | None = None, content_hash: str = HASH) -> 
             cell("env", "real", "NOT_RUN", "this Docker engine has no NVIDIA runtime"),
             cell("other", "r580", "FAIL", "expected OK, observed DRIVER_TOO_OLD")],
     }
+
+
+def judge(d: dict[str, Any], environment: str, content_hash: str) -> Judgement:
+    """verify.judge of the document as `load_run` reads it."""
+    return verify.judge(from_data(d), environment, content_hash)
 
 
 def test_known_good_names_the_hosts_it_was_verified_on() -> None:
@@ -77,7 +85,6 @@ def test_a_different_content_hash_refuses() -> None:
 
 
 @pytest.mark.parametrize(("change", "words"), [
-    (lambda d: d.update(schema="something.else"), "not a matrix run document"),
     (lambda d: d["run"].update(interrupted=True), "was interrupted"),
     (lambda d: d.update(environments=[]), "did not test env"),
     (lambda d: d.update(cells=[]), "has no cells of env"),
@@ -89,8 +96,19 @@ def test_other_refusals(change: Any, words: str) -> None:
     assert not j.ok and words in j.reasons[0]
 
 
+def test_a_document_of_another_schema_is_refused_when_read() -> None:
+    d = copy.deepcopy(doc())
+    d.update(schema="something.else")
+    with pytest.raises(RunDocumentError, match="not a matrix run document"):
+        judge(d, "env", HASH)
+
+
+def host(d: dict[str, Any]) -> HostRecord:
+    return jsoncodec.decode(HostRecord, d)
+
+
 def test_describe_host() -> None:
     mixed = {"name": "n", "kind": "simulated", "driver": "1.2", "gpus": [{"name": "A"}, {"name": "B"}]}
-    assert describe_host(mixed) == "n (simulated driver 1.2, 2 GPUs)"
-    assert describe_host({"name": "real", "kind": "real", "driver": "575.57.08",
-                          "gpus": [{"name": "NVIDIA H200"}]}) == "real (real driver 575.57.08, 1 x NVIDIA H200)"
+    assert describe_host(host(mixed)) == "n (simulated driver 1.2, 2 GPUs)"
+    assert describe_host(host({"name": "real", "kind": "real", "driver": "575.57.08",
+                               "gpus": [{"name": "NVIDIA H200"}]})) == "real (real driver 575.57.08, 1 x NVIDIA H200)"

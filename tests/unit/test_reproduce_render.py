@@ -10,6 +10,7 @@ from invoke.exceptions import Exit
 
 import tasks
 from harness.report import load_report
+from harness.schema import Finding
 from refenv.matrix import Base
 from refenv.reproduce import infer
 from refenv.reproduce.builds import Offer
@@ -36,7 +37,7 @@ FIX = ("upgrade the driver: a driver >= 580.65.06 (R580) for the full CUDA 13.0 
 
 
 def cell(verdict: str, message: str | None, simulated: bool = True, status: str = "PASS") -> CellResult:
-    findings = ({"verdict": verdict, "severity": "error", "remediation": list(FIX)},) if verdict != "OK" else ()
+    findings = (Finding(verdict, "error", "", remediation=tuple(FIX)),) if verdict != "OK" else ()
     return CellResult("e/reported/reported", "e", "reported", "reported", status, f"{verdict} as expected",
                       Expected(verdict, (), None, ""), Observed(verdict, (verdict,), simulated, False, None, message,
                                                                 findings))

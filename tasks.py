@@ -62,12 +62,13 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
     from refenv.report.console import console_summary
-    from refenv.run import Options, plan_only, run_matrix
+    from refenv.runner import Options, run_matrix
+    from refenv.runner import dry_run as plan_of
 
     try:
         m = _matrix(matrix, env, host, scenario)
         if dry_run:
-            for spec, expected in plan_only(m):
+            for spec, expected in plan_of(m):
                 print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
             return
         ui = ConsoleUI(verbose=verbose)
@@ -95,7 +96,7 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
     from harness.render import render_diagnosis
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
-    from refenv.run import Options, run_matrix
+    from refenv.runner import Options, run_matrix
 
     try:
         m = _matrix(matrix, [env], [host], [scenario])
@@ -167,9 +168,10 @@ def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") 
 def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: bool = False) -> None:
     """Remove every container and image labelled by refenv (and, with --cache, its caches)."""
     from refenv import paths
-    from refenv.engine import MANAGED, Engine
+    from refenv.engine import Engine
     from refenv.engine import stale as stale_ids
     from refenv.errors import RefenvError
+    from refenv.labels import MANAGED
 
     try:
         engine = Engine.connect()
@@ -257,9 +259,9 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
     from refenv.reproduce import ReproduceError, from_flags, infer
+    from refenv.reproduce.execute import Settings
+    from refenv.reproduce.execute import reproduce as run_reproduction
     from refenv.reproduce.render import render, succeeded
-    from refenv.reproduce.run import Settings
-    from refenv.reproduce.run import reproduce as run_reproduction
 
     flags = report == "flags"
     if flags != bool(torch):

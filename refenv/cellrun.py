@@ -15,14 +15,14 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from refenv import paths
-from refenv.engine import Engine
+from refenv.backend import CellEngine
 from refenv.errors import NoGpuRuntime, RefenvError
 from refenv.judge import judge_cell
 from refenv.results import ERROR, NOT_RUN, CellResult, Expected
@@ -43,9 +43,18 @@ class CellPlan:
     cache_key: str | None           # None: never cached
     out_dir: Path
     timeout_s: float
+    files: tuple[tuple[Path, str], ...] = ()  # what the container mounts, written just before the cells run
 
 
-def cache_key(parts: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class CellsRun:
+    """The cells' results in plan order, and whether Ctrl-C cut the run short (unfinished cells are NOT_RUN)."""
+
+    results: tuple[CellResult, ...]
+    interrupted: bool
+
+
+def cache_key(parts: Mapping[str, object]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -64,7 +73,16 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def run_one(engine: Engine, plan: CellPlan, use_cache: bool) -> CellResult:
+def write_files(plans: list[CellPlan]) -> None:
+    """The files the plans name, each once, written beside and renamed (cells share a host's config)."""
+    for path, content in {p: c for plan in plans for p, c in plan.files}.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(content, encoding="utf-8")
+        tmp.replace(path)
+
+
+def run_one(engine: CellEngine, plan: CellPlan, use_cache: bool) -> CellResult:
     """One cell, start to finish; every failure becomes a status, never an exception."""
     base = _base(plan)
     if plan.skip is not None:
@@ -98,12 +116,10 @@ def run_one(engine: Engine, plan: CellPlan, use_cache: bool) -> CellResult:
     return replace(result, wall_s=round(time.monotonic() - start, 2))
 
 
-def run_all(engine: Engine, plans: list[CellPlan], parallel: int, use_cache: bool, run_id: str,
-            on_done: Callable[[CellResult], None]) -> tuple[list[CellResult], bool]:
-    """Every cell, `parallel` at a time. Ctrl-C removes the run's containers and returns what finished.
-
-    Returns the results in plan order and whether the run was interrupted.
-    """
+def run_cells(engine: CellEngine, plans: list[CellPlan], run_id: str, parallel: int = 1, use_cache: bool = True,
+              on_done: Callable[[CellResult], None] | None = None) -> CellsRun:
+    """Every cell, `parallel` at a time. Ctrl-C cancels the run's containers and returns what finished."""
+    write_files(plans)
     results: dict[str, CellResult] = {}
     stop = threading.Event()
     interrupted = False
@@ -124,16 +140,17 @@ def run_all(engine: Engine, plans: list[CellPlan], parallel: int, use_cache: boo
                     LOG.exception("cell %s crashed", plan.id)
                     result = replace(_base(plan), status=ERROR, reason=f"refenv error: {exc}")
                 results[plan.id] = result
-                on_done(result)
+                if on_done is not None:
+                    on_done(result)
     except KeyboardInterrupt:
         interrupted = True
         stop.set()
-        removed = engine.remove_containers({"refenv.run": run_id})
+        removed = engine.cancel(run_id)
         LOG.warning("interrupted: removed %d running container(s)", removed)
         for fut in pending:
             fut.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
-        engine.remove_containers({"refenv.run": run_id})
+        engine.cancel(run_id)  # a container created while the first cancel ran
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     ordered = []
@@ -142,10 +159,10 @@ def run_all(engine: Engine, plans: list[CellPlan], parallel: int, use_cache: boo
             ordered.append(results[plan.id])
         else:
             ordered.append(replace(_base(plan), status=NOT_RUN, reason="interrupted (Ctrl-C) before it finished"))
-    return ordered, interrupted
+    return CellsRun(tuple(ordered), interrupted)
 
 
-def prepare_ldcache(engine: Engine, image: str, image_id: str, libs: dict[str, str], digest: str,
+def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,
                     run_id: str) -> str | None:
     """The linker cache of `image` with the simulated driver's libraries in place, made once and kept."""
     from refenv.runspec import ldcache_spec

@@ -16,16 +16,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from refenv import paths
+from refenv import paths, wheelhouse
+from refenv.backend import ImageRequest
 from refenv.build import EnvBuild
-from refenv.engine import Engine, tar_context
+from refenv.buildcontext import tar_context
+from refenv.cellplan import Scope, plan_cell
+from refenv.cellrun import run_cells
+from refenv.dockerengine import DockerEngine
+from refenv.engine import Engine
 from refenv.errors import RefenvError
 from refenv.matrix import Environment, Host, Matrix, Scenario
 from refenv.publish import auth, evidence, manifest, release, verify
 from refenv.publish.manifest import Published
 from refenv.results import PASS, CellResult
-from refenv.run import Options, run_matrix
 from refenv.rundoc import HostRecord, RunDocument, ScenarioRecord
+from refenv.runner import Begun, conclude, prepare
 
 LOG = logging.getLogger(__name__)
 Say = Callable[[str], None]
@@ -115,13 +120,19 @@ def pull_check(engine: Engine, settings: Settings, env: Environment, p: Publishe
     labels = engine.image_labels(p.reference) or {}
     wrong = [k for k, v in p.labels if labels.get(k) != v]
     c = pick_cell(doc, env.name)
-    m = Matrix(settings.matrix.path, (env,), (_host(settings.matrix, doc, c.host),),
-               (_scenario(settings.matrix, doc, c.scenario),),
-               replace(settings.matrix.run, probes="off", memory_check="off"))
-    options = Options(results_root=settings.results_root / "publish" / "pullback", use_cache=False,
-                      probes="off", memory_check="off", images={env.name: p.reference})
-    outcome = run_matrix(m, options, SayUI(say))
-    cell = outcome.document.cells[0]
+    cells = DockerEngine(engine)
+    scope = Scope((env,), (_host(settings.matrix, doc, c.host),), (_scenario(settings.matrix, doc, c.scenario),))
+    quick = replace(settings.matrix.run, probes="off", memory_check="off")
+    begun = Begun.now(settings.results_root / "publish" / "pullback")
+    begun.folder.mkdir(parents=True, exist_ok=True)
+    ui = SayUI(say)
+    request = ImageRequest(env, wheelhouse.lock_path(settings.matrix.path, env.name), given=p.reference)
+    prepared = prepare(cells, [request], scope.hosts, begun.run_id, ui)
+    plan = plan_cell(scope.cells()[0], prepared, begun.run_id, begun.folder, quick)
+    done = run_cells(cells, [plan], begun.run_id, use_cache=False, on_done=ui.cell_done)
+    outcome = conclude(begun, scope, cells.inventory(), prepared.builds, done.results, done.interrupted,
+                       prepared.real, use_cache=False)
+    cell = done.results[0]
     return {"reference": p.reference, "image_id": image_id, "labels_match": not wrong, "labels_differing": wrong,
             "cell": cell.id, "status": cell.status, "reason": cell.reason, "results": str(outcome.folder),
             "ok": not wrong and cell.status == PASS}

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from harness.report.text import strip_triggered
 from harness.schema import NO_DRIVER, NOT_VISIBLE
+from refenv.reproduce.execute import CellRun, Outcome
 from refenv.reproduce.model import Reported, Reproduction
-from refenv.reproduce.run import CellRun, Outcome
 from refenv.results import CellResult
 
 LABEL, COLUMN = 18, 50

@@ -12,10 +12,11 @@ import yaml
 
 from refenv import jsoncodec, matrix_load
 from refenv.build import EnvBuild
-from refenv.engine import MANAGED, Engine
+from refenv.engine import Engine
+from refenv.labels import MANAGED
 from refenv.matrix import Matrix
 from refenv.results import CellResult, cell_id
-from refenv.run import Options, Outcome, run_matrix
+from refenv.runner import Options, Outcome, run_matrix
 from refenv.runspec import ContainerSpec
 
 LOG = logging.getLogger(__name__)

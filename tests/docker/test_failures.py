@@ -15,7 +15,7 @@ import pytest
 from harness import compat
 from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK
 from refenv import jsoncodec, profiles
-from refenv.run import Outcome
+from refenv.runner import Outcome
 from tests.docker.support import (
     CPU,
     CU128,

@@ -21,7 +21,7 @@ import pytest
 from refenv import matrix_load
 from refenv.engine import Engine
 from refenv.matrix import select
-from refenv.run import Options, run_matrix
+from refenv.runner import Options, run_matrix
 from tests.docker.registry import PASSWORD, USERNAME, Registry, running_registry
 from tests.docker.support import CPU, DEFAULT_MATRIX, ROOT, RecordingUI
 

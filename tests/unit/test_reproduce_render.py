@@ -14,6 +14,7 @@ from harness.schema import Finding
 from refenv.matrix import Base
 from refenv.reproduce import infer
 from refenv.reproduce.builds import Offer
+from refenv.reproduce.execute import CellRun, Outcome
 from refenv.reproduce.fix import plan_fix
 from refenv.reproduce.plan import plan
 from refenv.reproduce.render import (
@@ -25,7 +26,6 @@ from refenv.reproduce.render import (
     succeeded,
     verdicts_agree,
 )
-from refenv.reproduce.run import CellRun, Outcome
 from refenv.results import CellResult, Expected, Observed
 
 DATA = Path(__file__).resolve().parents[1] / "data"

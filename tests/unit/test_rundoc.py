@@ -14,13 +14,17 @@ from rich.console import Console
 
 from harness.classify import classify
 from harness.facts import Facts
-from refenv import jsoncodec, matrix_load, run
+from refenv import jsoncodec, matrix_load
+from refenv.backend import Inventory
 from refenv.build import EnvBuild
+from refenv.cellplan import Scope
 from refenv.judge import judge_cell
 from refenv.report import console_summary, console_table, render_html, render_junit, render_markdown
 from refenv.report.html import css_class
 from refenv.results import CellResult, Expected
 from refenv.rundoc import SCHEMA_VERSION, RunDocument, RunDocumentError, from_data, load_run, to_json, write_run
+from refenv.runner import dry_run
+from refenv.runrecord import document, run_info
 from refenv.status import LOOKS, STATUSES, look
 from tests.unit.facts_builder import healthy, no_driver
 
@@ -36,7 +40,7 @@ def harness_doc(facts: dict[str, Any]) -> dict[str, Any]:
 def real_document() -> RunDocument:
     """The project's matrix, its cells judged from real harness documents, put together by `run.document`."""
     matrix = matrix_load.load(ROOT / "matrix.yaml")
-    plans = run.plan_only(matrix)
+    plans = dry_run(matrix)
     results = []
     for i, (spec, expected) in enumerate(plans):
         base = CellResult(spec.id, spec.environment.name, spec.host.name, spec.scenario.name)
@@ -46,10 +50,11 @@ def real_document() -> RunDocument:
     results.append(CellResult("x/y/z", "x", "y", "z", "NOT_RUN", "this engine has no NVIDIA runtime"))
     builds = {e.name: EnvBuild(e.name, "CACHED", f"refenv/env-{e.name}:1", "ab" * 8, 1.5, None)
               for e in matrix.environments}
-    options = run.Options(results_root=Path("results"), selection={"env": ["*"]})
+    scope = Scope(matrix.environments, matrix.hosts, matrix.scenarios, matrix.path)
     started = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
-    return run.document(matrix, options, "20261201-000000-abcdef", started, 12.3, builds, results, False,
-                        {"server_version": "28.2.2", "nvidia_runtime": False}, None, 2)
+    info = run_info("20261201-000000-abcdef", started, 12.3, scope, {"env": ["*"]}, False,
+                    Inventory("28.2.2", False), 2, True)
+    return document(scope, info, builds, tuple(results), None)
 
 
 def test_what_the_writer_writes_the_reader_reads_and_every_renderer_takes(tmp_path: Path) -> None:

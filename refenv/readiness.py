@@ -42,6 +42,7 @@ class CellFacts:
     cuda: str | None               # the environment's CUDA version, '13.0'; None for a CPU build
     driver_cuda: int | None = None     # the host's cuDriverGetVersion value, 12020; derived from driver if None
     capability: str | None = None      # the host's first GPU's compute capability, '9.0'
+    reason: str = ""                   # the cell's reason, shown for a host that gave no answer
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,7 @@ def _one(env: str, cells: list[CellFacts], ready_on: Mapping[tuple[str, str], Re
         if answered:
             refused.append(RefusedHost(host, answered[0].observed or "", fix_for(answered[0], ready_elsewhere)))
         elif plain:
-            untested.append((host, f"{plain[0].status}: no answer with GPU access"))
+            untested.append((host, f"{plain[0].status}: {plain[0].reason or 'no answer with GPU access'}"))
         else:
             untested.append((host, "no scenario with plain GPU access ran"))
     first = cells[0]

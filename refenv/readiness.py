@@ -132,8 +132,7 @@ def fix_for(c: CellFacts, ready_elsewhere: Mapping[str, tuple[str, ...]]) -> Fix
         alt = _alternative(c, ready_elsewhere) if verdict == schema.DRIVER_TOO_OLD else None
         return Fix(install + (f" or use {alt}" if alt else ""), need, branch, alt)
     if verdict == schema.DRIVER_BROKEN:
-        return Fix("repair the driver (libcuda and the kernel module must match: reboot or reload after an "
-                   "upgrade; no stub or forward-compat libcuda on the library path)")
+        return Fix("repair the driver: the cell's findings name the fault")
     if verdict == schema.ARCH_UNSUPPORTED:
         sm = compat.sm_name(c.capability) if c.capability else "this GPU"
         return Fix(f"use a build compiled for {sm}")

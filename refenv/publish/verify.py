@@ -90,7 +90,9 @@ def judge(runs: Sequence[RunRecord], environment: str, content_hash: str,
     later = [f"run {r.run_id}: {line}" for r in newer for line in _bad(r.cells_of(environment))]
     if later:
         return refuse(f"a newer run of this image disagrees ({len(later)} cell(s))", *_named(later), run=full)
-    (ready,) = readiness.judge(f for f in full.facts(environment) if (f.host, f.scenario) in required)
+    # Every environment of the run is read, so a refused host can name another one that is ready there.
+    facts = [f for e in full.environments for f in full.facts(e.name) if (f.host, f.scenario) in required]
+    ready = next(r for r in readiness.judge(facts) if r.environment == environment)
     if not ready.is_ready:
         return refuse(f"torch gets a GPU on no host in run {full.run_id}",
                       *(h.label for h in ready.refused), *(f"{h}: {why}" for h, why in ready.untested), run=full)

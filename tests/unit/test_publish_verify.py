@@ -149,3 +149,14 @@ def test_load_runs_newest_first_reads_a_link_once_and_skips_other_documents(tmp_
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / "cells.json").write_text("{not json")
     assert [r.run_id for r in history.load_runs(tmp_path)] == ["20261103-c", "20261102-b", "20261101-a"]
+
+
+def test_a_refused_host_names_another_environment_of_the_run_ready_there() -> None:
+    cpu = [{**cell(h, s, env="cpu", observed="CPU_WHEEL" if s == "gpu" else "NOT_VISIBLE"), "environment": "cpu"}
+           for h in ("none", "r470", "r580") for s in SCENARIOS]
+    r = record("run", full_cells() + cpu)
+    doc_envs = (*r.environments, history.RunEnvironment("cpu", "2.13.0", None, "cd" * 32))
+    r = history.RunRecord(r.path, r.run_id, r.started, r.interrupted, doc_envs, r.hosts, r.scenarios, r.cells)
+    j = judge([r], "cpu", "cd" * 32, frozenset((h, s) for h in ("none", "r470", "r580") for s in SCENARIOS))
+    assert not j.ok and "r580: CPU_WHEEL (use a CUDA build (env, ready there))" in j.reasons
+    assert "r470: CPU_WHEEL (use a CUDA build)" in j.reasons

@@ -5,9 +5,9 @@
   invoke build [--env E]    build (or find) the environment images
   invoke lock [--env E]     re-resolve the wheels of an environment and rewrite its lock
   invoke reproduce REPORT    rebuild a user's stack from a pasted report (or `flags --torch ...`) on a simulated host
-  invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments the latest matrix run verified
+  invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a full matrix run proved (GPU somewhere)
   invoke reproduce REPORT    rebuild a user's broken stack from a pasted report and show the fix works
-  invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a matrix run verified
+  invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a full matrix run proved
   invoke clean              remove every container and image refenv made
   invoke test               the test tiers (unit, docker; gpu where a GPU is)
 """
@@ -297,14 +297,15 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
     "env": "environments to publish (glob; default: every one the matrix defines)",
     "dry-run": "judge each environment and show what would be pushed, with its labels; push nothing",
     "repository": "one repository name for every environment (default: each environment's own name)",
-    "no-pull-check": "skip pulling the release back by digest and re-running a cell from it",
+    "no-pull-check": "skip pulling the release back by digest and re-running a ready cell from it",
     "matrix": "the matrix file (default: matrix.yaml)",
     "results": "where the matrix runs are, and where results/publish/<time>.json goes (default: results/)",
 })
 def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bool = False,
             repository: str | None = None, no_pull_check: bool = False, matrix: str = "matrix.yaml",
             results: str = "results") -> None:
-    """Push the environments the latest matrix run verified (credentials: REFENV_REGISTRY_* or the Docker config)."""
+    """Push the environments a full matrix run proved, labelled with where torch gets a GPU (credentials:
+    REFENV_REGISTRY_* or the Docker config)."""
     import os
 
     from refenv.errors import RefenvError

@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from refenv.runner import Options, run_matrix
 
 from refenv import jsoncodec, matrix_load
 from refenv.engine import Engine
 from refenv.matrix import select
+from refenv.runner import Options, run_matrix
 from refenv.wheelhouse import lock_path
 from tests.docker.registry import PASSWORD, USERNAME, Registry, running_registry
 from tests.docker.support import CPU, CU130, DEFAULT_MATRIX, DIAGNOSIS_ONLY, ROOT, RecordingUI, matrix_text

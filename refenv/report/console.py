@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from refenv.report import view
+from refenv.report import ready, view
 from refenv.report.formats import fmt_seconds, text
 from refenv.rundoc import RunDocument
 from refenv.status import look
@@ -40,11 +40,22 @@ def attention_lines(doc: RunDocument) -> list[str]:
     return lines
 
 
+def readiness_lines(doc: RunDocument) -> list[str]:
+    """Per environment: where torch gets a GPU, where not with the smallest fix, whether predictions held."""
+    lines = []
+    for s in ready.sections(doc):
+        lines.append(f"{s.environment} ({s.build}): GPU on {s.gpu_on}; {s.agreement}")
+        lines += [f"  no GPU: {_one_line(line)}" for line in s.no_gpu]
+        lines += [f"  not tested: {_one_line(line)}" for line in s.untested]
+    return lines
+
+
 def console_summary(doc: RunDocument, written: Mapping[str, Path] | None = None) -> str:
     """The plain-text summary: outcome and counts, the cells that did not pass, and the report paths."""
     lines = [f"refenv matrix {text(doc.run.id)}: {view.outcome(doc)} "
              f"in {fmt_seconds(doc.run.wall_s)}",
              view.counts_line(doc)]
+    lines += ["", "upgrade readiness:"] + [f"  {line}" for line in readiness_lines(doc)]
     bad = attention_lines(doc)
     if bad:
         lines += ["", "not passed:"] + [f"  {line}" for line in bad]
@@ -79,6 +90,20 @@ def _grid_table(grid: view.Grid) -> Table:
     return table
 
 
+def _readiness_table(doc: RunDocument) -> Table:
+    table = Table(title=Text("upgrade readiness"), title_justify="left", header_style="bold")
+    table.add_column("environment", no_wrap=True)
+    table.add_column("torch gets a GPU on")
+    table.add_column("no GPU: why, and the smallest fix")
+    table.add_column("predictions")
+    for s in ready.sections(doc):
+        no_gpu = [*s.no_gpu, *(f"not tested: {u}" for u in s.untested)]
+        table.add_row(Text(f"{s.environment}\n{s.build}"), Text(s.gpu_on, style="green" if s.ready else "bold red"),
+                      Text("\n".join(_one_line(x) for x in no_gpu) or "—"),
+                      Text(s.agreement, style="green" if s.agreed else "bold red"))
+    return table
+
+
 def console_table(doc: RunDocument) -> RenderableType:
     """Rich renderables: the outcome and counts, one coloured grid per scenario, the cells that did not pass."""
     outcome = view.outcome(doc)
@@ -86,6 +111,7 @@ def console_table(doc: RunDocument) -> RenderableType:
     head.append(outcome, style="bold green" if outcome == "PASSED" else "bold red")
     head.append(f"  ({fmt_seconds(doc.run.wall_s)})")
     parts: list[RenderableType] = [head, _counts(doc)]
+    parts.append(_readiness_table(doc))
     parts += [_grid_table(g) for g in view.grids(doc)]
     groups = view.attention_groups(doc)
     if groups:

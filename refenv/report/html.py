@@ -13,7 +13,7 @@ import jinja2
 from markupsafe import Markup
 
 from harness.schema import Finding
-from refenv.report import roofline, roofline_svg, view
+from refenv.report import ready, roofline, roofline_svg, view
 from refenv.report.formats import MISSING, fmt_bytes, fmt_seconds, text
 from refenv.report.memory import Ledger, MemorySummary, ledger_brief, memory_summary
 from refenv.report.probes import probe_summary
@@ -150,7 +150,7 @@ def context(doc: RunDocument) -> dict[str, Any]:
                       for g in view.attention_groups(doc)],
         "attention_total": len(view.attention(doc)),
         "grids": grids, "cells": [_evidence(c, anchors[c.id]) for c in cells], "builds": builds,
-        "rooflines": _rooflines(doc), "tables": _tables(doc),
+        "rooflines": _rooflines(doc), "tables": _tables(doc), "readiness": ready.sections(doc),
     }
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from harness.schema import Finding
 from refenv.report import mdtext as md
-from refenv.report import view
+from refenv.report import ready, view
 from refenv.report.formats import text
 from refenv.report.memory import ledger_brief, memory_summary
 from refenv.report.probes import brief, judged_rows, measurement_columns, probe_summary
@@ -24,6 +24,23 @@ def _header(doc: RunDocument) -> list[str]:
         lines += ["> This run was interrupted: cells it did not reach are NOT_RUN or missing (shown as —).", ""]
     lines += md.table(["", ""], [[md.cell(k), md.cell(v)] for k, v in view.header_rows(doc)])
     return [*lines, ""]
+
+
+def _readiness(doc: RunDocument) -> list[str]:
+    """First what the run answers: per environment, where torch gets a GPU, where not and the smallest fix."""
+    parts = ready.sections(doc)
+    if not parts:
+        return []
+    lines = ["## Upgrade readiness", ""]
+    for s in parts:
+        lines += [f"### {md.code(s.environment)}: {md.inline(s.build)}", "",
+                  f"- torch gets a GPU on: {md.inline(s.gpu_on)}"]
+        lines += [f"- no GPU: {md.inline(line)}" for line in s.no_gpu]
+        lines += [f"- not tested: {md.inline(line)}" for line in s.untested]
+        lines.append(f"- {md.inline(s.agreement)}" + (
+            f" ({', '.join(md.code(c) for c in s.disagreed)})" if s.disagreed else ""))
+        lines.append("")
+    return lines
 
 
 def _matrix(doc: RunDocument) -> list[str]:
@@ -188,6 +205,6 @@ def _memory(doc: RunDocument) -> list[str]:
 
 def render_markdown(doc: RunDocument) -> str:
     """The whole report.md for one cells.json document."""
-    lines = _header(doc) + _grids(doc) + _attention(doc) + _builds(doc) + _probes(doc) + _memory(doc)
+    lines = _header(doc) + _readiness(doc) + _grids(doc) + _attention(doc) + _builds(doc) + _probes(doc) + _memory(doc)
     lines += _matrix(doc)
     return "\n".join(lines).rstrip() + "\n"

@@ -197,6 +197,6 @@ def test_a_compatible_host_is_ok_and_marked_simulated(grid: Outcome, env: str, h
 
 def test_each_cell_records_its_own_container_and_result(grid: Outcome) -> None:
     for c in grid.document.cells:
-        assert not c["cached"] and c["wall_s"] > 0
-        assert Path(c["result_path"]).is_file()
-        assert Path(c["result_path"]).is_relative_to(grid.folder)
+        assert not c.cached and (c.wall_s or 0) > 0 and c.result_path is not None
+        assert Path(c.result_path).is_file()
+        assert Path(c.result_path).is_relative_to(grid.folder)

@@ -7,8 +7,9 @@ The C triad (benchmarks/stream_triad.c) is built with `gcc -O3 -fopenmp` at run 
 (run once, STREAM-style, for the record) and as a library called on the probe's own arrays, with the
 probe's thread count. Reference and probe samples alternate, one each, timed by the probe's own timer,
 so a neighbour's load on a shared machine hits both alike; the verdict rests on the median of the
-per-pair ratios. Prints the figures and ratios; exits 1 when either ratio lies outside 1 +/- band, 2
-when the C reference cannot be built.
+per-pair ratios. The probe passes when it reaches at least (1 - band) of the reference: a probe faster
+than its reference (torch's BLAS beating numpy's) is no failure. Prints the figures and ratios; exits 1
+when either ratio falls below 1 - band, 2 when the C reference cannot be built.
 """
 
 from __future__ import annotations
@@ -62,24 +63,25 @@ def alternate(reference: Callable[[], object], probe: Callable[[], object], pair
 
 
 def report(name: str, unit: str, work: float, pairs: list[tuple[float, float]], band: float) -> bool:
-    """Print one comparison of rates (`work` per second); whether the median ratio lies within 1 +/- band."""
+    """Print one comparison of rates (`work` per second); whether the median ratio reaches 1 - band."""
     ratios = sorted(ref / probe for ref, probe in pairs)  # rate ratio = inverse time ratio
     mid = statistics.median(ratios)
-    ok = abs(mid - 1.0) <= band
+    ok = mid >= 1.0 - band
     ref_rate = work / statistics.median(r for r, _ in pairs)
     probe_rate = work / statistics.median(p for _, p in pairs)
     print(f"{name}: reference {ref_rate:.4g} {unit}, probe {probe_rate:.4g} {unit} (medians of {len(pairs)})")
     print(f"  per-pair ratios: min {ratios[0]:.3f}, quartiles {ratios[len(ratios) // 4]:.3f} / "
           f"{ratios[3 * len(ratios) // 4]:.3f}, max {ratios[-1]:.3f}")
-    print(f"  probe / reference = {mid:.3f} (median of per-pair ratios) -> {'within' if ok else 'OUTSIDE'} "
-          f"{band:.0%}")
+    print(f"  probe / reference = {mid:.3f} (median of per-pair ratios) -> "
+          f"{'PASS' if ok else 'FAIL'}: needs >= {1.0 - band:.2f}")
     return ok
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=31, help="alternating sample pairs (default 31)")
-    parser.add_argument("--band", type=float, default=0.10, help="allowed relative gap (default 0.10)")
+    parser.add_argument("--band", type=float, default=0.10,
+                        help="how far below the reference the probe may fall (default 0.10)")
     parser.add_argument("--mode", choices=("quick", "full"), default="full", help="whose sizes to use")
     args = parser.parse_args()
 

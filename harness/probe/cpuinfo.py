@@ -87,8 +87,13 @@ def vector_isa(flags: tuple[str, ...]) -> str | None:
 SP_FLOPS_PER_CYCLE = {"avx512": 64, "avx2+fma": 32, "avx": 16, "sse2": 8}
 
 
-def estimate_peak_gflops(cores: int | None, mhz: float | None, flags: tuple[str, ...]) -> dict[str, Any] | None:
-    """cores x GHz x SP FLOPs/cycle, with its inputs; None where the processor is not known."""
+def estimate_peak_gflops(cores: float | None, mhz: float | None, flags: tuple[str, ...],
+                         given_by: str | None = None) -> dict[str, Any] | None:
+    """cores x GHz x SP FLOPs/cycle, with its inputs; None where the processor is not known.
+
+    `cores` is the CPU share the probe was given (cpushare.given_cpus), fractional under a quota;
+    `given_by` says what set it.
+    """
     isa = vector_isa(flags)
     if not cores or not mhz or isa is None:
         return None
@@ -99,6 +104,7 @@ def estimate_peak_gflops(cores: int | None, mhz: float | None, flags: tuple[str,
         "mhz": mhz,
         "isa": isa,
         "sp_flops_per_cycle": per_cycle,
+        "given_by": given_by,
         "note": "cores x clock x FLOPs/cycle; avx512 assumes two FMA units; the clock is the one the OS "
                 "reports, so boost can exceed it",
     }

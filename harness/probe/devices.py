@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.probe import cpuinfo, specs
+from harness.probe import cpuinfo, cpushare, specs
 
 
 class ProbeError(RuntimeError):
@@ -113,8 +113,11 @@ def cpu_target() -> Target:
     torch = torch_module()
     cpu = cpuinfo.read_cpu()
     threads = torch.get_num_threads()
-    cores = min(threads, cpu.physical_cores) if cpu.physical_cores else threads
-    peak = cpuinfo.estimate_peak_gflops(cores, cpu.mhz, cpu.flags)
+    share = cpushare.read_share()
+    # Judged against the CPU this process was given (a cell's --cpus quota), not the host's whole peak.
+    cores, given_by = cpushare.given_cpus(threads, cpu.physical_cores, share)
+    peak = cpuinfo.estimate_peak_gflops(cores, cpu.mhz, cpu.flags, given_by)
     info = cpu.to_dict()
     info["torch_threads"] = threads
+    info["cpu_share"] = {**asdict(share), "given_cpus": cores, "given_by": given_by}
     return Target("cpu", info, cache_bytes=cpu.llc_bytes, cpu_peak=peak)

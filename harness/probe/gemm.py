@@ -60,7 +60,9 @@ def kernel(torch: Any, dtype: str, a: Any, b: Any) -> Any:
 def _judge(target: Target, dtype: str, rate: float) -> tuple[bands.Judgement, list[str]]:
     if not target.cuda:
         peak = target.cpu_peak["gflops"] / 1000.0 if target.cpu_peak else None
-        judged = bands.judge(rate, peak, bands.BANDS["cpu.gemm.fp32"], "estimated CPU peak TFLOP/s")
+        given = (f" of the {target.cpu_peak['cores']:g} CPU(s) given, set by {target.cpu_peak.get('given_by')},"
+                 if target.cpu_peak else "")
+        judged = bands.judge(rate, peak, bands.BANDS["cpu.gemm.fp32"], f"the estimated peak{given} TFLOP/s")
         if judged.percent_of_peak is not None and judged.percent_of_peak > 100:
             judged = dataclasses.replace(judged, reason=judged.reason + "; above the estimate: the cores run "
                                          "faster than the clock the OS reports, so the estimate is a floor")

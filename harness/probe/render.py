@@ -51,8 +51,9 @@ def render_probe(doc: dict[str, Any]) -> str:
         lines.append(f"spec: {spec['match']['reason']}")
     if spec.get("cpu_peak_estimate"):
         est = spec["cpu_peak_estimate"]
-        lines.append(f"CPU peak estimate: {est['gflops']} GFLOP/s fp32 = {est['cores']} cores x "
-                     f"{est['mhz']:.0f} MHz x {est['sp_flops_per_cycle']} FLOP/cycle ({est['isa']})")
+        given = f"; the share given: {est['given_by']}" if est.get("given_by") else ""
+        lines.append(f"CPU peak estimate: {est['gflops']} GFLOP/s fp32 = {est['cores']:g} cores x "
+                     f"{est['mhz']:.0f} MHz x {est['sp_flops_per_cycle']} FLOP/cycle ({est['isa']}){given}")
     prec = (doc.get("precision") or {}).get("at_start")
     if prec:
         lines.append("precision at start: " + ", ".join(f"{k}={v}" for k, v in prec.items()))

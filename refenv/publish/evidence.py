@@ -1,13 +1,12 @@
-"""Where the verification of an image is: its content hash now, and the newest matrix run that tested it."""
+"""What publishing reads besides the runs: the image's content hash now, its report's digest, the source's remote."""
 
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
+import re
 import subprocess
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from refenv import baseimage, images, paths, wheelhouse
@@ -46,45 +45,12 @@ def current_image(engine: Engine, matrix: Matrix, env: Environment) -> tuple[str
     return plan.content_hash, plan.env_tag
 
 
-def run_documents(results_root: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """Every matrix run's cells.json under `results_root`, newest first (run ids begin with their time)."""
-    found: dict[Path, dict[str, Any]] = {}
-    for path in results_root.glob("*/cells.json"):
-        real = path.resolve()
-        if real in found:
-            continue
-        try:
-            doc = json.loads(real.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            LOG.info("skipping %s: %s", path, exc)
-            continue
-        if isinstance(doc, dict):
-            found[real] = doc
-    return sorted(found.items(), key=lambda item: str((item[1].get("run") or {}).get("started", "")), reverse=True)
-
-
-def find_run(results_root: Path, env: str, content_hash: str) -> tuple[Path, dict[str, Any]] | str:
-    """The newest run that tested this image, or why there is none."""
-    newest_other = None
-    for path, doc in run_documents(results_root):
-        entry = next((e for e in doc.get("environments") or [] if e.get("name") == env), None)
-        if entry is None:
-            continue
-        if entry.get("content_hash") == content_hash:
-            return path, doc
-        newest_other = newest_other or (path, str(entry.get("content_hash")))
-    if newest_other:
-        return (f"the image's content hash {content_hash[:16]} differs from the one the newest run of {env} tested "
-                f"({newest_other[1][:16]}, {newest_other[0]}): run `invoke matrix --env {env}` first")
-    return f"no matrix run under {results_root} tested {env}: run `invoke matrix` first"
-
-
 def sha256_of(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def git_info(root: Path) -> tuple[str | None, str]:
-    """(commit, where the source is): the commit when it is a git checkout, its origin's URL or its folder."""
+def git_info(root: Path) -> tuple[str | None, str | None]:
+    """(commit, the repository's remote URL): each None where git, the checkout or a remote is not there."""
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10,
@@ -94,13 +60,17 @@ def git_info(root: Path) -> tuple[str | None, str]:
         return done.stdout.strip() or None if done.returncode == 0 else None
 
     remote = git("remote", "get-url", "origin")
-    # Without a remote the source is the checkout it was built from, which is still where the source is.
-    return git("rev-parse", "HEAD"), without_userinfo(remote) if remote else root.resolve().as_uri()
+    return git("rev-parse", "HEAD"), remote_url(remote) if remote else None
 
 
-def without_userinfo(url: str) -> str:
-    """A remote URL without any user or token in it ('https://tok@host/x' -> 'https://host/x')."""
+def remote_url(url: str) -> str | None:
+    """A remote as a label may show it: without any user or token, and None for a local path or file:// URL.
+
+    'https://tok@host/x' -> 'https://host/x'; 'git@host:org/x.git' -> 'host:org/x.git'; '/srv/x.git' -> None.
+    """
     parts = urlsplit(url)
-    if parts.scheme and "@" in parts.netloc:
+    if parts.scheme and parts.netloc and parts.scheme != "file":
         return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
-    return url
+    # git's scp-like syntax, [user@]host:path, is a remote; anything else without a scheme is a local path.
+    m = re.fullmatch(r"(?:[^@/:]+@)?([A-Za-z0-9.-]+):(?!/)(.+)", url)
+    return f"{m.group(1)}:{m.group(2)}" if m else None

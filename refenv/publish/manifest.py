@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from refenv.readiness import Readiness, grouped
+
 SCHEMA = "refenv.publish"
 VERSION = 1
 
@@ -22,14 +24,28 @@ class Published:
     run_id: str
     report: str                      # the run's cells.json
     report_digest: str
-    verified_on: tuple[str, ...]
-    not_verified: tuple[str, ...]
+    runs: tuple[str, ...]            # every run read: the deciding one first
+    readiness: Readiness             # where torch gets a GPU in the deciding run, and where not
+    description: str                 # the sentence the console and the image description show
     labels: tuple[tuple[str, str], ...]
     pull_check: dict[str, Any] = field(default_factory=dict)
 
     @property
     def reference(self) -> str:
         return f"{self.repository}@{self.digest}"
+
+
+def evidence(r: Readiness) -> dict[str, Any]:
+    """Where torch gets a GPU, where not with the verdict and the fix, and where the run could not tell."""
+    return {
+        "ready_hosts": [{"host": h.host, "gpu": "simulated" if h.simulated else "real", "scenario": h.scenario}
+                        for h in r.ready],
+        "refused_hosts": [{"host": h.host, "verdict": h.verdict, "min_driver": h.fix.min_driver,
+                           "fix": h.fix.text, "label": h.label} for h in r.refused],
+        "untested_hosts": [{"host": host, "why": why} for host, why in r.untested],
+        "fixes": list(grouped(r)),
+        "agreed": r.agreed,
+    }
 
 
 def document(registry: str, credentials: str, published: list[Published], refused: dict[str, tuple[str, ...]],
@@ -41,8 +57,9 @@ def document(registry: str, credentials: str, published: list[Published], refuse
         "published": [{
             "environment": p.environment, "repository": p.repository, "tags": list(p.tags), "digest": p.digest,
             "reference": p.reference, "content_hash": p.content_hash, "run": p.run_id, "report": p.report,
-            "report_digest": f"sha256:{p.report_digest}", "verified_on": list(p.verified_on),
-            "not_verified": list(p.not_verified), "labels": dict(p.labels), "pull_check": p.pull_check,
+            "report_digest": f"sha256:{p.report_digest}", "runs": list(p.runs), "description": p.description,
+            **evidence(p.readiness), "min_driver": dict(p.labels).get("refenv.min-driver"),
+            "labels": dict(p.labels), "pull_check": p.pull_check,
         } for p in published],
         "refused": [{"environment": name, "reasons": list(reasons)} for name, reasons in refused.items()],
         "failed": [{"environment": name, "error": error} for name, error in failed.items()],

@@ -3,7 +3,8 @@
 A release image is the environment image with labels added: a Dockerfile of `FROM` and one `LABEL`,
 built with the classic builder, so no layer changes and the verified bytes are the published bytes.
 Label keys follow the OCI image spec's annotations (`org.opencontainers.image.*`); refenv's own keys
-say what was verified, where, and by which report.
+say where torch gets a GPU (ready hosts), where it does not with the verdict and the minimum fix
+(refused hosts), and by which runs and report.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from harness import compat
-from refenv.engine import MANAGED
 from refenv.errors import RefenvError
+from refenv.labels import MANAGED
 
 # The reference grammar of the distribution project (reference/regexp.go): a registry host is a
 # domain or IP with an optional port; path components are lower-case alphanumerics with separators.
@@ -79,12 +80,24 @@ class ReleaseInfo:
     variant: str
     python: str
     content_hash: str
-    run_id: str
-    report_digest: str             # sha256 of the run's cells.json
-    verified_hosts: tuple[str, ...]
+    run_id: str                    # the full-coverage run that decides
+    report_digest: str             # sha256 of that run's cells.json
+    ready_hosts: tuple[str, ...]   # 'r580 (simulated)': torch got a GPU there
+    refused_hosts: tuple[str, ...]  # 'r470: DRIVER_TOO_OLD (needs >= 580.65.06)'
+    untested_hosts: tuple[str, ...]  # 'real: NOT_RUN (...)': no answer with GPU access
+    runs: tuple[str, ...]          # every run read: the deciding one first
     created: str                   # RFC 3339
     revision: str | None = None    # the project's git commit
-    source: str | None = None      # where the project's source is
+    source: str | None = None      # the repository's remote URL, never a local path
+
+
+def description(info: ReleaseInfo) -> str:
+    """One paragraph that says what the labels say: the build, where torch gets a GPU, where not and why."""
+    cuda = compat.variant_cuda(info.variant)
+    refused = f"; no GPU on {'; '.join(info.refused_hosts)}" if info.refused_hosts else ""
+    untested = f"; not tested on {'; '.join(info.untested_hosts)}" if info.untested_hosts else ""
+    return (f"torch {info.torch}+{info.variant} ({'CUDA ' + cuda if cuda else 'CPU only'}), Python {info.python}; "
+            f"torch gets a GPU on {', '.join(info.ready_hosts)}{refused}{untested}; refenv run {info.run_id}")
 
 
 def labels(info: ReleaseInfo) -> tuple[tuple[str, str], ...]:
@@ -92,11 +105,9 @@ def labels(info: ReleaseInfo) -> tuple[tuple[str, str], ...]:
     cuda = compat.variant_cuda(info.variant)
     floor = compat.minor_floor(compat.parse_version(cuda)[0]) if cuda else None
     full = compat.min_driver_for_cuda(cuda) if cuda else None
-    hosts = ", ".join(info.verified_hosts)
     out = [
         (f"{OCI}.title", f"refenv {info.environment}"),
-        (f"{OCI}.description", f"torch {info.torch}+{info.variant} ({'CUDA ' + cuda if cuda else 'CPU only'}), "
-                               f"Python {info.python}; verified by refenv run {info.run_id} on {hosts}"),
+        (f"{OCI}.description", description(info)),
         (f"{OCI}.version", release_tag(info.torch, info.variant, info.python)),
         (f"{OCI}.created", info.created),
     ]
@@ -115,8 +126,11 @@ def labels(info: ReleaseInfo) -> tuple[tuple[str, str], ...]:
         ("refenv.min-driver", floor[0] if floor else "none"),
         ("refenv.min-driver-full", full or "none"),
         ("refenv.content-hash", info.content_hash),
-        ("refenv.verified-hosts", hosts),
+        ("refenv.ready-hosts", ", ".join(info.ready_hosts)),
+        ("refenv.refused-hosts", "; ".join(info.refused_hosts)),
+        ("refenv.untested-hosts", "; ".join(info.untested_hosts)),
         ("refenv.run", info.run_id),
+        ("refenv.runs", ", ".join(info.runs)),
         ("refenv.report-digest", f"sha256:{info.report_digest}"),
     ]
     return tuple(out)

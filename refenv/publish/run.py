@@ -1,10 +1,11 @@
 """`invoke publish`: push the known-good environments to a registry, record the digests, and pull one back.
 
-Each environment is judged first (`verify.judge` over the newest matrix run that tested its image); the
-others are refused with the reason. A release image (the environment image plus labels) is built,
+Each environment is judged first (`verify.judge`: the newest run of its image that covers the whole
+matrix agreed everywhere, and torch got a GPU on at least one host); the others are refused with the
+reason. A release image (the environment image plus labels) is built,
 tagged twice, pushed with the credentials of `auth`, and recorded in results/publish/<time>.json. The
 pull-back check then removes the local release tags, pulls the release by digest, checks its labels
-and re-runs one verified cell from the pulled image.
+and re-runs, from the pulled image, a cell where torch got the GPU.
 """
 
 from __future__ import annotations
@@ -16,20 +17,26 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from harness.schema import OK
 from refenv import paths
+from refenv.backend import ImageRequest
 from refenv.build import EnvBuild
-from refenv.engine import Engine, tar_context
+from refenv.buildcontext import tar_context
+from refenv.cellplan import Scope, plan_cell
+from refenv.cellrun import run_cells
+from refenv.dockerengine import DockerEngine
+from refenv.engine import Engine
 from refenv.errors import RefenvError
-from refenv.matrix import Environment, Host, Matrix, Scenario
-from refenv.publish import auth, evidence, manifest, release, verify
+from refenv.matrix import Environment, Matrix
+from refenv.publish import auth, evidence, history, manifest, release, verify
 from refenv.publish.manifest import Published
+from refenv.readiness import Readiness, grouped
 from refenv.results import PASS, CellResult
-from refenv.run import Options, run_matrix
+from refenv.runner import Begun, conclude, prepare
+from refenv.wheelhouse import lock_path
 
 LOG = logging.getLogger(__name__)
 Say = Callable[[str], None]
-# The cell a pull-back check re-runs, when the run has it: the current long-term driver, GPU access.
-PREFERRED_CELL = ("r580", "gpu")
 
 
 @dataclass(frozen=True)
@@ -76,33 +83,13 @@ class SayUI:
         self.say(f"  {result.id}: {result.status} ({result.reason})")
 
 
-def pick_cell(doc: dict[str, Any], env: str) -> dict[str, Any]:
-    """The PASS cell to re-run from the pulled image: r580/gpu if the run has it, else a simulated host's."""
-    passed = [c for c in doc.get("cells") or [] if c.get("environment") == env and c.get("status") == PASS]
-    kinds = {h.get("name"): h.get("kind") for h in doc.get("hosts") or []}
-    return next((c for c in passed if (c.get("host"), c.get("scenario")) == PREFERRED_CELL),
-                next((c for c in passed if kinds.get(c.get("host")) == "simulated"), passed[0]))
-
-
-def _host(matrix: Matrix, doc: dict[str, Any], name: str) -> Host:
-    try:
-        return matrix.host(name)
-    except StopIteration:
-        entry = next(h for h in doc.get("hosts") or [] if h.get("name") == name)
-        return Host(name, entry.get("kind", "none"), entry.get("profile"))
-
-
-def _scenario(matrix: Matrix, doc: dict[str, Any], name: str) -> Scenario:
-    try:
-        return matrix.scenario(name)
-    except StopIteration:
-        entry = next(s for s in doc.get("scenarios") or [] if s.get("name") == name)
-        return Scenario(name, entry.get("gpus", "all"), tuple((entry.get("env") or {}).items()))
-
-
-def pull_check(engine: Engine, settings: Settings, env: Environment, p: Published, doc: dict[str, Any],
+def pull_check(engine: Engine, settings: Settings, env: Environment, p: Published, cell: tuple[str, str],
                creds: auth.Credentials | None, say: Say) -> dict[str, Any]:
-    """Untag the local release, pull it by digest, check its labels, and re-run one verified cell from it."""
+    """Untag the local release, pull it by digest, check its labels, and re-run a ready cell from it.
+
+    The cell is one where torch got the GPU in the deciding run; the check passes when the pulled image
+    gives the same answer (PASS, observed OK), so a cell whose prediction merely held proves nothing here.
+    """
     for tag in p.tags:
         engine.untag(f"{p.repository}:{tag}")
     say(f"  pulling {p.reference}")
@@ -113,17 +100,26 @@ def pull_check(engine: Engine, settings: Settings, env: Environment, p: Publishe
         return {"reference": p.reference, "ok": False, "error": auth.redact(exc.message, secrets)}
     labels = engine.image_labels(p.reference) or {}
     wrong = [k for k, v in p.labels if labels.get(k) != v]
-    c = pick_cell(doc, env.name)
-    m = Matrix(settings.matrix.path, (env,), (_host(settings.matrix, doc, c["host"]),),
-               (_scenario(settings.matrix, doc, c["scenario"]),),
-               replace(settings.matrix.run, probes="off", memory_check="off"))
-    options = Options(results_root=settings.results_root / "publish" / "pullback", use_cache=False,
-                      probes="off", memory_check="off", images={env.name: p.reference})
-    outcome = run_matrix(m, options, SayUI(say))
-    cell = outcome.document["cells"][0]
+    host, scenario = cell
+    cells = DockerEngine(engine)
+    scope = Scope((env,), (settings.matrix.host(host),), (settings.matrix.scenario(scenario),))
+    quick = replace(settings.matrix.run, probes="off", memory_check="off")
+    begun = Begun.now(settings.results_root / "publish" / "pullback")
+    begun.folder.mkdir(parents=True, exist_ok=True)
+    ui = SayUI(say)
+    request = ImageRequest(env, lock_path(settings.matrix.path, env.name), given=p.reference)
+    prepared = prepare(cells, [request], scope.hosts, begun.run_id, ui)
+    plan = plan_cell(scope.cells()[0], prepared, begun.run_id, begun.folder, quick)
+    done = run_cells(cells, [plan], begun.run_id, use_cache=False, on_done=ui.cell_done)
+    outcome = conclude(begun, scope, cells.inventory(), prepared.builds, done.results, done.interrupted,
+                       prepared.real, use_cache=False)
+    record = history.from_run(outcome.folder / "cells.json", outcome.document)
+    ran = record.cells[0] if record and record.cells else None
     return {"reference": p.reference, "image_id": image_id, "labels_match": not wrong, "labels_differing": wrong,
-            "cell": cell["id"], "status": cell["status"], "reason": cell["reason"], "results": str(outcome.folder),
-            "ok": not wrong and cell["status"] == PASS}
+            "cell": ran.id if ran else f"{env.name}/{host}/{scenario}", "status": ran.status if ran else "ERROR",
+            "observed": ran.observed if ran else None, "reason": ran.reason if ran else "no cell ran",
+            "results": str(outcome.folder),
+            "ok": not wrong and ran is not None and ran.status == PASS and ran.observed == OK}
 
 
 def push(engine: Engine, ref: str, creds: auth.Credentials | None) -> str:
@@ -140,35 +136,48 @@ def push(engine: Engine, ref: str, creds: auth.Credentials | None) -> str:
     return str(digest)
 
 
-def publish_one(engine: Engine, settings: Settings, env: Environment, creds: auth.Credentials | None,
-                say: Say) -> Published | tuple[str, ...]:
+def required_cells(matrix: Matrix) -> frozenset[tuple[str, str]]:
+    """Every (host, scenario) the matrix defines: each environment runs on every host under every scenario."""
+    return frozenset((h.name, s.name) for h in matrix.hosts for s in matrix.scenarios)
+
+
+def tell(say: Say, info: release.ReleaseInfo, ready: Readiness) -> None:
+    """The console's account: the same words as the description and the labels, plus the grouped fixes."""
+    say(f"  {release.description(info)}")
+    say(f"  ready hosts: {', '.join(info.ready_hosts)}")
+    if info.refused_hosts:
+        say(f"  refused hosts: {'; '.join(info.refused_hosts)}")
+        for line in grouped(ready):
+            say(f"    {line}")
+    if info.untested_hosts:
+        say(f"  untested hosts: {'; '.join(info.untested_hosts)}")
+
+
+def publish_one(engine: Engine, settings: Settings, env: Environment, runs: list[history.RunRecord],
+                creds: auth.Credentials | None, say: Say) -> Published | tuple[str, ...]:
     """One environment: published (or, in a dry run, planned), or the reasons it is refused."""
     try:
         content_hash, image = evidence.current_image(engine, settings.matrix, env)
     except RefenvError as exc:
         return (str(exc).replace("\n  ", ": "),)
-    found = evidence.find_run(settings.results_root, env.name, content_hash)
-    if isinstance(found, str):
-        return (found,)
-    report, doc = found
-    judged = verify.judge(doc, env.name, content_hash)
-    if not judged.ok:
+    judged = verify.judge(runs, env.name, content_hash, required_cells(settings.matrix))
+    if not judged.ok or judged.run is None or judged.readiness is None or judged.pull_cell is None:
         return judged.reasons
+    ready, report = judged.readiness, judged.run.path
     revision, source = evidence.git_info(paths.project_root())
-    info = release.ReleaseInfo(env.name, env.torch, env.variant, env.python, content_hash, str(judged.run_id),
-                               evidence.sha256_of(report), judged.hosts,
-                               datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                               revision, source)
+    info = release.ReleaseInfo(
+        env.name, env.torch, env.variant, env.python, content_hash, judged.run.run_id, evidence.sha256_of(report),
+        tuple(h.label for h in ready.ready), tuple(h.label for h in ready.refused),
+        tuple(f"{host}: {why}" for host, why in ready.untested), judged.runs_used,
+        datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), revision, source)
     labels = release.labels(info)
     repository = settings.registry.repository(settings.repository or release.repository_name(env.name))
     tags = (release.release_tag(env.torch, env.variant, env.python), release.hash_tag(content_hash))
     p = Published(env.name, repository, tags, "", content_hash, info.run_id, str(report), info.report_digest,
-                  judged.verified_on, judged.not_verified, labels)
-    say(f"{env.name}: known-good in run {judged.run_id} ({judged.passed} cells passed)")
-    say(f"  verified on: {'; '.join(judged.verified_on)}")
-    if judged.not_verified:
-        n = len(judged.not_verified)
-        say(f"  not verification ({n} cell{'s' if n != 1 else ''} NOT_RUN): {judged.not_verified[0]}")
+                  judged.runs_used, ready, release.description(info), labels)
+    say(f"{env.name}: known-good in run {info.run_id}, which covers every host and scenario of the matrix "
+        f"({ready.cells} cells, all as predicted)")
+    tell(say, info, ready)
     if settings.dry_run:
         say(f"  would publish {image} as {', '.join(f'{repository}:{t}' for t in tags)}")
         for key, value in labels:
@@ -184,10 +193,12 @@ def publish_one(engine: Engine, settings: Settings, env: Environment, creds: aut
     p = replace(p, digest=digests.pop())
     say(f"  pushed {', '.join(f'{repository}:{t}' for t in tags)} = {p.digest}")
     if settings.pull_check:
-        check = pull_check(engine, settings, env, p, doc, creds, say)
+        check = pull_check(engine, settings, env, p, judged.pull_cell, creds, say)
         p = replace(p, pull_check=check)
-        say(f"  pull-back check: {'OK' if check['ok'] else 'FAILED'} ({check['cell']}: {check['status']}"
-            + (f"; labels differ: {', '.join(check['labels_differing'])}" if check["labels_differing"] else "") + ")")
+        say(f"  pull-back check: {'OK' if check['ok'] else 'FAILED'} ({check['cell']}: {check.get('status')}, "
+            f"observed {check.get('observed')}"
+            + (f"; labels differ: {', '.join(check['labels_differing'])}" if check.get("labels_differing") else "")
+            + (f"; {check['error']}" if check.get("error") else "") + ")")
     return p
 
 
@@ -198,9 +209,10 @@ def publish(settings: Settings, say: Say, environ: Mapping[str, str]) -> Outcome
     published: list[Published] = []
     refused: dict[str, tuple[str, ...]] = {}
     failed: dict[str, str] = {}
+    runs = history.load_runs(settings.results_root)
     for env in settings.matrix.environments:
         try:
-            result = publish_one(engine, settings, env, creds, say)
+            result = publish_one(engine, settings, env, runs, creds, say)
         except RefenvError as exc:  # a push that fails stops this environment, not the record of the others
             failed[env.name] = auth.redact(str(exc), [creds.password] if creds else [])
             say(f"{env.name}: FAILED: {failed[env.name]}")

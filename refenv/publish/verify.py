@@ -1,76 +1,100 @@
-"""Is an environment known-good? Its cells in a matrix run's cells.json, judged for publishing (pure).
+"""Is an environment publishable? Its matrix runs judged as evidence (pure).
 
-Known-good means: the run tested this very image (same content hash), was not interrupted, and every
-cell of the environment agreed with its expectation. A NOT_RUN cell (the `real` host on a machine
-without an NVIDIA runtime) does not disagree, but it is not verification either: the hosts it WAS
-verified on are the hosts of its PASS cells, and they are named.
+The rule: the evidence is the newest uninterrupted run of this very image (same content hash) that
+covers every host and scenario the matrix defines for the environment. Slices and `invoke run` cells
+never make an environment publishable on their own; a slice of the same image newer than that run is
+still read, and a disagreement in it refuses. Every cell of the deciding run must agree with its
+prediction (a NOT_RUN cell, such as `real` without an NVIDIA runtime, neither agrees nor disagrees),
+and torch must get a GPU (observed OK, real or simulated) on at least one host. "The prediction held"
+proves refenv's rules, not the image: the labels say where torch gets a GPU and where it does not.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from refenv.results import BAD, NOT_RUN, PASS, SCHEMA
+from refenv import readiness
+from refenv.publish.history import RunCell, RunRecord
+from refenv.results import BAD
 
-SHOWN = 5  # failing cells named in a refusal; the rest are counted
+SHOWN = 5  # cells or pairs named in a refusal; the rest are counted
 
 
 @dataclass(frozen=True)
 class Judgement:
     environment: str
     ok: bool
-    reasons: tuple[str, ...]          # why it is refused (empty when ok)
-    verified_on: tuple[str, ...]      # hosts with PASS cells, described
-    hosts: tuple[str, ...]            # their names
-    passed: int
-    not_verified: tuple[str, ...]     # NOT_RUN cells, with why
-    run_id: str | None
+    reasons: tuple[str, ...]                 # why it is refused (empty when ok)
+    run: RunRecord | None = None             # the full-coverage run that decides
+    readiness: readiness.Readiness | None = None
+    runs_used: tuple[str, ...] = ()          # the deciding run, then newer slices of the same image
+    pull_cell: tuple[str, str] | None = None  # (host, scenario) to re-run from the pulled image
+
+    @property
+    def run_id(self) -> str | None:
+        return self.run.run_id if self.run else None
 
 
-def describe_host(host: dict[str, Any]) -> str:
-    """'r580 (simulated driver 580.95.05, 2 x NVIDIA H100 80GB HBM3)', 'none (no driver)'."""
-    kind, name = host.get("kind"), host.get("name", "?")
-    if kind == "none":
-        return f"{name} (no driver)"
-    gpus = host.get("gpus") or []
-    names = sorted({g.get("name") for g in gpus if g.get("name")})
-    what = f", {len(gpus)} x {names[0]}" if len(names) == 1 else (f", {len(gpus)} GPUs" if gpus else "")
-    faults = f"; faults: {', '.join(host['faults'])}" if host.get("faults") else ""
-    return f"{name} ({'simulated' if kind == 'simulated' else kind} driver {host.get('driver') or '?'}{what}{faults})"
+def _named(items: Sequence[str]) -> list[str]:
+    return [*items[:SHOWN], *([f"and {len(items) - SHOWN} more"] if len(items) > SHOWN else [])]
 
 
-def judge(doc: dict[str, Any], environment: str, content_hash: str) -> Judgement:
-    """Whether the run in `doc` makes `environment` (the image with `content_hash`) publishable, and why."""
-    run_id = (doc.get("run") or {}).get("id")
+def _bad(cells: Iterable[RunCell]) -> list[str]:
+    return [f"{c.id}: {c.status} ({c.reason})" for c in cells if c.status in BAD]
 
-    def refuse(*reasons: str) -> Judgement:
-        return Judgement(environment, False, reasons, (), (), 0, (), run_id)
 
-    if doc.get("schema") != SCHEMA:
-        return refuse(f"not a matrix run document (schema {doc.get('schema')!r}, expected {SCHEMA!r})")
-    if (doc.get("run") or {}).get("interrupted"):
-        return refuse(f"run {run_id} was interrupted: not every cell ran")
-    entry = next((e for e in doc.get("environments") or [] if e.get("name") == environment), None)
-    if entry is None:
-        return refuse(f"run {run_id} did not test {environment}")
-    if entry.get("content_hash") != content_hash:
-        return refuse(f"the image's content hash {content_hash[:16]} differs from the one run {run_id} tested "
-                      f"({str(entry.get('content_hash'))[:16]}): run `invoke matrix --env {environment}` first")
-    cells = [c for c in doc.get("cells") or [] if c.get("environment") == environment]
-    if not cells:
-        return refuse(f"run {run_id} has no cells of {environment}")
-    bad = [c for c in cells if c.get("status") in BAD]
+def covers(run: RunRecord, environment: str, required: frozenset[tuple[str, str]]) -> bool:
+    """Whether the run, uninterrupted, has a cell of the environment for every required (host, scenario)."""
+    ran = {(c.host, c.scenario) for c in run.cells_of(environment)}
+    return not run.interrupted and required <= ran
+
+
+def pull_cell(r: readiness.Readiness) -> tuple[str, str] | None:
+    """A cell where torch got the GPU: on a real GPU when there is one, else the first ready host."""
+    chosen = next((h for h in r.ready if not h.simulated), r.ready[0] if r.ready else None)
+    return (chosen.host, chosen.scenario) if chosen else None
+
+
+def judge(runs: Sequence[RunRecord], environment: str, content_hash: str,
+          required: frozenset[tuple[str, str]]) -> Judgement:
+    """Whether `runs` (newest first) make `environment` (the image with `content_hash`) publishable, and why."""
+    def refuse(*reasons: str, run: RunRecord | None = None) -> Judgement:
+        return Judgement(environment, False, reasons, run)
+
+    mine = [r for r in runs if r.environment(environment) is not None]
+    tested = [r for r in mine if (e := r.environment(environment)) is not None and e.content_hash == content_hash]
+    if not tested:
+        if mine:
+            other = mine[0].environment(environment)
+            return refuse(f"the image's content hash {content_hash[:16]} differs from the one the newest run of "
+                          f"{environment} tested ({str(other.content_hash if other else None)[:16]}, run "
+                          f"{mine[0].run_id}): run `invoke matrix --env {environment}` first")
+        return refuse(f"no matrix run tested {environment}: run `invoke matrix --env {environment}` first")
+    full = next((r for r in tested if covers(r, environment, required)), None)
+    if full is None:
+        newest = tested[0]
+        ran = {(c.host, c.scenario) for c in newest.cells_of(environment)}
+        missing = sorted(f"{h}/{s}" for h, s in required - ran)
+        what = ("was interrupted" if newest.interrupted and not missing else
+                f"ran {len(ran & required)} of its {len(required)} cells (missing {', '.join(_named(missing))})")
+        return refuse(f"no uninterrupted run of this image covers every host and scenario the matrix defines for "
+                      f"{environment}: the newest, run {newest.run_id}, {what}; slices and `invoke run` cells "
+                      f"count only beside such a run: run `invoke matrix --env {environment}`")
+    newer = tested[:tested.index(full)]
+    bad = _bad(full.cells_of(environment))
     if bad:
-        named = [f"{c.get('id')}: {c.get('status')} ({c.get('reason')})" for c in bad[:SHOWN]]
-        more = [f"and {len(bad) - SHOWN} more"] if len(bad) > SHOWN else []
-        return refuse(f"{len(bad)} of its {len(cells)} cells disagree or did not run as planned in run {run_id}",
-                      *named, *more)
-    passed = [c for c in cells if c.get("status") == PASS]
-    if not passed:
-        return refuse(f"no cell of {environment} passed in run {run_id}: nothing verified it")
-    hosts = {h.get("name"): h for h in doc.get("hosts") or []}
-    names = tuple(str(n) for n in dict.fromkeys(c.get("host") for c in passed))
-    verified = tuple(describe_host(hosts.get(n) or {"name": n}) for n in names)
-    not_run = tuple(f"{c.get('id')}: {c.get('reason')}" for c in cells if c.get("status") == NOT_RUN)
-    return Judgement(environment, True, (), verified, names, len(passed), not_run, run_id)
+        n = len(full.cells_of(environment))
+        return refuse(f"{len(bad)} of its {n} cells disagree or did not run as planned in run {full.run_id}",
+                      *_named(bad), run=full)
+    later = [f"run {r.run_id}: {line}" for r in newer for line in _bad(r.cells_of(environment))]
+    if later:
+        return refuse(f"a newer run of this image disagrees ({len(later)} cell(s))", *_named(later), run=full)
+    # Every environment of the run is read, so a refused host can name another one that is ready there.
+    facts = [f for e in full.environments for f in full.facts(e.name) if (f.host, f.scenario) in required]
+    ready = next(r for r in readiness.judge(facts) if r.environment == environment)
+    if not ready.is_ready:
+        return refuse(f"torch gets a GPU on no host in run {full.run_id}",
+                      *(h.label for h in ready.refused), *(f"{h}: {why}" for h, why in ready.untested), run=full)
+    return Judgement(environment, True, (), full, ready, (full.run_id, *(r.run_id for r in newer)),
+                     pull_cell(ready))

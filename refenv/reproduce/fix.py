@@ -10,9 +10,8 @@ recommends, keeping the reported GPUs; a broken driver is fixed by the same driv
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
 
 from harness import compat
 from harness.schema import (
@@ -24,6 +23,7 @@ from harness.schema import (
     NO_DRIVER,
     NOT_VISIBLE,
     OK,
+    Finding,
     Remedy,
 )
 from refenv import expect
@@ -150,12 +150,11 @@ _DRIVER_KINDS = ("install_driver",)
 _SCENARIO_KINDS = ("enable_gpu_access", "install_toolkit", "unset_variable", "add_capability", "expose_devices")
 
 
-def chosen_remedy(verdict: str, findings: Sequence[Mapping[str, Any]]) -> Remedy | None:
+def chosen_remedy(verdict: str, findings: Sequence[Finding]) -> Remedy | None:
     """The structured remedy of the primary finding (the first error of the primary verdict), if it has one."""
     for f in findings:
-        if f.get("severity") == ERROR and f.get("verdict") == verdict:
-            raw = f.get("remedy")
-            return Remedy.from_dict(raw) if isinstance(raw, dict) and raw.get("kind") else None
+        if f.severity == ERROR and f.verdict == verdict:
+            return f.remedy
     return None
 
 

@@ -48,15 +48,20 @@ class Registry:
         return data
 
     def repositories(self) -> list[str]:
-        return [str(r) for r in self._get("/v2/_catalog").get("repositories") or []]  # type: ignore[union-attr]
+        return _strings(self._get("/v2/_catalog").get("repositories"))
 
     def tags(self, repository: str) -> list[str]:
         try:
-            return [str(t) for t in self._get(f"/v2/{repository}/tags/list").get("tags") or []]  # type: ignore[union-attr]
+            return _strings(self._get(f"/v2/{repository}/tags/list").get("tags"))
         except urllib.error.HTTPError as exc:
             if exc.code == 404:
                 return []
             raise
+
+
+def _strings(value: object) -> list[str]:
+    """A JSON list of names (null when the registry has none)."""
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def free_port() -> int:

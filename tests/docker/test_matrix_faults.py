@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.schema import CPU_WHEEL
+from refenv import jsoncodec
 from refenv.build import EnvBuild, build_environment
 from refenv.engine import Engine
 from refenv.matrix import Matrix
@@ -26,7 +27,7 @@ from tests.docker.support import (
     default_data,
     describe,
     leftovers,
-    run_cells,
+    run_grid,
     small_matrix,
 )
 
@@ -69,9 +70,9 @@ def test_a_failed_build_marks_only_its_cells(env_builds: dict[str, EnvBuild], tm
     extra = {"tampered": default_data()["environments"][CPU], "missing": {"torch": MISSING_RELEASE}}
     matrix = small_matrix([CPU], ["r580"], GPU, DIAGNOSIS_ONLY, extra_envs=extra, path=folder / "matrix.yaml")
 
-    outcome = run_cells(matrix, tmp_path / "results")
+    outcome = run_grid(matrix, tmp_path / "results")
 
-    builds = {e["name"]: e for e in outcome.document["environments"]}
+    builds = {e["name"]: e for e in jsoncodec.encode(outcome.document.environments)}
     tampered = cell(outcome, "tampered", "r580", "gpu")
     assert tampered["status"] == "BUILD_FAILED", describe(tampered)
     assert wheel in tampered["reason"] and "lock" in tampered["reason"], tampered["reason"]
@@ -91,20 +92,20 @@ def test_a_failed_build_marks_only_its_cells(env_builds: dict[str, EnvBuild], tm
 def test_a_hung_container_is_killed_and_says_timeout(engine: Engine, env_builds: Any, tmp_path: Path) -> None:
     # Quick probes and the memory check take the harness several seconds; two are not enough.
     matrix = small_matrix([CPU], ["r580"], GPU, {"timeout_s": 2, "probes": "quick", "memory_check": "quick"})
-    outcome = run_cells(matrix, tmp_path)
+    outcome = run_grid(matrix, tmp_path)
     c = cell(outcome, CPU, "r580", "gpu")
     assert c["status"] == "TIMEOUT", describe(c)
     assert c["wall_s"] < 60
-    assert leftovers(engine, outcome.document["run"]["id"]) == []
+    assert leftovers(engine, outcome.document.run.id) == []
     assert not outcome.ok
 
 
 def test_a_container_killed_for_memory_says_oom_killed(engine: Engine, env_builds: Any, tmp_path: Path) -> None:
-    outcome = run_cells(small_matrix([CPU], ["r580"], GPU, {**DIAGNOSIS_ONLY, "memory": "64m"}), tmp_path)
+    outcome = run_grid(small_matrix([CPU], ["r580"], GPU, {**DIAGNOSIS_ONLY, "memory": "64m"}), tmp_path)
     c = cell(outcome, CPU, "r580", "gpu")
     assert c["status"] == "OOM_KILLED", describe(c)
     assert "run.memory" in c["reason"]
-    assert leftovers(engine, outcome.document["run"]["id"]) == []
+    assert leftovers(engine, outcome.document.run.id) == []
 
 
 def _cell_containers(engine: Engine, run_id: str) -> set[str]:
@@ -161,14 +162,14 @@ def test_an_unchanged_environment_is_not_rebuilt(engine: Engine, default_matrix:
 def test_a_second_run_reuses_cells_and_rerun_runs_them_again(env_builds: Any, tmp_path: Path) -> None:
     matrix = small_matrix([CPU], ["r580"], {**GPU, "cvd-empty": {"env": {"CUDA_VISIBLE_DEVICES": ""}}},
                           DIAGNOSIS_ONLY)
-    first = run_cells(matrix, tmp_path, use_cache=False)
-    second = run_cells(matrix, tmp_path, use_cache=True)
-    third = run_cells(matrix, tmp_path, use_cache=False)
+    first = run_grid(matrix, tmp_path, use_cache=False)
+    second = run_grid(matrix, tmp_path, use_cache=True)
+    third = run_grid(matrix, tmp_path, use_cache=False)
     for outcome, cached in ((first, False), (second, True), (third, False)):
-        cells = outcome.document["cells"]
+        cells = jsoncodec.encode(outcome.document.cells)
         assert [c["status"] for c in cells] == ["PASS", "PASS"], [describe(c) for c in cells]
         assert [c["cached"] for c in cells] == [cached, cached]
-        assert all(e["build"]["status"] == "CACHED" for e in outcome.document["environments"])
-    assert [c["cache_key"] for c in first.document["cells"]] == [c["cache_key"] for c in second.document["cells"]]
-    assert all(c["wall_s"] > 0 for c in third.document["cells"])
-    assert second.document["summary"]["cached"] == 2
+        assert all(e.build.status == "CACHED" for e in outcome.document.environments)
+    assert [c.cache_key for c in first.document.cells] == [c.cache_key for c in second.document.cells]
+    assert all((c.wall_s or 0) > 0 for c in third.document.cells)
+    assert second.document.summary.cached == 2

@@ -1,20 +1,23 @@
-"""Release names, labels and Dockerfile text; credentials; the manifest; finding the run (no Docker, no registry)."""
+"""Release names, labels and Dockerfile text; credentials; the manifest; the source's URL (no Docker, no registry)."""
 
 from __future__ import annotations
 
 import datetime
 import json
-import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from refenv import readiness
 from refenv.errors import RefenvError
 from refenv.publish import auth, evidence, manifest, release
 
 INFO = release.ReleaseInfo("torch-2.14.1-cu130", "2.14.1", "cu130", "3.11", "0f7844b06f7c65d7" + "0" * 48, "run-1",
-                           "d" * 64, ("none", "r580"), "2026-11-29T16:00:00+00:00", "abc123",
-                           "https://git.example.com/refenv.git")
+                           "d" * 64, ("r580 (simulated)",),
+                           ("none: NO_DRIVER (needs >= 580.65.06)", "r470: DRIVER_TOO_OLD (needs >= 580.65.06)"),
+                           ("real: NOT_RUN (no NVIDIA runtime)",), ("run-1", "run-2"), "2026-11-29T16:00:00+00:00",
+                           "abc123", "https://git.example.com/refenv.git")
 PASSWORD = "s3cret-Value-77"
 
 
@@ -56,18 +59,26 @@ def test_labels() -> None:
     assert labels["org.opencontainers.image.revision"] == "abc123"
     assert labels["org.opencontainers.image.source"] == "https://git.example.com/refenv.git"
     assert labels["org.opencontainers.image.description"] == (
-        "torch 2.14.1+cu130 (CUDA 13.0), Python 3.11; verified by refenv run run-1 on none, r580")
+        "torch 2.14.1+cu130 (CUDA 13.0), Python 3.11; torch gets a GPU on r580 (simulated); no GPU on "
+        "none: NO_DRIVER (needs >= 580.65.06); r470: DRIVER_TOO_OLD (needs >= 580.65.06); not tested on "
+        "real: NOT_RUN (no NVIDIA runtime); refenv run run-1")
     assert (labels["refenv.torch"], labels["refenv.cuda"], labels["refenv.python"]) == ("2.14.1+cu130", "13.0", "3.11")
     assert (labels["refenv.min-driver"], labels["refenv.min-driver-full"]) == ("580.65.06", "580.65.06")
-    assert labels["refenv.verified-hosts"] == "none, r580"
+    assert labels["refenv.ready-hosts"] == "r580 (simulated)"
+    assert labels["refenv.refused-hosts"] == ("none: NO_DRIVER (needs >= 580.65.06); "
+                                              "r470: DRIVER_TOO_OLD (needs >= 580.65.06)")
+    assert labels["refenv.untested-hosts"] == "real: NOT_RUN (no NVIDIA runtime)"
+    assert (labels["refenv.run"], labels["refenv.runs"]) == ("run-1", "run-1, run-2")
+    assert "refenv.verified-hosts" not in labels
     assert labels["refenv.report-digest"] == "sha256:" + "d" * 64
     assert labels["refenv.kind"] == "release" and labels["refenv.content-hash"] == INFO.content_hash
     cpu = dict(release.labels(release.ReleaseInfo("c", "2.13.0", "cpu", "3.11", "1" * 64, "r", "2" * 64, ("none",),
-                                                  "t")))
+                                                  (), (), ("r",), "t")))
     assert cpu["refenv.cuda"] == "none" and cpu["refenv.min-driver"] == "none"
     assert "org.opencontainers.image.revision" not in cpu and "(CPU only)" in cpu["org.opencontainers.image.description"]
+    assert "org.opencontainers.image.source" not in cpu  # no remote: no source label, never a local path
     cu128 = dict(release.labels(release.ReleaseInfo("c", "2.10.0", "cu128", "3.11", "1" * 64, "r", "2" * 64, (),
-                                                    "t")))
+                                                    (), (), ("r",), "t")))
     assert (cu128["refenv.min-driver"], cu128["refenv.min-driver-full"]) == ("525.60.13", "570.26")
 
 
@@ -95,14 +106,31 @@ def test_credentials_from_the_environment() -> None:
 
 
 def test_manifest_records_digests_and_never_credentials(tmp_path: Path) -> None:
+    (ready,) = readiness.judge([
+        readiness.CellFacts("torch-2.14.1-cu130", "r470", "gpu", "PASS", "DRIVER_TOO_OLD", "DRIVER_TOO_OLD", True, True,
+                            "470.256.02", "2.14.1", "13.0"),
+        readiness.CellFacts("torch-2.14.1-cu130", "r580", "gpu", "PASS", "OK", "OK", True, True, "580.95.05", "2.14.1",
+                            "13.0"),
+        readiness.CellFacts("torch-2.14.1-cu130", "real", "gpu", "NOT_RUN", "OK", None, False, True, None, "2.14.1",
+                            "13.0", reason="no NVIDIA runtime")])
     p = manifest.Published("torch-2.14.1-cu130", "127.0.0.1:5000/t/torch-2.14.1-cu130",
                            ("torch2.14.1-cu130-py3.11", "0f7844b06f7c65d7"), "sha256:" + "e" * 64, INFO.content_hash,
-                           "run-1", "/r/run-1/cells.json", "d" * 64, ("none (no driver)",), (), release.labels(INFO))
+                           "run-1", "/r/run-1/cells.json", "d" * 64, ("run-1",), ready, release.description(INFO),
+                           release.labels(INFO))
     created = datetime.datetime(2026, 11, 29, 17, 0, 0, tzinfo=datetime.timezone.utc)
     doc = manifest.document("127.0.0.1:5000/t", auth.source_of(None), [p], {"cpu": ("no PASS",)},
                             {"b": "push failed"}, created)
     assert doc["published"][0]["reference"] == "127.0.0.1:5000/t/torch-2.14.1-cu130@sha256:" + "e" * 64
     assert doc["published"][0]["report_digest"] == "sha256:" + "d" * 64
+    entry = doc["published"][0]
+    assert entry["ready_hosts"] == [{"host": "r580", "gpu": "simulated", "scenario": "gpu"}]
+    assert entry["refused_hosts"] == [{"host": "r470", "verdict": "DRIVER_TOO_OLD", "min_driver": "580.65.06",
+                                       "fix": "install R580 (>= 580.65.06)",
+                                       "label": "r470: DRIVER_TOO_OLD (needs >= 580.65.06)"}]
+    assert entry["untested_hosts"] == [{"host": "real", "why": "NOT_RUN: no NVIDIA runtime"}]
+    assert entry["fixes"] == ["r470: driver too old for CUDA 13.0; install R580 (>= 580.65.06)"]
+    assert entry["min_driver"] == "580.65.06" and entry["runs"] == ["run-1"]
+    assert entry["description"] == entry["labels"]["org.opencontainers.image.description"]
     assert doc["refused"] == [{"environment": "cpu", "reasons": ["no PASS"]}]
     assert doc["failed"] == [{"environment": "b", "error": "push failed"}]
     first = manifest.write(doc, tmp_path / "publish", created)
@@ -112,33 +140,21 @@ def test_manifest_records_digests_and_never_credentials(tmp_path: Path) -> None:
     assert PASSWORD not in first.read_text()
 
 
-def write_run(root: Path, name: str, started: str, content_hash: str) -> Path:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / "cells.json").write_text(json.dumps({"schema": "refenv.cells", "run": {"id": name, "started": started},
-                                                   "environments": [{"name": "env", "content_hash": content_hash}]}))
-    return folder / "cells.json"
+def test_remote_urls_lose_their_credentials_and_local_paths_are_no_source() -> None:
+    assert evidence.remote_url("https://user:tok3n@git.example.com/r.git") == "https://git.example.com/r.git"
+    assert evidence.remote_url("git@github.com:org/r.git") == "github.com:org/r.git"
+    assert evidence.remote_url("https://git.example.com/r.git") == "https://git.example.com/r.git"
+    assert evidence.remote_url("ssh://git@host.example/r.git") == "ssh://host.example/r.git"
+    for local in ("/srv/git/refenv.git", "../refenv", "file:///srv/git/refenv.git", "C:/repos/refenv"):
+        assert evidence.remote_url(local) is None, local
 
 
-def test_find_run_takes_the_newest_run_of_this_image(tmp_path: Path) -> None:
-    old = write_run(tmp_path, "20261101-000000-a", "2026-11-01T00:00:00+00:00", "1" * 64)
-    write_run(tmp_path, "20261102-000000-b", "2026-11-02T00:00:00+00:00", "1" * 64)
-    newest = write_run(tmp_path, "20261103-000000-c", "2026-11-03T00:00:00+00:00", "2" * 64)
-    os.symlink("20261103-000000-c", tmp_path / "latest")
-    found = evidence.find_run(tmp_path, "env", "1" * 64)
-    assert not isinstance(found, str) and found[1]["run"]["id"] == "20261102-000000-b"
-    assert not isinstance(evidence.find_run(tmp_path, "env", "2" * 64), str)
-    other = evidence.find_run(tmp_path, "env", "3" * 64)
-    assert isinstance(other, str) and "differs from the one the newest run of env tested (2222222222222222" in other
-    assert str(newest) in other and old.exists()
-    none = evidence.find_run(tmp_path, "missing", "1" * 64)
-    assert isinstance(none, str) and none.startswith("no matrix run under")
-
-
-def test_remote_urls_lose_their_credentials() -> None:
-    assert evidence.without_userinfo("https://user:tok3n@git.example.com/r.git") == "https://git.example.com/r.git"
-    assert evidence.without_userinfo("git@github.com:org/r.git") == "git@github.com:org/r.git"
-    assert evidence.without_userinfo("https://git.example.com/r.git") == "https://git.example.com/r.git"
+def test_git_info_without_a_remote_gives_no_source(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert evidence.git_info(tmp_path) == (None, None)  # no commit yet, no remote
+    subprocess.run(["git", "-C", str(tmp_path), "remote", "add", "origin", "https://t0k@git.example.com/x.git"],
+                   check=True)
+    assert evidence.git_info(tmp_path)[1] == "https://git.example.com/x.git"
 
 
 def test_sha256_of(tmp_path: Path) -> None:

@@ -1,96 +1,163 @@
-"""Which environments `invoke publish` takes: known-good in the run that tested this very image (pure)."""
+"""Which environments `invoke publish` takes: a full-coverage run of this very image that agreed everywhere,
+with torch getting a GPU on at least one host (pure, over run documents read by `history`)."""
 
 from __future__ import annotations
 
-import copy
+import json
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from refenv.publish.verify import describe_host, judge
+from refenv.publish import history
+from refenv.publish.verify import judge
 
 HASH = "ab" * 32
-HOSTS = [
-    {"name": "none", "kind": "none", "driver": None, "gpus": [], "faults": []},
-    {"name": "r580", "kind": "simulated", "driver": "580.95.05",
-     "gpus": [{"name": "NVIDIA H100 80GB HBM3"}, {"name": "NVIDIA H100 80GB HBM3"}], "faults": []},
-    {"name": "r580-mismatch", "kind": "simulated", "driver": "580.95.05", "gpus": [],
-     "faults": ["NVML init error 18", "cuInit error 803"]},
-    {"name": "real", "kind": "real", "driver": None, "gpus": [], "faults": []},
-]
+HOSTS = {"none": None, "r470": "470.256.02", "r580": "580.95.05", "real": None}
+SCENARIOS = {"gpu": {"gpus": "all", "env": {}}, "no-gpu": {"gpus": "none", "env": {}},
+             "cvd-empty": {"gpus": "all", "env": {"CUDA_VISIBLE_DEVICES": ""}}}
+REQUIRED = frozenset((h, s) for h in HOSTS for s in SCENARIOS)
+
+# What the default matrix observes for a CUDA 13.0 build: a GPU on r580 only.
+GPU_VERDICT = {"none": "NO_DRIVER", "r470": "DRIVER_TOO_OLD", "r580": "OK"}
 
 
-def cell(env: str, host: str, status: str, reason: str = "as expected") -> dict[str, Any]:
-    return {"id": f"{env}/{host}/gpu", "environment": env, "host": host, "scenario": "gpu", "status": status,
-            "reason": reason}
+def cell(host: str, scenario: str, status: str = "PASS", observed: str | None = None, env: str = "env",
+         reason: str = "as expected") -> dict[str, Any]:
+    if observed is None and status != "NOT_RUN":
+        observed = GPU_VERDICT[host] if scenario == "gpu" else "NOT_VISIBLE"
+    return {"id": f"{env}/{host}/{scenario}", "environment": env, "host": host, "scenario": scenario,
+            "status": status, "reason": reason, "expected": {"verdict": observed or "OK"},
+            "observed": {"verdict": observed, "simulated": host != "none"} if observed else None}
 
 
-def doc(cells: list[dict[str, Any]] | None = None, content_hash: str = HASH) -> dict[str, Any]:
-    return {
-        "schema": "refenv.cells", "version": 1, "run": {"id": "run-7", "interrupted": False},
-        "environments": [{"name": "env", "content_hash": content_hash}, {"name": "other", "content_hash": "c" * 64}],
-        "hosts": HOSTS,
-        "cells": cells if cells is not None else [
-            cell("env", "none", "PASS"), cell("env", "r580", "PASS"), cell("env", "r580-mismatch", "PASS"),
-            cell("env", "real", "NOT_RUN", "this Docker engine has no NVIDIA runtime"),
-            cell("other", "r580", "FAIL", "expected OK, observed DRIVER_TOO_OLD")],
+def full_cells(env: str = "env") -> list[dict[str, Any]]:
+    return [cell(h, s, env=env) if h != "real" else cell(h, s, "NOT_RUN", env=env, reason="no NVIDIA runtime")
+            for h in HOSTS for s in SCENARIOS]
+
+
+def record(run_id: str, cells: list[dict[str, Any]], content_hash: str = HASH, interrupted: bool = False,
+           started: str | None = None) -> history.RunRecord:
+    doc = {
+        "schema": "refenv.cells", "version": 1,
+        "run": {"id": run_id, "started": started or run_id, "interrupted": interrupted},
+        "environments": [{"name": "env", "torch": "2.14.1", "cuda": "13.0", "content_hash": content_hash}],
+        "hosts": [{"name": h, "kind": "none" if d is None else "simulated", "driver": d, "gpus": []}
+                  for h, d in HOSTS.items()],
+        "scenarios": [{"name": n, **body} for n, body in SCENARIOS.items()],
+        "cells": cells,
     }
+    r = history.from_document(Path(f"/r/{run_id}/cells.json"), doc)
+    assert r is not None
+    return r
 
 
-def test_known_good_names_the_hosts_it_was_verified_on() -> None:
-    j = judge(doc(), "env", HASH)
-    assert j.ok and j.reasons == () and j.run_id == "run-7" and j.passed == 3
-    assert j.hosts == ("none", "r580", "r580-mismatch")
-    assert j.verified_on == ("none (no driver)", "r580 (simulated driver 580.95.05, 2 x NVIDIA H100 80GB HBM3)",
-                             "r580-mismatch (simulated driver 580.95.05; faults: NVML init error 18, cuInit error 803)")
-    assert j.not_verified == ("env/real/gpu: this Docker engine has no NVIDIA runtime",)
+def test_a_full_run_that_agreed_with_a_gpu_somewhere_is_known_good() -> None:
+    j = judge([record("2026-11-02", full_cells())], "env", HASH, REQUIRED)
+    assert j.ok and j.reasons == () and j.run_id == "2026-11-02" and j.runs_used == ("2026-11-02",)
+    assert j.readiness is not None
+    assert [h.label for h in j.readiness.ready] == ["r580 (simulated)"]
+    assert [h.label for h in j.readiness.refused] == ["none: NO_DRIVER (needs >= 580.65.06)",
+                                                      "r470: DRIVER_TOO_OLD (needs >= 580.65.06)"]
+    assert j.readiness.untested == (("real", "NOT_RUN: no NVIDIA runtime"),)
+    assert j.pull_cell == ("r580", "gpu")  # a cell where torch got the GPU, not any cell that passed
+
+
+def test_a_real_gpu_is_the_pull_back_cell_when_torch_got_one() -> None:
+    cells = [c if c["host"] != "real" else cell("real", c["scenario"], observed="OK" if c["scenario"] == "gpu"
+                                                else "NOT_VISIBLE") for c in full_cells()]
+    for c in cells:
+        if c["host"] == "real" and c["observed"]:
+            c["observed"]["simulated"] = False
+    j = judge([record("run", cells)], "env", HASH, REQUIRED)
+    assert j.ok and j.pull_cell == ("real", "gpu")
+
+
+def test_a_single_cell_history_is_refused() -> None:
+    j = judge([record("2026-11-03", [cell("r470", "no-gpu")])], "env", HASH, REQUIRED)
+    assert not j.ok
+    assert "no uninterrupted run of this image covers every host and scenario" in j.reasons[0]
+    assert "ran 1 of its 12 cells (missing none/cvd-empty, none/gpu, none/no-gpu, r470/cvd-empty, r470/gpu, and 6 more)" \
+        in j.reasons[0]
+
+
+def test_slices_do_not_add_up_to_coverage() -> None:
+    slices = [record(f"2026-11-0{i}", [c for c in full_cells() if c["host"] == h]) for i, h in enumerate(HOSTS, 1)]
+    j = judge(slices[::-1], "env", HASH, REQUIRED)
+    assert not j.ok and "covers every host and scenario" in j.reasons[0]
+
+
+def test_a_newer_slice_does_not_replace_the_full_run_but_is_read() -> None:
+    full = record("2026-11-01", full_cells())
+    agreeing = record("2026-11-02", [cell("r470", "no-gpu")])
+    j = judge([agreeing, full], "env", HASH, REQUIRED)
+    assert j.ok and j.run_id == "2026-11-01" and j.runs_used == ("2026-11-01", "2026-11-02")
+    disagreeing = record("2026-11-03", [cell("r580", "gpu", "FAIL", "DRIVER_BROKEN", reason="expected OK")])
+    j = judge([disagreeing, agreeing, full], "env", HASH, REQUIRED)
+    assert not j.ok and j.reasons == ("a newer run of this image disagrees (1 cell(s))",
+                                      "run 2026-11-03: env/r580/gpu: FAIL (expected OK)")
+
+
+def test_an_interrupted_run_is_no_coverage() -> None:
+    j = judge([record("run", full_cells(), interrupted=True)], "env", HASH, REQUIRED)
+    assert not j.ok and "the newest, run run, was interrupted" in j.reasons[0]
 
 
 @pytest.mark.parametrize("status", ["FAIL", "ERROR", "BUILD_FAILED", "TIMEOUT", "OOM_KILLED"])
-def test_any_bad_cell_refuses(status: str) -> None:
-    d = doc()
-    d["cells"][1] = cell("env", "r580", status, "what went wrong")
-    j = judge(d, "env", HASH)
-    assert not j.ok and j.verified_on == ()
-    assert j.reasons[0] == "1 of its 4 cells disagree or did not run as planned in run run-7"
-    assert j.reasons[1] == f"env/r580/gpu: {status} (what went wrong)"
+def test_any_bad_cell_in_the_full_run_refuses(status: str) -> None:
+    cells = full_cells()
+    cells[3] = cell("r470", "gpu", status, "OK", reason="what went wrong")
+    j = judge([record("run-7", cells)], "env", HASH, REQUIRED)
+    assert not j.ok
+    assert j.reasons == ("1 of its 12 cells disagree or did not run as planned in run run-7",
+                         f"env/r470/gpu: {status} (what went wrong)")
 
 
-def test_the_other_environments_failure_does_not_count() -> None:
-    assert judge(doc(), "env", HASH).ok
-    assert not judge(doc(), "other", "c" * 64).ok
+def test_an_environment_ready_nowhere_is_refused_with_that_reason() -> None:
+    cells = [c if c["host"] != "r580" else cell("r580", c["scenario"], observed="CPU_WHEEL"
+                                                if c["scenario"] == "gpu" else "NOT_VISIBLE") for c in full_cells()]
+    j = judge([record("run-9", cells)], "env", HASH, REQUIRED)
+    assert not j.ok and j.reasons[0] == "torch gets a GPU on no host in run run-9"
+    assert "r470: DRIVER_TOO_OLD (needs >= 580.65.06)" in j.reasons
+    assert "real: NOT_RUN: no NVIDIA runtime" in j.reasons
 
 
-def test_many_bad_cells_are_counted() -> None:
-    j = judge(doc([cell("env", f"h{i}", "FAIL") for i in range(8)]), "env", HASH)
-    assert len(j.reasons) == 1 + 5 + 1 and j.reasons[-1] == "and 3 more"
+def test_the_run_of_another_image_does_not_count() -> None:
+    j = judge([record("new", full_cells(), content_hash="ff" * 32)], "env", HASH, REQUIRED)
+    assert not j.ok and j.reasons[0].startswith(f"the image's content hash {HASH[:16]} differs from the one the "
+                                                f"newest run of env tested (ffffffffffffffff, run new)")
+    j = judge([record("new", full_cells())], "other", HASH, REQUIRED)
+    assert not j.ok and j.reasons[0].startswith("no matrix run tested other")
 
 
-def test_no_pass_refuses() -> None:
-    j = judge(doc([cell("env", "real", "NOT_RUN", "no NVIDIA runtime")]), "env", HASH)
-    assert not j.ok and "nothing verified it" in j.reasons[0]
+def test_cells_of_hosts_the_matrix_no_longer_defines_are_not_evidence() -> None:
+    required = frozenset(p for p in REQUIRED if p[0] != "r580")
+    j = judge([record("run", full_cells())], "env", HASH, required)
+    assert not j.ok and j.reasons[0] == "torch gets a GPU on no host in run run"
 
 
-def test_a_different_content_hash_refuses() -> None:
-    j = judge(doc(content_hash="ff" * 32), "env", HASH)
-    assert not j.ok and j.reasons[0].startswith(f"the image's content hash {HASH[:16]} differs")
+def test_load_runs_newest_first_reads_a_link_once_and_skips_other_documents(tmp_path: Path) -> None:
+    for name, started in (("20261101-a", "2026-11-01T00:00:00+00:00"), ("20261103-c", "2026-11-03T00:00:00+00:00"),
+                          ("20261102-b", "2026-11-02T00:00:00+00:00")):
+        (tmp_path / name).mkdir()
+        doc = {"schema": "refenv.cells", "version": 1, "run": {"id": name, "started": started}, "environments": [],
+               "cells": []}
+        (tmp_path / name / "cells.json").write_text(json.dumps(doc))
+    os.symlink("20261103-c", tmp_path / "latest")
+    (tmp_path / "publish").mkdir()
+    (tmp_path / "publish" / "cells.json").write_text(json.dumps({"schema": "refenv.publish"}))
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "cells.json").write_text("{not json")
+    assert [r.run_id for r in history.load_runs(tmp_path)] == ["20261103-c", "20261102-b", "20261101-a"]
 
 
-@pytest.mark.parametrize(("change", "words"), [
-    (lambda d: d.update(schema="something.else"), "not a matrix run document"),
-    (lambda d: d["run"].update(interrupted=True), "was interrupted"),
-    (lambda d: d.update(environments=[]), "did not test env"),
-    (lambda d: d.update(cells=[]), "has no cells of env"),
-])
-def test_other_refusals(change: Any, words: str) -> None:
-    d = copy.deepcopy(doc())
-    change(d)
-    j = judge(d, "env", HASH)
-    assert not j.ok and words in j.reasons[0]
-
-
-def test_describe_host() -> None:
-    mixed = {"name": "n", "kind": "simulated", "driver": "1.2", "gpus": [{"name": "A"}, {"name": "B"}]}
-    assert describe_host(mixed) == "n (simulated driver 1.2, 2 GPUs)"
-    assert describe_host({"name": "real", "kind": "real", "driver": "575.57.08",
-                          "gpus": [{"name": "NVIDIA H200"}]}) == "real (real driver 575.57.08, 1 x NVIDIA H200)"
+def test_a_refused_host_names_another_environment_of_the_run_ready_there() -> None:
+    cpu = [{**cell(h, s, env="cpu", observed="CPU_WHEEL" if s == "gpu" else "NOT_VISIBLE"), "environment": "cpu"}
+           for h in ("none", "r470", "r580") for s in SCENARIOS]
+    r = record("run", full_cells() + cpu)
+    doc_envs = (*r.environments, history.RunEnvironment("cpu", "2.13.0", None, "cd" * 32))
+    r = history.RunRecord(r.path, r.run_id, r.started, r.interrupted, doc_envs, r.hosts, r.scenarios, r.cells)
+    j = judge([r], "cpu", "cd" * 32, frozenset((h, s) for h in ("none", "r470", "r580") for s in SCENARIOS))
+    assert not j.ok and "r580: CPU_WHEEL (use a CUDA build (env, ready there))" in j.reasons
+    assert "r470: CPU_WHEEL (use a CUDA build)" in j.reasons

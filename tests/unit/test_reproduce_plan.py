@@ -9,7 +9,7 @@ import pytest
 
 from harness.classify import classify
 from harness.report import load_report
-from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK, Remedy
+from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK, Finding, Remedy
 from refenv import matrix_load
 from refenv.matrix import Base, Bootstrap
 from refenv.profiles import Faults
@@ -160,7 +160,7 @@ def test_nothing_to_fix() -> None:
 def _remedy_of(name: str) -> tuple[str, Remedy | None]:
     """The classifier's verdict and primary remedy over a report, as the cell's diagnosis carries it."""
     diagnosis = classify(load_report(DATA / "reproduce" / name).facts)
-    return diagnosis.verdict, chosen_remedy(diagnosis.verdict, [f.to_dict() for f in diagnosis.findings])
+    return diagnosis.verdict, chosen_remedy(diagnosis.verdict, diagnosis.findings)
 
 
 @pytest.mark.parametrize(("name", "kind", "fix_kind"), [
@@ -180,4 +180,4 @@ def test_a_remedy_overrides_the_verdicts_default_fix() -> None:
     r = from_dump("cu130-on-r570.txt")
     by_wheel = plan_fix(r, DRIVER_TOO_OLD, OFFLINE, KNOWN, BASE, remedy=Remedy("install_wheel"))
     assert by_wheel is not None and by_wheel.kind == "wheel"
-    assert chosen_remedy(DRIVER_TOO_OLD, [{"severity": "error", "verdict": DRIVER_TOO_OLD}]) is None
+    assert chosen_remedy(DRIVER_TOO_OLD, [Finding(DRIVER_TOO_OLD, "error", "too old")]) is None

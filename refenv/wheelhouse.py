@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import compat
+from harness.inputs import InputError
+from refenv import accepts
 from refenv.errors import LockError
 from refenv.matrix import Environment
 
@@ -170,11 +172,18 @@ def resolve(env: Environment, wheelhouse: Path, log: Any = None) -> Lock:
     wheelhouse.mkdir(parents=True, exist_ok=True)
     py = env.python.replace(".", "")
     args = ["--python-version", env.python, "--abi", f"cp{py}", "--abi", "abi3", "--abi", "none"]
-    if inputs["extra_index_url"]:
-        args += ["--extra-index-url", inputs["extra_index_url"]]
+    try:
+        # Checked again here, for environments made in code (reproduce) as well as from matrix.yaml.
+        requirements = [accepts.requirement(r, f"{env.name}: requirement") for r in inputs["requirements"]]
+        if inputs["extra_index_url"]:
+            args.append(f"--extra-index-url={accepts.url(inputs['extra_index_url'], f'{env.name}: index_url')}")
+    except InputError as exc:
+        raise LockError(str(exc), "a requirement is a package name with optional versions, never a pip option") \
+            from None
     cache = HashCache(wheelhouse)
     with tempfile.TemporaryDirectory(dir=wheelhouse, prefix=".resolve-") as tmp:
-        pip_download([*args, *inputs["requirements"]], Path(tmp), log)
+        # After "--" pip reads every word as a requirement: "-r/etc/passwd" cannot become an option.
+        pip_download([*args, "--", *requirements], Path(tmp), log)
         wheels = []
         for file in sorted(Path(tmp).iterdir()):
             m = WHEEL_RE.match(file.name)

@@ -6,10 +6,12 @@ is one line naming the field (or file) and what is allowed; callers turn it into
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -38,6 +40,15 @@ def shorten(value: object, width: int = MESSAGE_WIDTH) -> str:
     if len(text) <= width:
         return text
     return f"{text[:width]}... ({len(text)} characters)"
+
+
+def label(value: str, width: int = MESSAGE_WIDTH) -> str:
+    """A name or path as it is, when short and printable; else its shortened repr."""
+    return value if len(value) <= width and value.isprintable() else shorten(value, width)
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else f"{x:g}"
 
 
 # --- bounded reads ---------------------------------------------------------------------------------------
@@ -82,11 +93,12 @@ def read_text(path: str | Path, what: str, cap: int = DEFAULT_CAP) -> str:
 
 # --- numbers ---------------------------------------------------------------------------------------------
 
-def _range(value: float, field: str, lo: float | None, hi: float | None) -> None:
+def _range(value: float, field: str, lo: float | None, hi: float | None, shown: object = None) -> None:
+    shown = value if shown is None else shown
     if lo is not None and value < lo:
-        raise InputError(f"{field}: must be >= {lo:g}, got {shorten(value)}")
+        raise InputError(f"{field}: must be >= {_num(lo)}, got {shorten(shown)}")
     if hi is not None and value > hi:
-        raise InputError(f"{field}: must be <= {hi:g}, got {shorten(value)}")
+        raise InputError(f"{field}: must be <= {_num(hi)}, got {shorten(shown)}")
 
 
 def parse_int(text: str, field: str, lo: int | None = None, hi: int | None = None) -> int:
@@ -109,7 +121,7 @@ def parse_float(text: str, field: str, lo: float | None = None, hi: float | None
     value = float(s)
     if not math.isfinite(value):
         raise InputError(f"{field}: {shorten(text)} is beyond the finite numbers")
-    _range(value, field, lo, hi)
+    _range(value, field, lo, hi, s)
     return value
 
 
@@ -134,6 +146,26 @@ def scaled_number(text: str) -> float | None:
         return None
     value = float(m.group())
     return value if math.isfinite(value) else None
+
+
+def int_arg(lo: int, hi: int) -> Callable[[str], int]:
+    """An argparse `type=` for integers in [lo, hi]; a refusal is argparse's one usage error (exit 2)."""
+    def integer(text: str) -> int:
+        try:
+            return parse_int(text, "value", lo, hi)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("value: ")) from None
+    return integer
+
+
+def float_arg(lo: float, hi: float) -> Callable[[str], float]:
+    """An argparse `type=` for finite numbers in [lo, hi] (no nan, inf, 1e400 or unicode digits)."""
+    def number(text: str) -> float:
+        try:
+            return parse_float(text, "value", lo, hi)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc).removeprefix("value: ")) from None
+    return number
 
 
 # --- JSON ------------------------------------------------------------------------------------------------

@@ -57,7 +57,13 @@ def plain_name(value: str, field: str) -> str:
 
 def image_reference(value: str, field: str) -> str:
     """An image reference that Docker parses as one image, never as an option."""
-    return require(IMAGE_RE, value, field, IMAGE_ALLOWED, 255)
+    require(IMAGE_RE, value, field, IMAGE_ALLOWED, 255)
+    first, slash, _ = value.partition("/")
+    # Docker reads the first component as a registry only when it has a '.' or ':' or is localhost;
+    # otherwise it is a path component, which must be lowercase (distribution/reference).
+    if slash and not ("." in first or ":" in first or first == "localhost") and not re.fullmatch(_COMPONENT, first):
+        raise InputError(f"{field}: {shorten(value)} is not allowed; allowed: {IMAGE_ALLOWED}")
+    return value
 
 
 def requirement(value: str, field: str) -> str:

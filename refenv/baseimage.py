@@ -76,7 +76,7 @@ def ensure(engine: Engine, base: Base, log: Callable[[str], None]) -> BaseImage:
     return BaseImage(tag, _bootstrap(engine, base.bootstrap, tag, log), "bootstrap", python_of(base.bootstrap))
 
 
-def _check_recipe(boot: Bootstrap) -> None:
+def check_recipe(boot: Bootstrap) -> None:
     """debootstrap runs as root: a suite such as "../../x" or "--help", or a mirror that is not a URL, stops here."""
     try:
         accepts.suite(boot.suite, "base.bootstrap.suite")
@@ -92,7 +92,7 @@ def _bootstrap(engine: Engine, boot: Bootstrap, tag: str, log: Callable[[str], N
         raise BuildError("cannot bootstrap the base image: debootstrap is not installed",
                          hint="apt-get install debootstrap (./go installs it), or set base.image in matrix.yaml "
                               "to an image a reachable registry has")
-    _check_recipe(boot)
+    check_recipe(boot)
     work = Path(tempfile.mkdtemp(prefix="refenv-base-", dir=paths.cache_root().as_posix()
                                  if paths.cache_root().exists() else None))
     try:

@@ -144,7 +144,7 @@ def _control_line(text: str) -> int | None:
 def load(path: str | os.PathLike[str]) -> Matrix:
     """Read and validate a matrix file."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise MatrixError(str(p), None, "file", "not found; pass --matrix PATH or run from the project folder")
     try:
         data = inputs.read_bounded(p, "file", MAX_BYTES)

@@ -166,10 +166,9 @@ def pip_download(args: list[str], dest: Path, log: Any = None) -> None:
                         "check the torch version and variant in matrix.yaml, and that the package index is reachable")
 
 
-def resolve(env: Environment, wheelhouse: Path, log: Any = None) -> Lock:
-    """Resolve the environment's requirements on the host and pin what pip chose."""
+def download_args(env: Environment) -> list[str]:
+    """`pip download`'s arguments for an environment; every requirement comes after "--", checked first."""
     inputs = inputs_of(env)
-    wheelhouse.mkdir(parents=True, exist_ok=True)
     py = env.python.replace(".", "")
     args = ["--python-version", env.python, "--abi", f"cp{py}", "--abi", "abi3", "--abi", "none"]
     try:
@@ -180,10 +179,18 @@ def resolve(env: Environment, wheelhouse: Path, log: Any = None) -> Lock:
     except InputError as exc:
         raise LockError(str(exc), "a requirement is a package name with optional versions, never a pip option") \
             from None
+    # After "--" pip reads every word as a requirement: "-r/etc/passwd" cannot become an option.
+    return [*args, "--", *requirements]
+
+
+def resolve(env: Environment, wheelhouse: Path, log: Any = None) -> Lock:
+    """Resolve the environment's requirements on the host and pin what pip chose."""
+    inputs = inputs_of(env)
+    args = download_args(env)
+    wheelhouse.mkdir(parents=True, exist_ok=True)
     cache = HashCache(wheelhouse)
     with tempfile.TemporaryDirectory(dir=wheelhouse, prefix=".resolve-") as tmp:
-        # After "--" pip reads every word as a requirement: "-r/etc/passwd" cannot become an option.
-        pip_download([*args, "--", *requirements], Path(tmp), log)
+        pip_download(args, Path(tmp), log)
         wheels = []
         for file in sorted(Path(tmp).iterdir()):
             m = WHEEL_RE.match(file.name)

@@ -151,3 +151,10 @@ def test_any_config_gives_a_result_or_one_line(tmp_path_factory: pytest.TempPath
         assert err.getvalue().count("\n") == 1, err.getvalue()
     else:
         strict_json(out.getvalue())
+
+
+@pytest.mark.parametrize("option", ["--gpu", "--model", "--lora-targets"])
+def test_long_names_are_not_echoed_whole(capsys: pytest.CaptureFixture[str], option: str) -> None:
+    argv = ["--model", "gpt2"] if option != "--model" else []
+    rc, _, err = outcome(capsys, *argv, option, "A" * 5000 + "\n")
+    assert rc == 2 and len(err) < 300

@@ -1,15 +1,15 @@
 """refenv's tasks. Each one parses its arguments, calls refenv, prints, and raises Exit on expected errors.
 
   invoke matrix             build every environment, run every cell, check expected against observed
+  invoke matrix --env NEW --compare OLD      the same, and what moving from OLD to NEW changes on each host
+  invoke compare OLD NEW    that comparison, read from the latest run
   invoke run --env E --host H --scenario S   one cell, with its full diagnosis
   invoke build [--env E]    build (or find) the environment images
   invoke lock [--env E]     re-resolve the wheels of an environment and rewrite its lock
   invoke reproduce REPORT    rebuild a user's stack from a pasted report (or `flags --torch ...`) on a simulated host
   invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a full matrix run proved (GPU somewhere)
-  invoke reproduce REPORT    rebuild a user's broken stack from a pasted report and show the fix works
-  invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a full matrix run proved
   invoke clean              remove every container and image refenv made
-  invoke test               the test tiers (unit, docker; gpu where a GPU is)
+  invoke test               ruff and mypy, then the test tiers (unit, docker; gpu where a GPU is)
 """
 
 from __future__ import annotations
@@ -54,20 +54,26 @@ def _fail(exc: Exception) -> Exit:
     "relock": "re-resolve every environment's wheels before building",
     "probes": "quick | full | off (default: run.probes)",
     "verbose": "stream every build log line",
+    "compare": "an environment to compare with: it runs too, and the summary says what changes on each host",
 })
 def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None, host: list[str] | None = None,
            scenario: list[str] | None = None, rerun: bool = False, parallel: int = 0, results: str = "results",
-           dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False) -> None:
+           dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False,
+           compare: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
     from refenv.report.console import console_summary
-    from refenv.run import Options, plan_only, run_matrix
+    from refenv.report.ready import compare_lines
+    from refenv.runner import Options, run_matrix
+    from refenv.runner import dry_run as plan_of
 
     try:
+        if compare and env:
+            env = [*env, compare]
         m = _matrix(matrix, env, host, scenario)
         if dry_run:
-            for spec, expected in plan_only(m):
+            for spec, expected in plan_of(m):
                 print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
             return
         ui = ConsoleUI(verbose=verbose)
@@ -80,10 +86,35 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     except RefenvError as exc:
         raise _fail(exc) from None
     print(console_summary(outcome.document, outcome.written))
+    if compare:
+        for other in (e.name for e in m.environments if e.name != compare):
+            print("\n".join(compare_lines(outcome.document, compare, other)) + "\n")
     if outcome.interrupted:
         raise Exit("interrupted: the partial report is written", code=130)
     if not outcome.ok:
         raise Exit("some cells disagree or did not run as planned (see the report)", code=1)
+
+
+@task(positional=["old", "new"], help={
+    "old": "the environment used now", "new": "the environment to move to",
+    "run": "a run folder or its cells.json (default: results/latest)",
+})
+def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None:
+    """What moving from OLD to NEW changes on each host, read from a matrix run that ran both."""
+    from refenv.errors import RefenvError
+    from refenv.report.ready import compare_lines
+    from refenv.rundoc import load_run
+
+    try:
+        doc = load_run(Path(run))
+    except RefenvError as exc:
+        raise _fail(exc) from None
+    missing = [e for e in (old, new) if doc.environment(e) is None]
+    if missing:
+        known = ", ".join(e.name for e in doc.environments) or "none"
+        raise Exit(f"refenv: run {doc.run.id} did not run {', '.join(missing)} (it ran: {known}); "
+                   f"run `invoke matrix --env {new} --compare {old}`", code=2)
+    print("\n".join(compare_lines(doc, old, new)))
 
 
 @task(help={"env": "the environment", "host": "the host", "scenario": "the scenario",
@@ -95,7 +126,7 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
     from harness.render import render_diagnosis
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
-    from refenv.run import Options, run_matrix
+    from refenv.runner import Options, run_matrix
 
     try:
         m = _matrix(matrix, [env], [host], [scenario])
@@ -108,15 +139,15 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
             ui.close()
     except RefenvError as exc:
         raise _fail(exc) from None
-    cell = outcome.document["cells"][0]
-    path = cell.get("result_path")
+    cell = outcome.document.cells[0]
+    path = cell.result_path
     if path and Path(path).is_file():
         doc = json.loads(Path(path).read_text())
         if doc.get("diagnosis"):
             print(render_diagnosis(doc["diagnosis"]))
-    expected = (cell.get("expected") or {}).get("verdict")
-    print(f"{cell['id']}: {cell['status']} (expected {expected}) — {cell['reason']}")
-    if cell["status"] not in ("PASS",):
+    expected = cell.expected.verdict if cell.expected else None
+    print(f"{cell.id}: {cell.status} (expected {expected}) — {cell.reason}")
+    if cell.status != "PASS":
         raise Exit(code=1)
 
 
@@ -167,9 +198,10 @@ def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") 
 def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: bool = False) -> None:
     """Remove every container and image labelled by refenv (and, with --cache, its caches)."""
     from refenv import paths
-    from refenv.engine import MANAGED, Engine
+    from refenv.engine import Engine
     from refenv.engine import stale as stale_ids
     from refenv.errors import RefenvError
+    from refenv.labels import MANAGED
 
     try:
         engine = Engine.connect()
@@ -208,9 +240,15 @@ def _has_gpu() -> bool:
 
 
 @task(help={"tier": "unit, docker, gpu, or all (default: unit and docker, and gpu where a GPU is)",
-            "k": "pytest -k expression", "x": "stop at the first failure"})
-def test(c: Context, tier: str = "default", k: str = "", x: bool = False) -> None:
-    """Run the tests. With CI=true a missing Docker engine fails the docker tier instead of skipping it."""
+            "k": "pytest -k expression", "x": "stop at the first failure",
+            "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
+def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: bool = True) -> None:
+    """Lint and type-check, then run the tests. With CI=true a missing Docker engine fails the docker tier
+    instead of skipping it."""
+    if lint:
+        # The guardrails first: a finding stops here, before minutes of containers (`--no-lint` skips them).
+        c.run(f"{sys.executable} -m ruff check .", pty=False)
+        c.run(f"{sys.executable} -m mypy", pty=False)
     if tier == "default":
         tier = "all" if _has_gpu() else "nogpu"
         if tier == "nogpu":
@@ -257,9 +295,9 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
     from refenv.reproduce import ReproduceError, from_flags, infer
+    from refenv.reproduce.execute import Settings
+    from refenv.reproduce.execute import reproduce as run_reproduction
     from refenv.reproduce.render import render, succeeded
-    from refenv.reproduce.run import Settings
-    from refenv.reproduce.run import reproduce as run_reproduction
 
     flags = report == "flags"
     if flags != bool(torch):
@@ -326,4 +364,4 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
                    code=1)
 
 
-ns = Collection(matrix, run, build, lock, clean, test, reproduce, publish)
+ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish)

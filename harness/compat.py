@@ -230,11 +230,6 @@ def torch_release(version: str, compat: Compat | None = None) -> TorchRelease | 
     return (compat or load()).torch_releases.get(torch_series(version))
 
 
-def latest_series(compat: Compat | None = None) -> str:
-    c = compat or load()
-    return max(c.torch_releases, key=parse_version)
-
-
 def variant_of(version: str, cuda: str | None, compat: Compat | None = None) -> str:
     """The build variant from what torch reports: 'cpu' when torch.version.cuda is None."""
     if cuda is None:

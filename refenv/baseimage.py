@@ -11,11 +11,15 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from refenv import paths
-from refenv.engine import MANAGED, Engine
 from refenv.errors import BuildError, RefenvError
+from refenv.labels import MANAGED
 from refenv.matrix import Base, Bootstrap
+
+if TYPE_CHECKING:
+    from refenv.engine import Engine
 
 LOG = logging.getLogger(__name__)
 RECIPE = "base/bootstrap.sh"

@@ -7,11 +7,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from refenv import baseimage, images, paths, wheelhouse
-from refenv.engine import Engine
 from refenv.errors import BuildError, LockError, RefenvError
 from refenv.matrix import Environment, Matrix
+
+if TYPE_CHECKING:
+    from refenv.engine import Engine
 
 LOG = logging.getLogger(__name__)
 Progress = Callable[[str, str], None]  # (environment, message)
@@ -37,9 +40,11 @@ def uv_binary() -> Path:
     return Path(find_uv_bin())
 
 
-def get_lock(matrix: Matrix, env: Environment, log: Callable[[str], None], relock: bool = False) -> wheelhouse.Lock:
-    """The environment's lock: read, or (re)made when missing, stale or asked for."""
-    path = wheelhouse.lock_path(matrix.path, env.name)
+def get_lock(matrix: Matrix | None, env: Environment, log: Callable[[str], None], relock: bool = False,
+             lock_file: Path | None = None) -> wheelhouse.Lock:
+    """The environment's lock (`lock_file`, else locks/ beside the matrix): read, or (re)made when missing,
+    stale or asked for."""
+    path = lock_file or wheelhouse.lock_path(matrix.path if matrix else ".", env.name)
     lock = None if relock else wheelhouse.read_lock(path)
     if not wheelhouse.is_current(lock, env):
         log(f"resolving {', '.join(wheelhouse.inputs_of(env)['requirements'])} for Python {env.python} (pip download)")
@@ -50,8 +55,8 @@ def get_lock(matrix: Matrix, env: Environment, log: Callable[[str], None], reloc
     return lock
 
 
-def build_environment(engine: Engine, matrix: Matrix, env: Environment, progress: Progress,
-                      relock: bool = False) -> EnvBuild:
+def build_environment(engine: Engine, matrix: Matrix | None, env: Environment, progress: Progress,
+                      relock: bool = False, lock_file: Path | None = None) -> EnvBuild:
     """Build one environment; expected failures come back as a FAILED record with the log's tail."""
     start = time.monotonic()
     log_path = paths.build_logs() / f"{env.name}.log"
@@ -75,7 +80,7 @@ def build_environment(engine: Engine, matrix: Matrix, env: Environment, progress
                                  f"Python {base.python}",
                                  hint=f"use base.bootstrap.suite: {suite}" if suite else
                                  "name a base image with that Python")
-            lock = get_lock(matrix, env, log, relock)
+            lock = get_lock(matrix, env, log, relock, lock_file)
             wheelhouse.ensure_wheels(lock, paths.wheelhouse(), log)
             plan = images.plan(env, base.image_id, lock, images.tree_digest(paths.project_root() / "harness"))
             built = images.ensure(engine, plan, base.ref, paths.wheelhouse(), uv_binary(), log, log_path)

@@ -15,16 +15,16 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from refenv import paths
-from refenv.engine import Engine
+from refenv.backend import CellEngine
 from refenv.errors import NoGpuRuntime, RefenvError
-from refenv.judge import judge
+from refenv.judge import judge_cell
 from refenv.results import ERROR, NOT_RUN, CellResult, Expected
 from refenv.runspec import ContainerSpec
 
@@ -43,15 +43,26 @@ class CellPlan:
     cache_key: str | None           # None: never cached
     out_dir: Path
     timeout_s: float
+    files: tuple[tuple[Path, str], ...] = ()  # what the container mounts, written just before the cells run
 
 
-def cache_key(parts: dict[str, Any]) -> str:
+@dataclass(frozen=True)
+class CellsRun:
+    """The cells' results in plan order, and whether Ctrl-C cut the run short (unfinished cells are NOT_RUN)."""
+
+    results: tuple[CellResult, ...]
+    interrupted: bool
+
+
+def cache_key(parts: Mapping[str, object]) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _base(plan: CellPlan) -> dict[str, Any]:
-    return {"id": plan.id, "environment": plan.environment, "host": plan.host, "scenario": plan.scenario,
-            "cache_key": plan.cache_key, "result_path": str(plan.out_dir / "result.json")}
+def _base(plan: CellPlan) -> CellResult:
+    """The cell's identity and bookkeeping, before any judgement."""
+    return CellResult(id=plan.id, environment=plan.environment, host=plan.host, scenario=plan.scenario,
+                      expected=plan.expected, cache_key=plan.cache_key,
+                      result_path=str(plan.out_dir / "result.json"))
 
 
 def _read(path: Path) -> dict[str, Any] | None:
@@ -62,12 +73,20 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def run_one(engine: Engine, plan: CellPlan, use_cache: bool) -> CellResult:
+def write_files(plans: list[CellPlan]) -> None:
+    """The files the plans name, each once, written beside and renamed (cells share a host's config)."""
+    for path, content in {p: c for plan in plans for p, c in plan.files}.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(content, encoding="utf-8")
+        tmp.replace(path)
+
+
+def run_one(engine: CellEngine, plan: CellPlan, use_cache: bool) -> CellResult:
     """One cell, start to finish; every failure becomes a status, never an exception."""
     base = _base(plan)
     if plan.skip is not None:
-        return CellResult(**{**base, "result_path": None}, status=plan.skip[0], reason=plan.skip[1],
-                          expected=plan.expected)
+        return replace(base, result_path=None, status=plan.skip[0], reason=plan.skip[1])
     assert plan.spec is not None
     cached = paths.cell_cache() / f"{plan.cache_key}.json" if plan.cache_key else None
     if use_cache and cached is not None and cached.is_file():
@@ -75,7 +94,7 @@ def run_one(engine: Engine, plan: CellPlan, use_cache: bool) -> CellResult:
         if doc is not None:
             plan.out_dir.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(cached, plan.out_dir / "result.json")
-            result = judge(base, plan.expected, doc, 0, False, False, "")
+            result = judge_cell(base, plan.expected, doc, 0, False, False, "")
             return replace(result, cached=True, wall_s=0.0)
     plan.out_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(plan.out_dir, 0o777)  # the harness runs as an unprivileged user inside
@@ -83,11 +102,12 @@ def run_one(engine: Engine, plan: CellPlan, use_cache: bool) -> CellResult:
     try:
         outcome = engine.run(plan.spec, plan.timeout_s)
     except NoGpuRuntime as exc:
-        return CellResult(**base, status=NOT_RUN, reason=exc.message, expected=plan.expected)
+        return replace(base, status=NOT_RUN, reason=exc.message)
     except RefenvError as exc:
-        return CellResult(**base, status=ERROR, reason=str(exc), expected=plan.expected)
+        return replace(base, status=ERROR, reason=str(exc))
     doc = _read(plan.out_dir / "result.json")
-    result = judge(base, plan.expected, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed, outcome.logs)
+    result = judge_cell(base, plan.expected, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed,
+                        outcome.logs)
     if doc is not None and cached is not None and not outcome.timed_out:
         tmp = cached.with_suffix(".tmp")
         cached.parent.mkdir(parents=True, exist_ok=True)
@@ -96,12 +116,10 @@ def run_one(engine: Engine, plan: CellPlan, use_cache: bool) -> CellResult:
     return replace(result, wall_s=round(time.monotonic() - start, 2))
 
 
-def run_all(engine: Engine, plans: list[CellPlan], parallel: int, use_cache: bool, run_id: str,
-            on_done: Callable[[CellResult], None]) -> tuple[list[CellResult], bool]:
-    """Every cell, `parallel` at a time. Ctrl-C removes the run's containers and returns what finished.
-
-    Returns the results in plan order and whether the run was interrupted.
-    """
+def run_cells(engine: CellEngine, plans: list[CellPlan], run_id: str, parallel: int = 1, use_cache: bool = True,
+              on_done: Callable[[CellResult], None] | None = None) -> CellsRun:
+    """Every cell, `parallel` at a time. Ctrl-C cancels the run's containers and returns what finished."""
+    write_files(plans)
     results: dict[str, CellResult] = {}
     stop = threading.Event()
     interrupted = False
@@ -120,19 +138,19 @@ def run_all(engine: Engine, plans: list[CellPlan], parallel: int, use_cache: boo
                     result = fut.result()
                 except Exception as exc:  # a bug in one cell must not lose the run
                     LOG.exception("cell %s crashed", plan.id)
-                    result = CellResult(**_base(plan), status=ERROR, reason=f"refenv error: {exc}",
-                                        expected=plan.expected)
+                    result = replace(_base(plan), status=ERROR, reason=f"refenv error: {exc}")
                 results[plan.id] = result
-                on_done(result)
+                if on_done is not None:
+                    on_done(result)
     except KeyboardInterrupt:
         interrupted = True
         stop.set()
-        removed = engine.remove_containers({"refenv.run": run_id})
+        removed = engine.cancel(run_id)
         LOG.warning("interrupted: removed %d running container(s)", removed)
         for fut in pending:
             fut.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
-        engine.remove_containers({"refenv.run": run_id})
+        engine.cancel(run_id)  # a container created while the first cancel ran
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     ordered = []
@@ -140,12 +158,11 @@ def run_all(engine: Engine, plans: list[CellPlan], parallel: int, use_cache: boo
         if plan.id in results:
             ordered.append(results[plan.id])
         else:
-            ordered.append(CellResult(**_base(plan), status=NOT_RUN, reason="interrupted (Ctrl-C) before it finished",
-                                      expected=plan.expected))
-    return ordered, interrupted
+            ordered.append(replace(_base(plan), status=NOT_RUN, reason="interrupted (Ctrl-C) before it finished"))
+    return CellsRun(tuple(ordered), interrupted)
 
 
-def prepare_ldcache(engine: Engine, image: str, image_id: str, libs: dict[str, str], digest: str,
+def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,
                     run_id: str) -> str | None:
     """The linker cache of `image` with the simulated driver's libraries in place, made once and kept."""
     from refenv.runspec import ldcache_spec

@@ -8,12 +8,9 @@ docker-stacks' TrackedContainer), every object refenv makes carries the `refenv.
 from __future__ import annotations
 
 import contextlib
-import io
 import logging
-import tarfile
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -22,10 +19,12 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from requests.exceptions import ConnectionError as RequestsConnectionError
 from requests.exceptions import ReadTimeout
 
+from refenv.backend import RunOutcome
 from refenv.errors import BuildError, EngineUnavailable, NoGpuRuntime, RefenvError
+from refenv.labels import KIND, MANAGED
+from refenv.runspec import ContainerSpec
 
 LOG = logging.getLogger(__name__)
-MANAGED = "refenv.managed"
 NO_GPU_DRIVER = 'could not select device driver ""'
 START_HINT = ("start one: `sudo dockerd &` (Debian: apt-get install docker.io), or run `./go` which installs and "
               "starts it; set DOCKER_HOST if it listens elsewhere")
@@ -42,15 +41,6 @@ def translate(exc: Exception) -> RefenvError:
     if isinstance(exc, (RequestsConnectionError, DockerException)) and "Connection" in str(exc):
         return EngineUnavailable(f"no Docker engine answers: {exc}", START_HINT)
     return RefenvError(f"docker: {text}")
-
-
-@dataclass(frozen=True)
-class RunOutcome:
-    exit_code: int | None
-    timed_out: bool
-    oom_killed: bool
-    logs: str
-    error: str | None = None
 
 
 class Engine:
@@ -186,16 +176,13 @@ class Engine:
         except APIError as exc:
             raise translate(exc) from None
 
-    def repo_digests(self, ref: str) -> list[str]:
-        return list(self.client.images.get(ref).attrs.get("RepoDigests") or [])
-
     def remove_image(self, ref: str) -> None:
         with contextlib.suppress(NotFound, ImageNotFound):
             self.client.images.remove(ref, force=True)
 
     # ---- containers -------------------------------------------------------------------------
 
-    def run(self, spec: Any, timeout: float) -> RunOutcome:
+    def run(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
         """Run one container (a runspec.ContainerSpec) to completion, or kill it at `timeout`; always remove it."""
         try:
             container = self.client.containers.create(**create_kwargs(spec))
@@ -226,7 +213,7 @@ class Engine:
         try:
             container = self.client.containers.create(image, command=["true"], entrypoint=["true"],
                                                       network_mode="none", device_requests=[request],
-                                                      labels={MANAGED: "true", "refenv.kind": "gpu-check"})
+                                                      labels={MANAGED: "true", KIND: "gpu-check"})
         except APIError as exc:
             err = translate(exc)
             return err if isinstance(err, NoGpuRuntime) else NoGpuRuntime(str(err))
@@ -276,32 +263,7 @@ class Engine:
             raise translate(exc) from None
 
 
-def tar_context(files: dict[str, bytes | Path]) -> IO[bytes]:
-    """A build context as an in-memory tar: name -> bytes or a file/folder on disk."""
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        for name, content in sorted(files.items()):
-            if isinstance(content, Path):
-                tar.add(content, arcname=name, filter=_normalise)
-            else:
-                info = tarfile.TarInfo(name)
-                info.size, info.mode, info.mtime = len(content), 0o644, 0
-                tar.addfile(info, io.BytesIO(content))
-    buf.seek(0)
-    return buf
-
-
-def _normalise(info: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    """Same bytes in, same context out: no owners, no times, no caches."""
-    if "__pycache__" in info.name or info.name.endswith(".pyc"):
-        return None
-    info.uid = info.gid = 0
-    info.uname = info.gname = ""
-    info.mtime = 0
-    return info
-
-
-def create_kwargs(spec: Any) -> dict[str, Any]:
+def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
     """docker SDK `containers.create` arguments for a `runspec.ContainerSpec`."""
     kwargs: dict[str, Any] = {
         "image": spec.image, "command": list(spec.command), "environment": dict(spec.environment),

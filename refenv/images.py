@@ -16,15 +16,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import jinja2
 
 from harness import __version__ as harness_version
 from harness import compat
 from refenv import paths
-from refenv.engine import MANAGED, Engine, tar_context
+from refenv.buildcontext import tar_context
+from refenv.labels import DEPS_BUILD, ENVIRONMENT, KIND, MANAGED
 from refenv.matrix import Environment
 from refenv.wheelhouse import Lock, requirements_text
+
+if TYPE_CHECKING:
+    from refenv.engine import Engine
 
 UID = 10001
 TEMPLATE = "env.Dockerfile.j2"
@@ -159,7 +164,7 @@ def ensure(engine: Engine, p: ImagePlan, base_ref: str, wheelhouse: Path, uv_bin
             binds=[(str(wheelhouse), f"{BUILD_DIR}/wheels"), (str(staging), f"{BUILD_DIR}/in"),
                    (str(uv_binary), f"{BUILD_DIR}/uv")],
             env={"UV_CACHE_DIR": "/tmp/uv-cache", "UV_NO_PROGRESS": "1"},
-            labels={"refenv.kind": "deps-build", "refenv.environment": p.environment})
+            labels={KIND: DEPS_BUILD, ENVIRONMENT: p.environment})
     log(f"building {p.env_tag}")
     context = tar_context({"Dockerfile": p.dockerfile.encode(), "harness": paths.project_root() / "harness"})
     engine.build(context, p.env_tag, log)

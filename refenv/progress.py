@@ -10,9 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 
 from refenv.build import EnvBuild
 from refenv.results import NOT_RUN, PASS, CellResult
-
-STYLE = {"PASS": "green", "FAIL": "red", "ERROR": "yellow", "BUILD_FAILED": "magenta", "TIMEOUT": "yellow",
-         "OOM_KILLED": "yellow", "NOT_RUN": "dim"}
+from refenv.status import look
 
 
 class ConsoleUI:
@@ -55,7 +53,7 @@ class ConsoleUI:
         if self._progress is None or self._task is None:
             return
         if result.status not in (PASS, NOT_RUN):  # not-run cells are grouped in the summary
-            self._progress.console.print(f"  [{STYLE.get(result.status, 'white')}]{result.status}[/] "
+            self._progress.console.print(f"  [{look(result.status).style}]{result.status}[/] "
                                          f"{escape(result.id)}: {escape(result.reason)}")
         self._progress.update(self._task, advance=1,
                               description=escape(f"{result.id}{' (cached)' if result.cached else ''}"))

@@ -1,26 +1,19 @@
-"""The result of a matrix run: one record per cell, and the versioned `cells.json` that holds them.
+"""One cell's record: what the rules expected, what the harness observed, and the status that judges them.
 
-Statuses follow DCGM's and nvbandwidth's habit of a fixed vocabulary: a cell PASSes when the observed
-verdict is the expected one, FAILs when it is not, and says why it could not tell otherwise.
+The status vocabulary and its presentation live in `refenv/status.py`; the run document that holds the
+cells is `refenv/rundoc.py`.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA = "refenv.cells"
-SCHEMA_VERSION = 1
+from harness.schema import Finding
+from refenv.status import BAD, BUILD_FAILED, ERROR, FAIL, NOT_RUN, OOM_KILLED, PASS, STATUSES, TIMEOUT, is_bad
 
-PASS = "PASS"
-FAIL = "FAIL"
-ERROR = "ERROR"                # the harness ran but wrote no usable result
-BUILD_FAILED = "BUILD_FAILED"  # the environment's image could not be built
-TIMEOUT = "TIMEOUT"            # the container outlived its time limit and was killed
-OOM_KILLED = "OOM_KILLED"      # the kernel killed the container for memory
-NOT_RUN = "NOT_RUN"            # not runnable here (no NVIDIA runtime for `real`), or interrupted
-STATUSES = (PASS, FAIL, ERROR, BUILD_FAILED, TIMEOUT, OOM_KILLED, NOT_RUN)
-BAD = (FAIL, ERROR, BUILD_FAILED, TIMEOUT, OOM_KILLED)
+__all__ = ["BAD", "BUILD_FAILED", "ERROR", "FAIL", "NOT_RUN", "OOM_KILLED", "PASS", "STATUSES", "TIMEOUT",
+           "CellResult", "Expected", "Observed", "Summary", "cell_id", "summarize"]
 
 
 @dataclass(frozen=True)
@@ -28,9 +21,9 @@ class Expected:
     """What the compatibility rules predict for a cell."""
 
     verdict: str
-    verdicts: tuple[str, ...]      # every failing verdict predicted, primary first
-    torch_text: str | None         # a phrase torch's own message must contain, if any
-    reason: str                    # why, in a sentence
+    verdicts: tuple[str, ...] = ()    # every failing verdict predicted, primary first
+    torch_text: str | None = None     # a phrase torch's own message must contain, if any
+    reason: str = ""                  # why, in a sentence
 
 
 @dataclass(frozen=True)
@@ -38,23 +31,26 @@ class Observed:
     """What the harness reported from inside the container."""
 
     verdict: str
-    verdicts: tuple[str, ...]
-    simulated: bool
-    is_available: bool | None
-    device_count: int | None
-    torch_message: str | None      # torch's warning or init error, verbatim
-    findings: tuple[dict[str, Any], ...]
+    verdicts: tuple[str, ...] = ()
+    simulated: bool = False
+    is_available: bool | None = None
+    device_count: int | None = None
+    torch_message: str | None = None  # torch's warning or init error, verbatim
+    findings: tuple[Finding, ...] = ()
 
 
 @dataclass(frozen=True)
 class CellResult:
+    """One environment × host × scenario cell. `probes` and `memory` are the harness's own sections
+    (harness/probe, harness/memory), carried as it wrote them and read by report/probes.py and report/memory.py."""
+
     id: str
     environment: str
     host: str
     scenario: str
-    status: str
-    reason: str
-    expected: Expected | None
+    status: str = NOT_RUN
+    reason: str = ""
+    expected: Expected | None = None
     observed: Observed | None = None
     probes: dict[str, Any] | None = None
     memory: dict[str, Any] | None = None
@@ -63,48 +59,32 @@ class CellResult:
     wall_s: float | None = None
     log_tail: str | None = None
     result_path: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     @property
     def bad(self) -> bool:
-        return self.status in BAD
+        return is_bad(self.status)
+
+    @property
+    def simulated(self) -> bool:
+        """True when the observed verdict came from the simulated driver."""
+        return self.observed is not None and self.observed.simulated
+
+
+@dataclass(frozen=True)
+class Summary:
+    total: int = 0
+    by_status: dict[str, int] = field(default_factory=dict)
+    cached: int = 0
+    ok: bool = True
 
 
 def cell_id(environment: str, host: str, scenario: str) -> str:
     return f"{environment}/{host}/{scenario}"
 
 
-def summarize(cells: list[CellResult]) -> dict[str, Any]:
-    by_status = {s: sum(1 for c in cells if c.status == s) for s in STATUSES}
-    return {
-        "total": len(cells),
-        "by_status": by_status,
-        "cached": sum(1 for c in cells if c.cached),
-        "ok": not any(c.bad for c in cells),
-    }
-
-
-def expected_from_dict(d: dict[str, Any] | None) -> Expected | None:
-    if d is None:
-        return None
-    return Expected(d["verdict"], tuple(d.get("verdicts", ())), d.get("torch_text"), d.get("reason", ""))
-
-
-def observed_from_dict(d: dict[str, Any] | None) -> Observed | None:
-    if d is None:
-        return None
-    return Observed(d["verdict"], tuple(d.get("verdicts", ())), bool(d.get("simulated")), d.get("is_available"),
-                    d.get("device_count"), d.get("torch_message"), tuple(d.get("findings", ())))
-
-
-def cell_from_dict(d: dict[str, Any]) -> CellResult:
-    return CellResult(
-        id=d["id"], environment=d["environment"], host=d["host"], scenario=d["scenario"], status=d["status"],
-        reason=d.get("reason", ""), expected=expected_from_dict(d.get("expected")),
-        observed=observed_from_dict(d.get("observed")), probes=d.get("probes"), memory=d.get("memory"),
-        cached=bool(d.get("cached")), cache_key=d.get("cache_key"), wall_s=d.get("wall_s"),
-        log_tail=d.get("log_tail"), result_path=d.get("result_path"), extra=dict(d.get("extra") or {}),
-    )
+def summarize(cells: tuple[CellResult, ...] | list[CellResult]) -> Summary:
+    by_status = dict.fromkeys(STATUSES, 0)
+    for c in cells:
+        by_status[c.status] = by_status.get(c.status, 0) + 1
+    return Summary(total=len(cells), by_status=by_status, cached=sum(1 for c in cells if c.cached),
+                   ok=not any(c.bad for c in cells))

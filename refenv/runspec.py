@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from refenv.engine import MANAGED
+from refenv.labels import MANAGED
 from refenv.matrix import RunSettings, Scenario
 from refenv.toolkit import Injection
 

@@ -6,7 +6,6 @@ This is the one place publish reads a run document (cells.json); everything afte
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from refenv import readiness
-from refenv.results import SCHEMA
+from refenv.rundoc import RunDocument, RunDocumentError, from_data, load_run
 
 LOG = logging.getLogger(__name__)
 
@@ -89,30 +88,25 @@ class RunRecord:
         return tuple(out)
 
 
+def from_run(path: Path, doc: RunDocument) -> RunRecord:
+    """A run document as publishing's record of it."""
+    envs = tuple(RunEnvironment(e.name, e.torch or "", e.cuda, e.content_hash) for e in doc.environments)
+    hosts = tuple(RunHost(h.name, h.kind, h.driver, h.cuda_driver_version,
+                          next((g.compute_capability for g in h.gpus), None)) for h in doc.hosts)
+    scenarios = tuple(RunScenario(s.name, readiness.plain_gpu_access(s.gpus, s.env)) for s in doc.scenarios)
+    cells = tuple(RunCell(c.id, c.environment, c.host, c.scenario, c.status, c.reason,
+                          c.expected.verdict if c.expected else None, c.observed.verdict if c.observed else None,
+                          c.simulated) for c in doc.cells)
+    return RunRecord(path, str(doc.run.id), doc.run.started or "", doc.run.interrupted, envs, hosts, scenarios, cells)
+
+
 def from_document(path: Path, doc: Mapping[str, Any]) -> RunRecord | None:
-    """A run document as a record; None when it is not one (another schema)."""
-    if doc.get("schema") != SCHEMA:
+    """Parsed cells.json as a record; None when it is not a run document this refenv reads."""
+    try:
+        return from_run(path, from_data(doc, str(path)))
+    except RunDocumentError as exc:
+        LOG.info("skipping %s: %s", path, exc)
         return None
-    run = doc.get("run") or {}
-
-    def verdict(part: Any) -> str | None:
-        return str(part["verdict"]) if isinstance(part, dict) and part.get("verdict") else None
-
-    envs = tuple(RunEnvironment(str(e.get("name")), str(e.get("torch") or ""), e.get("cuda"), e.get("content_hash"))
-                 for e in doc.get("environments") or [])
-    hosts = tuple(RunHost(str(h.get("name")), str(h.get("kind") or "none"), h.get("driver"),
-                          h.get("cuda_driver_version"),
-                          next((g.get("compute_capability") for g in h.get("gpus") or []), None))
-                  for h in doc.get("hosts") or [])
-    scenarios = tuple(RunScenario(str(s.get("name")),
-                                  readiness.plain_gpu_access(str(s.get("gpus") or "all"), s.get("env") or {}))
-                      for s in doc.get("scenarios") or [])
-    cells = tuple(RunCell(str(c.get("id")), str(c.get("environment")), str(c.get("host")), str(c.get("scenario")),
-                          str(c.get("status")), str(c.get("reason") or ""), verdict(c.get("expected")),
-                          verdict(c.get("observed")), bool((c.get("observed") or {}).get("simulated")))
-                  for c in doc.get("cells") or [])
-    return RunRecord(path, str(run.get("id")), str(run.get("started") or ""), bool(run.get("interrupted")),
-                     envs, hosts, scenarios, cells)
 
 
 def load_runs(results_root: Path) -> list[RunRecord]:
@@ -123,13 +117,7 @@ def load_runs(results_root: Path) -> list[RunRecord]:
         if real in found:
             continue
         try:
-            doc = json.loads(real.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            found[real] = from_run(real, load_run(real))
+        except RunDocumentError as exc:
             LOG.info("skipping %s: %s", path, exc)
-            continue
-        record = from_document(real, doc) if isinstance(doc, dict) else None
-        if record is None:
-            LOG.info("skipping %s: not a matrix run document", path)
-            continue
-        found[real] = record
     return sorted(found.values(), key=lambda r: (r.started, r.run_id), reverse=True)

@@ -19,15 +19,21 @@ from typing import Any
 
 from harness.schema import OK
 from refenv import paths
+from refenv.backend import ImageRequest
 from refenv.build import EnvBuild
-from refenv.engine import Engine, tar_context
+from refenv.buildcontext import tar_context
+from refenv.cellplan import Scope, plan_cell
+from refenv.cellrun import run_cells
+from refenv.dockerengine import DockerEngine
+from refenv.engine import Engine
 from refenv.errors import RefenvError
 from refenv.matrix import Environment, Matrix
 from refenv.publish import auth, evidence, history, manifest, release, verify
 from refenv.publish.manifest import Published
 from refenv.readiness import Readiness, grouped
 from refenv.results import PASS, CellResult
-from refenv.run import Options, run_matrix
+from refenv.runner import Begun, conclude, prepare
+from refenv.wheelhouse import lock_path
 
 LOG = logging.getLogger(__name__)
 Say = Callable[[str], None]
@@ -95,12 +101,19 @@ def pull_check(engine: Engine, settings: Settings, env: Environment, p: Publishe
     labels = engine.image_labels(p.reference) or {}
     wrong = [k for k, v in p.labels if labels.get(k) != v]
     host, scenario = cell
-    m = Matrix(settings.matrix.path, (env,), (settings.matrix.host(host),), (settings.matrix.scenario(scenario),),
-               replace(settings.matrix.run, probes="off", memory_check="off"))
-    options = Options(results_root=settings.results_root / "publish" / "pullback", use_cache=False,
-                      probes="off", memory_check="off", images={env.name: p.reference})
-    outcome = run_matrix(m, options, SayUI(say))
-    record = history.from_document(outcome.folder / "cells.json", outcome.document)
+    cells = DockerEngine(engine)
+    scope = Scope((env,), (settings.matrix.host(host),), (settings.matrix.scenario(scenario),))
+    quick = replace(settings.matrix.run, probes="off", memory_check="off")
+    begun = Begun.now(settings.results_root / "publish" / "pullback")
+    begun.folder.mkdir(parents=True, exist_ok=True)
+    ui = SayUI(say)
+    request = ImageRequest(env, lock_path(settings.matrix.path, env.name), given=p.reference)
+    prepared = prepare(cells, [request], scope.hosts, begun.run_id, ui)
+    plan = plan_cell(scope.cells()[0], prepared, begun.run_id, begun.folder, quick)
+    done = run_cells(cells, [plan], begun.run_id, use_cache=False, on_done=ui.cell_done)
+    outcome = conclude(begun, scope, cells.inventory(), prepared.builds, done.results, done.interrupted,
+                       prepared.real, use_cache=False)
+    record = history.from_run(outcome.folder / "cells.json", outcome.document)
     ran = record.cells[0] if record and record.cells else None
     return {"reference": p.reference, "image_id": image_id, "labels_match": not wrong, "labels_differing": wrong,
             "cell": ran.id if ran else f"{env.name}/{host}/{scenario}", "status": ran.status if ran else "ERROR",

@@ -7,17 +7,17 @@ is the only one that touches the disk.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from refenv.report.console import console_summary, console_table
 from refenv.report.html import render_html
 from refenv.report.junit import render_junit
 from refenv.report.markdown import render_markdown
+from refenv.rundoc import RunDocument
 
 FILES = {"markdown": "report.md", "html": "report.html", "junit": "junit.xml"}
 
 
-def write_reports(doc: dict[str, Any], folder: Path) -> dict[str, Path]:
+def write_reports(doc: RunDocument, folder: Path) -> dict[str, Path]:
     """Render every report of `doc` into `folder` (created if need be); their paths by kind."""
     folder.mkdir(parents=True, exist_ok=True)
     rendered = {"markdown": render_markdown(doc), "html": render_html(doc), "junit": render_junit(doc)}

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from refenv.report import view
+from refenv.report import ready, view
 from refenv.report.formats import fmt_seconds, text
+from refenv.rundoc import RunDocument
+from refenv.status import look
 
-STYLES = {"PASS": "green", "FAIL": "bold red", "ERROR": "dark_orange", "BUILD_FAILED": "magenta",
-          "TIMEOUT": "dark_orange", "OOM_KILLED": "dark_orange", "NOT_RUN": "bright_black"}
 REASON_WIDTH = 160
 
 
@@ -27,25 +26,36 @@ def _one_line(value: str, width: int = REASON_WIDTH) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def attention_lines(doc: dict[str, Any]) -> list[str]:
+def attention_lines(doc: RunDocument) -> list[str]:
     """'FAIL  env/host/scenario: reason' for every cell that did not pass, worst first; one reason told once."""
     groups = view.attention_groups(doc)
     width = max((len(g.status) for g in groups), default=0)
     lines = []
     for g in groups:
         if len(g.cells) == 1:
-            lines.append(f"{g.status:<{width}}  {view.cell_id(g.cells[0])}: {_one_line(g.reason)}")
+            lines.append(f"{g.status:<{width}}  {g.cells[0].id}: {_one_line(g.reason)}")
             continue
         lines.append(f"{g.status:<{width}}  {len(g.cells)} cells: {_one_line(g.reason)}")
-        lines += [f"{'':<{width}}    {view.cell_id(c)}" for c in g.cells]
+        lines += [f"{'':<{width}}    {c.id}" for c in g.cells]
     return lines
 
 
-def console_summary(doc: dict[str, Any], written: Mapping[str, Path] | None = None) -> str:
+def readiness_lines(doc: RunDocument) -> list[str]:
+    """Per environment: where torch gets a GPU, where not with the smallest fix, whether predictions held."""
+    lines = []
+    for s in ready.sections(doc):
+        lines.append(f"{s.environment} ({s.build}): GPU on {s.gpu_on}; {s.agreement}")
+        lines += [f"  no GPU: {_one_line(line)}" for line in s.no_gpu]
+        lines += [f"  not tested: {_one_line(line)}" for line in s.untested]
+    return lines
+
+
+def console_summary(doc: RunDocument, written: Mapping[str, Path] | None = None) -> str:
     """The plain-text summary: outcome and counts, the cells that did not pass, and the report paths."""
-    lines = [f"refenv matrix {text(view.run(doc).get('id'))}: {view.outcome(doc)} "
-             f"in {fmt_seconds(view.run(doc).get('wall_s'))}",
+    lines = [f"refenv matrix {text(doc.run.id)}: {view.outcome(doc)} "
+             f"in {fmt_seconds(doc.run.wall_s)}",
              view.counts_line(doc)]
+    lines += ["", "upgrade readiness:"] + [f"  {line}" for line in readiness_lines(doc)]
     bad = attention_lines(doc)
     if bad:
         lines += ["", "not passed:"] + [f"  {line}" for line in bad]
@@ -54,11 +64,11 @@ def console_summary(doc: dict[str, Any], written: Mapping[str, Path] | None = No
     return "\n".join(lines) + "\n"
 
 
-def _counts(doc: dict[str, Any]) -> Text:
+def _counts(doc: RunDocument) -> Text:
     out = Text()
     for status, n in view.status_counts(doc).items():
         if n:
-            out.append(f" {n} {status} ", style=STYLES.get(status, ""))
+            out.append(f" {n} {status} ", style=look(status).style)
     return out
 
 
@@ -73,20 +83,35 @@ def _grid_table(grid: view.Grid) -> Table:
         cells = []
         for cell in row:
             label = view.cell_label(cell)
-            if cell is not None and view.simulated(cell):
+            if cell is not None and cell.simulated:
                 label += " (sim)"
-            cells.append(Text(label, style=STYLES.get(view.status_of(cell), "") if cell else "bright_black"))
+            cells.append(Text(label, style=look(cell.status).style if cell else "bright_black"))
         table.add_row(Text(env), *cells)
     return table
 
 
-def console_table(doc: dict[str, Any]) -> RenderableType:
+def _readiness_table(doc: RunDocument) -> Table:
+    table = Table(title=Text("upgrade readiness"), title_justify="left", header_style="bold")
+    table.add_column("environment", no_wrap=True)
+    table.add_column("torch gets a GPU on")
+    table.add_column("no GPU: why, and the smallest fix")
+    table.add_column("predictions")
+    for s in ready.sections(doc):
+        no_gpu = [*s.no_gpu, *(f"not tested: {u}" for u in s.untested)]
+        table.add_row(Text(f"{s.environment}\n{s.build}"), Text(s.gpu_on, style="green" if s.ready else "bold red"),
+                      Text("\n".join(_one_line(x) for x in no_gpu) or "—"),
+                      Text(s.agreement, style="green" if s.agreed else "bold red"))
+    return table
+
+
+def console_table(doc: RunDocument) -> RenderableType:
     """Rich renderables: the outcome and counts, one coloured grid per scenario, the cells that did not pass."""
     outcome = view.outcome(doc)
-    head = Text(f"refenv matrix {text(view.run(doc).get('id'))}: ", style="bold")
+    head = Text(f"refenv matrix {text(doc.run.id)}: ", style="bold")
     head.append(outcome, style="bold green" if outcome == "PASSED" else "bold red")
-    head.append(f"  ({fmt_seconds(view.run(doc).get('wall_s'))})")
+    head.append(f"  ({fmt_seconds(doc.run.wall_s)})")
     parts: list[RenderableType] = [head, _counts(doc)]
+    parts.append(_readiness_table(doc))
     parts += [_grid_table(g) for g in view.grids(doc)]
     groups = view.attention_groups(doc)
     if groups:
@@ -95,7 +120,7 @@ def console_table(doc: dict[str, Any]) -> RenderableType:
         table.add_column("cells", no_wrap=True)
         table.add_column("reason")
         for g in groups:
-            table.add_row(Text(g.status, style=STYLES.get(g.status, "")),
-                          Text("\n".join(view.cell_id(c) for c in g.cells)), Text(_one_line(g.reason)))
+            table.add_row(Text(g.status, style=look(g.status).style),
+                          Text("\n".join(c.id for c in g.cells)), Text(_one_line(g.reason)))
         parts.append(table)
     return Group(*parts)

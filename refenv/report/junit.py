@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from typing import Any
 
 from refenv.report import view
-from refenv.report.formats import MISSING, as_list, text
+from refenv.report.formats import MISSING, text
+from refenv.results import CellResult
+from refenv.rundoc import RunDocument
+from refenv.status import FAIL, look
 
-ERROR_STATUSES = ("ERROR", "BUILD_FAILED", "TIMEOUT", "OOM_KILLED")
 # Characters XML 1.0 forbids (W3C XML 1.0, production [2] Char), and the surrogates Python strings may hold.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -25,84 +26,79 @@ def xml_safe(value: str) -> str:
     return _NOT_XML.sub("\ufffd", value)
 
 
-def _seconds(value: Any) -> str:
-    return f"{float(value):.3f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "0"
+def _seconds(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None else "0"
 
 
-def details(cell: dict[str, Any]) -> str:
+def details(cell: CellResult) -> str:
     """The body of a failure or error: reason, both verdicts, torch's message, findings and fixes."""
-    exp, obs = view.expected(cell), view.observed(cell)
-    lines = [f"{view.status_of(cell)}: {text(cell.get('reason'))}",
-             f"expected: {text(exp.get('verdict'))}" + (f" ({exp['reason']})" if exp.get("reason") else "")]
+    exp, obs = cell.expected, cell.observed
+    lines = [f"{cell.status}: {text(cell.reason)}",
+             f"expected: {text(exp.verdict if exp else None)}" + (f" ({exp.reason})" if exp and exp.reason else "")]
     if obs:
-        lines.append(f"observed: {text(obs.get('verdict'))}" + (" (simulated driver)" if obs.get("simulated") else ""))
-        if obs.get("torch_message"):
-            lines.append(f"torch says: {obs['torch_message']}")
-        for f in view.findings(cell):
-            if f.get("severity") in ("error", "warning"):
-                lines.append(f"finding [{f.get('severity')}] {text(f.get('verdict'))}: {text(f.get('title'))}")
-                lines += [f"  evidence: {e}" for e in as_list(f.get("evidence"))]
+        lines.append(f"observed: {text(obs.verdict)}" + (" (simulated driver)" if obs.simulated else ""))
+        if obs.torch_message:
+            lines.append(f"torch says: {obs.torch_message}")
+        for f in obs.findings:
+            if f.severity in ("error", "warning"):
+                lines.append(f"finding [{f.severity}] {text(f.verdict)}: {text(f.title)}")
+                lines += [f"  evidence: {e}" for e in f.evidence]
     else:
         lines.append("observed: nothing (no result was written)")
     steps = view.fixes(cell)
-    lines += [f"fix: {s}" for s in steps] or ([f"fix: {view.NO_FIX}"] if view.status_of(cell) == "FAIL" else [])
+    lines += [f"fix: {s}" for s in steps] or ([f"fix: {view.NO_FIX}"] if cell.status == FAIL else [])
     return "\n".join(lines)
 
 
-def _testcase(parent: ET.Element, cell: dict[str, Any]) -> str:
-    status = view.status_of(cell)
+def _testcase(parent: ET.Element, cell: CellResult) -> str:
     case = ET.SubElement(parent, "testcase", {
-        "name": xml_safe(view.cell_id(cell)),
+        "name": xml_safe(cell.id),
         # CI tools split classname at its last dot into package and class; versions in it would shatter it.
-        "classname": xml_safe(f"refenv.{cell.get('scenario') or MISSING}"),
-        "time": _seconds(cell.get("wall_s")),
+        "classname": xml_safe(f"refenv.{cell.scenario or MISSING}"),
+        "time": _seconds(cell.wall_s),
     })
-    reason = xml_safe(text(cell.get("reason")))
-    if status == "FAIL":
-        ET.SubElement(case, "failure", {"message": reason, "type": status}).text = xml_safe(details(cell))
-    elif status in ERROR_STATUSES:
-        ET.SubElement(case, "error", {"message": reason, "type": status}).text = xml_safe(details(cell))
-    elif status != "PASS":
+    reason = xml_safe(text(cell.reason))
+    kind = look(cell.status).junit
+    if kind in ("failure", "error"):
+        ET.SubElement(case, kind, {"message": reason, "type": cell.status}).text = xml_safe(details(cell))
+    elif kind == "skipped":
         ET.SubElement(case, "skipped", {"message": reason})
-    if cell.get("log_tail"):
-        ET.SubElement(case, "system-out").text = xml_safe(str(cell["log_tail"]))
-    return status
+    if cell.log_tail:
+        ET.SubElement(case, "system-out").text = xml_safe(cell.log_tail)
+    return cell.status
 
 
 def _tally(statuses: list[str]) -> dict[str, int]:
-    return {
-        "tests": len(statuses),
-        "failures": sum(1 for s in statuses if s == "FAIL"),
-        "errors": sum(1 for s in statuses if s in ERROR_STATUSES),
-        "skipped": sum(1 for s in statuses if s not in ("PASS", "FAIL", *ERROR_STATUSES)),
-    }
+    kinds = [look(s).junit for s in statuses]
+    return {"tests": len(statuses), "failures": kinds.count("failure"), "errors": kinds.count("error"),
+            "skipped": kinds.count("skipped")}
 
 
-def render_junit(doc: dict[str, Any]) -> str:
-    """The whole junit.xml for one cells.json document, as text with an XML declaration."""
-    r = view.run(doc)
-    root = ET.Element("testsuites", {"name": xml_safe(f"refenv matrix {text(r.get('id'))}")})
+def render_junit(doc: RunDocument) -> str:
+    """The whole junit.xml for one run document, as text with an XML declaration."""
+    r = doc.run
+    root = ET.Element("testsuites", {"name": xml_safe(f"refenv matrix {text(r.id)}")})
     all_statuses: list[str] = []
     total_time = 0.0
     for scenario in view.scenario_names(doc):
-        members = [c for c in view.cells(doc) if c.get("scenario") == scenario]
+        members = [c for c in doc.cells if c.scenario == scenario]
         suite = ET.SubElement(root, "testsuite", {"name": xml_safe(f"refenv.{scenario}")})
-        if r.get("started"):
-            suite.set("timestamp", xml_safe(str(r["started"])))
+        if r.started:
+            suite.set("timestamp", xml_safe(r.started))
         props = ET.SubElement(suite, "properties")
-        for name, value in (("run", r.get("id")), ("refenv_version", r.get("refenv_version")),
-                            ("harness_version", r.get("harness_version")), ("interrupted", r.get("interrupted"))):
+        properties: tuple[tuple[str, str | bool | None], ...] = (("run", r.id), ("refenv_version", r.refenv_version),
+            ("harness_version", r.harness_version), ("interrupted", r.interrupted))
+        for name, value in properties:
             ET.SubElement(props, "property", {"name": name, "value": xml_safe(text(value))})
         statuses = [_testcase(suite, c) for c in members]
-        seconds = sum(float(c["wall_s"]) for c in members
-                      if isinstance(c.get("wall_s"), (int, float)) and not isinstance(c.get("wall_s"), bool))
-        for key, value in _tally(statuses).items():
-            suite.set(key, str(value))
+        seconds = sum(c.wall_s for c in members if c.wall_s is not None)
+        for key, n in _tally(statuses).items():
+            suite.set(key, str(n))
         suite.set("time", f"{seconds:.3f}")
         all_statuses += statuses
         total_time += seconds
-    for key, value in _tally(all_statuses).items():
-        root.set(key, str(value))
+    for key, n in _tally(all_statuses).items():
+        root.set(key, str(n))
     root.set("time", f"{total_time:.3f}")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

@@ -6,18 +6,19 @@ came out of a container is escaped or fenced (`mdtext`).
 
 from __future__ import annotations
 
-from typing import Any
-
+from harness.schema import Finding
 from refenv.report import mdtext as md
-from refenv.report import view
-from refenv.report.formats import as_dict, as_list, text
+from refenv.report import ready, view
+from refenv.report.formats import text
 from refenv.report.memory import ledger_brief, memory_summary
 from refenv.report.probes import brief, judged_rows, measurement_columns, probe_summary
+from refenv.results import CellResult
+from refenv.rundoc import RunDocument
 
 
-def _header(doc: dict[str, Any]) -> list[str]:
+def _header(doc: RunDocument) -> list[str]:
     outcome = view.outcome(doc)
-    lines = [f"# refenv matrix report: run {md.inline(text(view.run(doc).get('id')))}", "",
+    lines = [f"# refenv matrix report: run {md.inline(text(doc.run.id))}", "",
              f"**{outcome}**: {md.inline(view.counts_line(doc))}", ""]
     if outcome == "INTERRUPTED":
         lines += ["> This run was interrupted: cells it did not reach are NOT_RUN or missing (shown as —).", ""]
@@ -25,27 +26,42 @@ def _header(doc: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-def _matrix(doc: dict[str, Any]) -> list[str]:
+def _readiness(doc: RunDocument) -> list[str]:
+    """First what the run answers: per environment, where torch gets a GPU, where not and the smallest fix."""
+    parts = ready.sections(doc)
+    if not parts:
+        return []
+    lines = ["## Upgrade readiness", ""]
+    for s in parts:
+        lines += [f"### {md.code(s.environment)}: {md.inline(s.build)}", "",
+                  f"- torch gets a GPU on: {md.inline(s.gpu_on)}"]
+        lines += [f"- no GPU: {md.inline(line)}" for line in s.no_gpu]
+        lines += [f"- not tested: {md.inline(line)}" for line in s.untested]
+        lines.append(f"- {md.inline(s.agreement)}" + (
+            f" ({', '.join(md.code(c) for c in s.disagreed)})" if s.disagreed else ""))
+        lines.append("")
+    return lines
+
+
+def _matrix(doc: RunDocument) -> list[str]:
     lines = ["## Environments", ""]
     rows = []
-    for raw in as_list(doc.get("environments")):
-        e = as_dict(raw)
-        rows.append([md.cell(text(e.get("name"))), md.cell(text(e.get("torch"))), md.cell(text(e.get("variant"))),
-                     md.cell(text(e.get("cuda"))), md.cell(text(e.get("python"))), md.cell(text(e.get("image"))),
+    for e in doc.environments:
+        rows.append([md.cell(text(e.name)), md.cell(text(e.torch)), md.cell(text(e.variant)),
+                     md.cell(text(e.cuda)), md.cell(text(e.python)), md.cell(text(e.image)),
                      md.cell(view.build_text(e))])
     lines += md.table(["environment", "torch", "variant", "CUDA runtime", "python", "image", "build"], rows)
     lines += ["", "## Hosts", ""]
     rows = []
-    for raw in as_list(doc.get("hosts")):
-        h = as_dict(raw)
-        rows.append([md.cell(text(h.get("name"))), md.cell(text(h.get("kind"))), md.cell(text(h.get("driver"))),
-                     md.cell(text(h.get("cuda_driver_version"))), md.cell(view.gpus_text(h)),
-                     md.cell(text(as_list(h.get("faults"))))])
+    for h in doc.hosts:
+        rows.append([md.cell(text(h.name)), md.cell(text(h.kind)), md.cell(text(h.driver)),
+                     md.cell(text(h.cuda_driver_version)), md.cell(view.gpus_text(h)),
+                     md.cell(text(h.faults))])
     lines += md.table(["host", "kind", "driver", "CUDA (driver)", "GPUs", "faults"], rows)
     return [*lines, ""]
 
 
-def _grids(doc: dict[str, Any]) -> list[str]:
+def _grids(doc: RunDocument) -> list[str]:
     lines: list[str] = []
     for grid in view.grids(doc):
         title = f"## Scenario {md.code(grid.scenario)}"
@@ -55,7 +71,7 @@ def _grids(doc: dict[str, Any]) -> list[str]:
             labels = []
             for c in row:
                 label = view.cell_label(c)
-                if c is not None and view.simulated(c):
+                if c is not None and c.simulated:
                     label += " (simulated)"
                 labels.append(md.cell(label))
             rows.append([md.cell(env), *labels])
@@ -64,30 +80,29 @@ def _grids(doc: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _finding_lines(finding: dict[str, Any]) -> list[str]:
-    head = f"  - [{md.inline(text(finding.get('severity')))}] "
-    verdict = finding.get("verdict")
-    head += (f"{md.inline(str(verdict))}: " if verdict else "") + md.inline(text(finding.get("title")))
+def _finding_lines(finding: Finding) -> list[str]:
+    head = f"  - [{md.inline(text(finding.severity))}] "
+    head += (f"{md.inline(finding.verdict)}: " if finding.verdict else "") + md.inline(text(finding.title))
     lines = [head]
-    lines += [f"    - {md.code(str(e))}" for e in as_list(finding.get("evidence")) if e]
+    lines += [f"    - {md.code(e)}" for e in finding.evidence if e]
     return lines
 
 
-def _cell_detail(cell: dict[str, Any]) -> list[str]:
-    exp, obs = view.expected(cell), view.observed(cell)
-    lines = [f"### {view.status_of(cell)} {md.code(view.cell_id(cell))}", "",
-             f"- reason: {md.inline(text(cell.get('reason')))}",
-             f"- expected: {md.inline(text(exp.get('verdict')))}"
-             + (f", because {md.inline(str(exp['reason']))}" if exp.get("reason") else "")
-             + (f"; torch must say {md.code(str(exp['torch_text']))}" if exp.get("torch_text") else "")]
+def _cell_detail(cell: CellResult) -> list[str]:
+    exp, obs = cell.expected, cell.observed
+    lines = [f"### {cell.status} {md.code(cell.id)}", "",
+             f"- reason: {md.inline(text(cell.reason))}",
+             f"- expected: {md.inline(text(exp.verdict if exp else None))}"
+             + (f", because {md.inline(exp.reason)}" if exp and exp.reason else "")
+             + (f"; torch must say {md.code(exp.torch_text)}" if exp and exp.torch_text else "")]
     if obs:
-        lines.append(f"- observed: {md.inline(text(obs.get('verdict')))}"
-                     + (" (simulated driver)" if obs.get("simulated") else "")
-                     + f", is_available {md.inline(text(obs.get('is_available')))}"
-                     + f", devices {md.inline(text(obs.get('device_count')))}")
-        if obs.get("torch_message"):
-            lines.append(f"- torch says: {md.code(str(obs['torch_message']))}")
-        found = view.findings(cell)
+        lines.append(f"- observed: {md.inline(text(obs.verdict))}"
+                     + (" (simulated driver)" if obs.simulated else "")
+                     + f", is_available {md.inline(text(obs.is_available))}"
+                     + f", devices {md.inline(text(obs.device_count))}")
+        if obs.torch_message:
+            lines.append(f"- torch says: {md.code(obs.torch_message)}")
+        found = obs.findings
         if found:
             lines.append("- findings:")
             for f in found:
@@ -98,53 +113,53 @@ def _cell_detail(cell: dict[str, Any]) -> list[str]:
     if steps:
         lines.append("- fix:")
         lines += [f"  - {md.code(s)}" for s in steps]
-    elif view.status_of(cell) == "FAIL":
+    elif cell.status == "FAIL":
         lines.append(f"- fix: {md.inline(view.NO_FIX)}")
-    if cell.get("log_tail"):
-        lines += ["", "Log tail:", "", md.fence(str(cell["log_tail"]))]
+    if cell.log_tail:
+        lines += ["", "Log tail:", "", md.fence(cell.log_tail)]
     return [*lines, ""]
 
 
-def _attention(doc: dict[str, Any]) -> list[str]:
+def _attention(doc: RunDocument) -> list[str]:
     bad = view.attention(doc)
     if not bad:
-        return ["## Cells that did not pass", "", "None: every cell passed." if view.cells(doc) else "No cells.", ""]
+        return ["## Cells that did not pass", "", "None: every cell passed." if doc.cells else "No cells.", ""]
     lines = ["## Cells that did not pass", ""]
     rows = []
     for group in view.attention_groups(doc):
-        ids = ", ".join(md.code(view.cell_id(c)).replace("|", "\\|") for c in group.cells)
+        ids = ", ".join(md.code(c.id).replace("|", "\\|") for c in group.cells)
         count = f"{len(group.cells)} cells: " if len(group.cells) > 1 else ""
         rows.append([md.cell(group.status), count + ids, md.cell(group.reason)])
     lines += [*md.table(["status", "cells", "reason"], rows), ""]
     # Build failures are told once, under their environment; a NOT_RUN cell has only its reason, unless
     # it got as far as writing something.
     for cell in bad:
-        status = view.status_of(cell)
-        if status == "BUILD_FAILED" or (status == "NOT_RUN" and not (cell.get("observed") or cell.get("log_tail"))):
+        status = cell.status
+        if status == "BUILD_FAILED" or (status == "NOT_RUN" and not (cell.observed or cell.log_tail)):
             continue
         lines += _cell_detail(cell)
     return lines
 
 
-def _builds(doc: dict[str, Any]) -> list[str]:
+def _builds(doc: RunDocument) -> list[str]:
     failed = view.build_failures(doc)
     if not failed:
         return []
     lines = ["## Build failures", ""]
     for env in failed:
-        build = as_dict(env.get("build"))
-        lines += [f"### {md.code(text(env.get('name')))}", "",
-                  f"- image: {md.code(text(env.get('image')))}", f"- log: {md.code(text(build.get('log')))}"]
-        if build.get("error"):
-            lines.append(f"- error: {md.inline(str(build['error']))}")
+        build = env.build
+        lines += [f"### {md.code(text(env.name))}", "",
+                  f"- image: {md.code(text(env.image))}", f"- log: {md.code(text(build.log))}"]
+        if build.error:
+            lines.append(f"- error: {md.inline(build.error)}")
         lines.append("")
-        if build.get("log_tail"):
-            lines += [md.fence(str(build["log_tail"])), ""]
+        if build.log_tail:
+            lines += [md.fence(build.log_tail), ""]
     return lines
 
 
-def _probes(doc: dict[str, Any]) -> list[str]:
-    summaries = [(c, s) for c in view.cells(doc) if (s := probe_summary(c.get("probes"))) is not None]
+def _probes(doc: RunDocument) -> list[str]:
+    summaries = [(c, s) for c in doc.cells if (s := probe_summary(c.probes)) is not None]
     if not summaries:
         return []
     # One row per cell, one column per measurement that ran anywhere: compact, and comparable down a column.
@@ -152,13 +167,13 @@ def _probes(doc: dict[str, Any]) -> list[str]:
     rows, waivers = [], []
     for cell, summary in summaries:
         found = {r.id: r for r in judged_rows(summary)}
-        rows.append([md.code(view.cell_id(cell)).replace("|", "\\|"), md.cell(summary.device),
+        rows.append([md.code(cell.id).replace("|", "\\|"), md.cell(summary.device),
                      md.cell(summary.status), *(md.cell(brief(found.get(m))) for m in columns),
                      md.cell(f"{summary.ridge_measured} / {summary.ridge_spec}".replace(" FLOP/B", ""))])
         if summary.waived and f"GPU probes waived: {summary.waived}" not in waivers:
             waivers.append(f"GPU probes waived: {summary.waived}")
         if summary.error:
-            waivers.append(f"{view.cell_id(cell)}: the probes failed: {summary.error}")
+            waivers.append(f"{cell.id}: the probes failed: {summary.error}")
     lines = ["## Probes", "",
              "Medians, with the percentage of the spec (or estimated) peak each was judged by; "
              "the ridge point is measured / spec.", ""]
@@ -167,17 +182,17 @@ def _probes(doc: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
-def _memory(doc: dict[str, Any]) -> list[str]:
+def _memory(doc: RunDocument) -> list[str]:
     rows = []
-    for cell in view.cells(doc):
-        summary = memory_summary(cell.get("memory"))
+    for cell in doc.cells:
+        summary = memory_summary(cell.memory)
         if summary is None:
             continue
         off = [f"{case.name} {led.name} {ledger_brief(led)}" for case in summary.cases for led in case.failing()]
         off += [f"{case.name}: {case.error}" for case in summary.cases if case.error]
         off += list(summary.notes if summary.status != "PASS" else ())
         n_ledgers = sum(len(case.ledgers) for case in summary.cases)
-        rows.append([md.code(view.cell_id(cell)).replace("|", "\\|"), md.cell(summary.device),
+        rows.append([md.code(cell.id).replace("|", "\\|"), md.cell(summary.device),
                      md.cell(summary.status), md.cell(f"{summary.passed}/{len(summary.cases)}"),
                      md.cell("; ".join(off) if off else
                              f"none: all {n_ledgers} ledgers as predicted" if n_ledgers else "nothing measured")])
@@ -188,8 +203,8 @@ def _memory(doc: dict[str, Any]) -> list[str]:
             *md.table(["cell", "device", "status", "cases passed", "ledgers off (predicted → measured)"], rows), ""]
 
 
-def render_markdown(doc: dict[str, Any]) -> str:
+def render_markdown(doc: RunDocument) -> str:
     """The whole report.md for one cells.json document."""
-    lines = _header(doc) + _grids(doc) + _attention(doc) + _builds(doc) + _probes(doc) + _memory(doc)
+    lines = _header(doc) + _readiness(doc) + _grids(doc) + _attention(doc) + _builds(doc) + _probes(doc) + _memory(doc)
     lines += _matrix(doc)
     return "\n".join(lines).rstrip() + "\n"

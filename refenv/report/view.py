@@ -1,91 +1,56 @@
-"""A tolerant reading of `cells.json` shared by every renderer: header, counts, grids, labels, fixes.
+"""What every renderer shares about a run document: outcome, counts, grids, labels, fixes, header rows.
 
-An interrupted run writes a partial document, and older or newer writers may leave keys out, so every
-accessor here takes whatever it is given and answers "—" (or an empty list) for what is missing.
+The document is typed (`refenv/rundoc.py`): a partial run has fewer cells, not missing keys, so these
+are plain questions about the records.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from refenv.report.formats import MISSING, as_dict, as_list, fmt_seconds, text
-from refenv.results import BAD, NOT_RUN, PASS, STATUSES
+from harness.schema import ERROR as SEVERITY_ERROR
+from harness.schema import WARNING as SEVERITY_WARNING
+from harness.schema import Finding
+from refenv.report.formats import MISSING, fmt_seconds, text
+from refenv.results import CellResult
+from refenv.rundoc import EnvironmentRecord, HostRecord, RunDocument
+from refenv.status import ATTENTION_ORDER, BAD, NOT_RUN, PASS, STATUSES
 
 NO_FIX = ("the harness recorded no remediation: the rules and the observation disagree, so compare the expected "
           "reason with the findings (a wrong rule, or a setting that did not reach the container)")
-# The order a reader wants problems in: wrong answers first, then the runs that gave none.
-ATTENTION_ORDER = (*BAD, NOT_RUN)
 
 
-def run(doc: dict[str, Any]) -> dict[str, Any]:
-    """The document's `run` section (empty when absent)."""
-    return as_dict(doc.get("run"))
+def status_counts(doc: RunDocument) -> dict[str, int]:
+    """Cells per status, every known status present (unknown ones after them, as written)."""
+    return doc.summary.by_status
 
 
-def cells(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every cell record that is a dict."""
-    return [c for c in as_list(doc.get("cells")) if isinstance(c, dict)]
-
-
-def status_of(cell: dict[str, Any]) -> str:
-    """The cell's status, upper-cased; unknown statuses are kept as written."""
-    return str(cell.get("status") or NOT_RUN).upper()
-
-
-def status_counts(doc: dict[str, Any]) -> dict[str, int]:
-    """Cells per status, counted from the cells themselves, every known status present."""
-    counts = dict.fromkeys(STATUSES, 0)
-    for cell in cells(doc):
-        status = status_of(cell)
-        counts[status] = counts.get(status, 0) + 1
-    return counts
-
-
-def outcome(doc: dict[str, Any]) -> str:
+def outcome(doc: RunDocument) -> str:
     """'PASSED', 'FAILED', 'INTERRUPTED' or 'EMPTY': the run's one-word answer."""
-    counts = status_counts(doc)
-    if run(doc).get("interrupted"):
+    if doc.run.interrupted:
         return "INTERRUPTED"
-    if not cells(doc):
+    if not doc.cells:
         return "EMPTY"
-    if any(counts.get(s, 0) for s in BAD):
-        return "FAILED"
-    return "PASSED"
+    return "FAILED" if any(c.bad for c in doc.cells) else "PASSED"
 
 
-def _names(records: Any, from_cells: Iterable[str]) -> list[str]:
-    names = [str(r["name"]) for r in as_list(records) if isinstance(r, dict) and r.get("name")]
-    return names + sorted({n for n in from_cells if n and n not in names})
+def _names(records: list[str], from_cells: list[str]) -> list[str]:
+    return records + sorted({n for n in from_cells if n and n not in records})
 
 
-def environment_names(doc: dict[str, Any]) -> list[str]:
+def environment_names(doc: RunDocument) -> list[str]:
     """Environments in the document's order, then any that only cells name."""
-    return _names(doc.get("environments"), (str(c.get("environment") or "") for c in cells(doc)))
+    return _names([e.name for e in doc.environments], [c.environment for c in doc.cells])
 
 
-def host_names(doc: dict[str, Any]) -> list[str]:
+def host_names(doc: RunDocument) -> list[str]:
     """Hosts in the document's order, then any that only cells name."""
-    return _names(doc.get("hosts"), (str(c.get("host") or "") for c in cells(doc)))
+    return _names([h.name for h in doc.hosts], [c.host for c in doc.cells])
 
 
-def scenario_names(doc: dict[str, Any]) -> list[str]:
+def scenario_names(doc: RunDocument) -> list[str]:
     """Scenarios in the document's order, then any that only cells name."""
-    return _names(doc.get("scenarios"), (str(c.get("scenario") or "") for c in cells(doc)))
-
-
-def record(doc: dict[str, Any], section: str, name: str) -> dict[str, Any]:
-    """The environment, host or scenario record called `name` (empty when absent)."""
-    for r in as_list(doc.get(section)):
-        if isinstance(r, dict) and r.get("name") == name:
-            return r
-    return {}
-
-
-def cell_id(cell: dict[str, Any]) -> str:
-    """The cell's id, or env/host/scenario when it has none."""
-    return str(cell.get("id") or f"{cell.get('environment')}/{cell.get('host')}/{cell.get('scenario')}")
+    return _names([s.name for s in doc.scenarios], [c.scenario for c in doc.cells])
 
 
 @dataclass(frozen=True)
@@ -95,116 +60,90 @@ class Grid:
     scenario: str
     description: str
     hosts: tuple[str, ...]
-    rows: tuple[tuple[str, tuple[dict[str, Any] | None, ...]], ...]
+    rows: tuple[tuple[str, tuple[CellResult | None, ...]], ...]
 
 
-def grids(doc: dict[str, Any]) -> list[Grid]:
+def grids(doc: RunDocument) -> list[Grid]:
     """One grid per scenario, in the document's order."""
-    index = {(c.get("environment"), c.get("host"), c.get("scenario")): c for c in cells(doc)}
+    index = {(c.environment, c.host, c.scenario): c for c in doc.cells}
     envs, hosts = environment_names(doc), host_names(doc)
     out = []
     for scenario in scenario_names(doc):
         rows = tuple((env, tuple(index.get((env, host, scenario)) for host in hosts)) for env in envs)
-        out.append(Grid(scenario, str(record(doc, "scenarios", scenario).get("description") or ""),
-                        tuple(hosts), rows))
+        record = doc.scenario(scenario)
+        out.append(Grid(scenario, record.description if record else "", tuple(hosts), rows))
     return out
 
 
-def expected(cell: dict[str, Any]) -> dict[str, Any]:
-    return as_dict(cell.get("expected"))
-
-
-def observed(cell: dict[str, Any]) -> dict[str, Any]:
-    return as_dict(cell.get("observed"))
-
-
-def simulated(cell: dict[str, Any]) -> bool:
-    """True when the observed verdict came from the simulated driver."""
-    return bool(observed(cell).get("simulated"))
-
-
-def cell_label(cell: dict[str, Any] | None) -> str:
+def cell_label(cell: CellResult | None) -> str:
     """'PASS OK', 'FAIL expected X / observed Y', 'TIMEOUT', '—' for a crossing with no cell."""
     if cell is None:
         return MISSING
-    status = status_of(cell)
-    exp, obs = expected(cell).get("verdict"), observed(cell).get("verdict")
-    if status == PASS:
+    exp = cell.expected.verdict if cell.expected else None
+    obs = cell.observed.verdict if cell.observed else None
+    if cell.status == PASS:
         return f"PASS {obs or exp or ''}".strip()
     if obs:
-        return f"{status} expected {text(exp)} / observed {obs}"
-    return status  # no observation: the status (BUILD_FAILED, TIMEOUT, ...) is the whole answer
+        return f"{cell.status} expected {text(exp)} / observed {obs}"
+    return cell.status  # no observation: the status (BUILD_FAILED, TIMEOUT, ...) is the whole answer
 
 
-def findings(cell: dict[str, Any]) -> list[dict[str, Any]]:
-    """The observed findings that are dicts."""
-    return [f for f in as_list(observed(cell).get("findings")) if isinstance(f, dict)]
+def findings(cell: CellResult) -> tuple[Finding, ...]:
+    return cell.observed.findings if cell.observed else ()
 
 
-def fixes(cell: dict[str, Any]) -> list[str]:
+def fixes(cell: CellResult) -> list[str]:
     """Every remediation step of the cell's findings, errors first, each once."""
-    rank = {"error": 0, "warning": 1}
-    ordered = sorted(findings(cell), key=lambda f: rank.get(str(f.get("severity")), 2))
+    rank = {SEVERITY_ERROR: 0, SEVERITY_WARNING: 1}
     seen: list[str] = []
-    for finding in ordered:
-        for step in as_list(finding.get("remediation")):
-            if isinstance(step, str) and step and step not in seen:
+    for finding in sorted(findings(cell), key=lambda f: rank.get(f.severity, 2)):
+        for step in finding.remediation:
+            if step and step not in seen:
                 seen.append(step)
     return seen
 
 
-def attention(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def attention(doc: RunDocument) -> list[CellResult]:
     """Every cell that did not PASS: FAIL first, then the ones that could not answer, NOT_RUN last."""
     rank = {s: i for i, s in enumerate(ATTENTION_ORDER)}
-    bad = [c for c in cells(doc) if status_of(c) != PASS]
-    return sorted(bad, key=lambda c: rank.get(status_of(c), len(rank)))
+    return sorted((c for c in doc.cells if c.status != PASS), key=lambda c: rank.get(c.status, len(rank)))
 
 
-def build_failures(doc: dict[str, Any]) -> list[dict[str, Any]]:
+def build_failures(doc: RunDocument) -> list[EnvironmentRecord]:
     """Environments whose image failed to build."""
-    return [e for e in as_list(doc.get("environments"))
-            if isinstance(e, dict) and str(as_dict(e.get("build")).get("status")).upper() == "FAILED"]
+    return [e for e in doc.environments if e.build.status.upper() == "FAILED"]
 
 
-def _selection(sel: dict[str, Any]) -> str:
-    parts = []
-    for key in ("env", "host", "scenario"):
-        chosen = [str(v) for v in as_list(sel.get(key))]
-        parts.append(f"{key}: {', '.join(chosen) if chosen else 'all'}")
-    return "; ".join(parts)
+def _selection(sel: dict[str, tuple[str, ...]]) -> str:
+    return "; ".join(f"{key}: {', '.join(sel.get(key, ())) or 'all'}" for key in ("env", "host", "scenario"))
 
 
-def header_rows(doc: dict[str, Any]) -> list[tuple[str, str]]:
+def header_rows(doc: RunDocument) -> list[tuple[str, str]]:
     """The run header as (label, value) pairs: when, where, what was selected, how long."""
-    r = run(doc)
-    docker, machine = as_dict(r.get("docker")), as_dict(r.get("machine"))
-    runtime = docker.get("nvidia_runtime")
-    where = ", ".join(p for p in (text(machine.get("hostname")),
-                                  f"{machine['cores']} cores" if machine.get("cores") else "",
-                                  f"{machine['parallel']} cells at once" if machine.get("parallel") else "") if p)
-    rows = [
-        ("run", text(r.get("id"))),
-        ("started", text(r.get("started"))),
-        ("finished", text(r.get("finished")) + (" (interrupted)" if r.get("interrupted") else "")),
-        ("wall time", fmt_seconds(r.get("wall_s"))),
+    r = doc.run
+    runtime = r.docker.nvidia_runtime
+    where = ", ".join(p for p in (text(r.machine.hostname),
+                                  f"{r.machine.cores} cores" if r.machine.cores else "",
+                                  f"{r.machine.parallel} cells at once" if r.machine.parallel else "") if p)
+    return [
+        ("run", text(r.id)),
+        ("started", text(r.started)),
+        ("finished", text(r.finished) + (" (interrupted)" if r.interrupted else "")),
+        ("wall time", fmt_seconds(r.wall_s)),
         ("machine", where),
-        ("docker", f"{text(docker.get('server_version'))}, NVIDIA runtime: "
-                   f"{MISSING if runtime is None else text(bool(runtime))}"),
-        ("matrix", text(r.get("matrix_file"))),
-        ("selection", _selection(as_dict(r.get("selection")))),
-        ("versions", f"refenv {text(r.get('refenv_version'))}, harness {text(r.get('harness_version'))}"),
+        ("docker", f"{text(r.docker.server_version)}, NVIDIA runtime: {MISSING if runtime is None else text(runtime)}"),
+        ("matrix", text(r.matrix_file)),
+        ("selection", _selection(r.selection)),
+        ("versions", f"refenv {text(r.refenv_version)}, harness {text(r.harness_version)}"),
     ]
-    return rows
 
 
-def counts_line(doc: dict[str, Any]) -> str:
+def counts_line(doc: RunDocument) -> str:
     """'12 cells: 9 PASS, 1 FAIL, 2 NOT_RUN (3 cached)': only the statuses that occur."""
-    counts = status_counts(doc)
-    total = sum(counts.values())
-    parts = [f"{n} {s}" for s, n in counts.items() if n]
-    cached = sum(1 for c in cells(doc) if c.get("cached"))
-    line = f"{total} cell{'' if total == 1 else 's'}" + (": " + ", ".join(parts) if parts else "")
-    return line + (f" ({cached} cached)" if cached else "")
+    summary = doc.summary
+    parts = [f"{n} {s}" for s, n in summary.by_status.items() if n]
+    line = f"{summary.total} cell{'' if summary.total == 1 else 's'}" + (": " + ", ".join(parts) if parts else "")
+    return line + (f" ({summary.cached} cached)" if summary.cached else "")
 
 
 @dataclass(frozen=True)
@@ -213,30 +152,55 @@ class Group:
 
     status: str
     reason: str
-    cells: tuple[dict[str, Any], ...]
+    cells: tuple[CellResult, ...]
 
 
-def attention_groups(doc: dict[str, Any]) -> list[Group]:
+def attention_groups(doc: RunDocument) -> list[Group]:
     """`attention(doc)` with cells of one status and one reason gathered (a failed build fails every cell)."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[CellResult]] = {}
     for cell in attention(doc):
-        groups.setdefault((status_of(cell), text(cell.get("reason"))), []).append(cell)
+        groups.setdefault((cell.status, text(cell.reason)), []).append(cell)
     return [Group(status, reason, tuple(members)) for (status, reason), members in groups.items()]
 
 
-def gpus_text(host: dict[str, Any]) -> str:
+def gpus_text(host: HostRecord) -> str:
     """'2× NVIDIA H100 80GB HBM3 (sm 9.0)': the host's GPUs, alike ones counted once."""
     counts: dict[str, int] = {}
-    for g in map(as_dict, as_list(host.get("gpus"))):
-        key = f"{text(g.get('name'))} (sm {text(g.get('compute_capability'))})"
+    for g in host.gpus:
+        key = f"{text(g.name)} (sm {text(g.compute_capability)})"
         counts[key] = counts.get(key, 0) + 1
     return ", ".join(f"{n}× {k}" if n > 1 else k for k, n in counts.items()) or MISSING
 
 
-def build_text(env: dict[str, Any]) -> str:
+def build_text(env: EnvironmentRecord) -> str:
     """'BUILT 55 s', 'CACHED', 'FAILED 2 min 02 s', or '—'."""
-    build = as_dict(env.get("build"))
-    parts = [str(build["status"])] if build.get("status") else []
-    if isinstance(build.get("wall_s"), (int, float)) and not isinstance(build.get("wall_s"), bool):
-        parts.append(fmt_seconds(build["wall_s"]))
+    parts = [env.build.status] if env.build.status else []
+    if env.build.wall_s is not None:
+        parts.append(fmt_seconds(env.build.wall_s))
     return " ".join(parts) or MISSING
+
+
+__all__ = [
+    "BAD",
+    "NOT_RUN",
+    "NO_FIX",
+    "STATUSES",
+    "Grid",
+    "Group",
+    "attention",
+    "attention_groups",
+    "build_failures",
+    "build_text",
+    "cell_label",
+    "counts_line",
+    "environment_names",
+    "findings",
+    "fixes",
+    "gpus_text",
+    "grids",
+    "header_rows",
+    "host_names",
+    "outcome",
+    "scenario_names",
+    "status_counts",
+]

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from harness.report.text import strip_triggered
 from harness.schema import NO_DRIVER, NOT_VISIBLE
+from refenv.reproduce.execute import CellRun, Outcome
 from refenv.reproduce.model import Reported, Reproduction
-from refenv.reproduce.run import CellRun, Outcome
 from refenv.results import CellResult
 
 LABEL, COLUMN = 18, 50
@@ -133,7 +133,7 @@ def render(outcome: Outcome) -> str:
     lines += _bullets("Assumptions", r.notes)
     lines += ["", *comparison(inf.reported, outcome.original)]
     o = outcome.original.cell.observed
-    fixes = [f["remediation"] for f in (o.findings if o else ()) if f.get("severity") == "error" and f.get("verdict")]
+    fixes = [f.remediation for f in (o.findings if o else ()) if f.severity == "error" and f.verdict]
     fix_lines = list(fixes[0]) if fixes else []
     if inf.reported and inf.reported.remediation and (o is None or inf.reported.verdict != o.verdict):
         fix_lines = list(inf.reported.remediation)  # the reporter's own machine is the one to fix

@@ -10,12 +10,13 @@ from typing import Any
 
 import yaml
 
-from refenv import matrix_load
+from refenv import jsoncodec, matrix_load
 from refenv.build import EnvBuild
-from refenv.engine import MANAGED, Engine
+from refenv.engine import Engine
+from refenv.labels import MANAGED
 from refenv.matrix import Matrix
 from refenv.results import CellResult, cell_id
-from refenv.run import Options, Outcome, run_matrix
+from refenv.runner import Options, Outcome, run_matrix
 from refenv.runspec import ContainerSpec
 
 LOG = logging.getLogger(__name__)
@@ -101,9 +102,9 @@ def run_cells(matrix: Matrix, results_root: Path, use_cache: bool = False, paral
 def cell(outcome: Outcome, env: str, host: str, scenario: str) -> dict[str, Any]:
     """One cell of a run's cells.json document."""
     wanted = cell_id(env, host, scenario)
-    found = [c for c in outcome.document["cells"] if c["id"] == wanted]
-    assert found, f"no cell {wanted} in {[c['id'] for c in outcome.document['cells']]}"
-    return dict(found[0])
+    found = [c for c in outcome.document.cells if c.id == wanted]
+    assert found, f"no cell {wanted} in {[c.id for c in outcome.document.cells]}"
+    return dict(jsoncodec.encode(found[0]))  # as cells.json holds it
 
 
 def harness_doc(c: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,8 +14,8 @@ import pytest
 
 from harness import compat
 from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK
-from refenv import profiles
-from refenv.run import Outcome
+from refenv import jsoncodec, profiles
+from refenv.runner import Outcome
 from tests.docker.support import (
     CPU,
     CU128,
@@ -81,7 +81,7 @@ def scenarios(env_builds: Any, tmp_path_factory: pytest.TempPathFactory) -> Outc
 
 def test_every_cell_of_the_runs_passes(grid: Outcome, faults: Outcome, scenarios: Outcome) -> None:
     for outcome in (grid, faults, scenarios):
-        bad = [describe(c) for c in outcome.document["cells"] if c["status"] != "PASS"]
+        bad = [describe(jsoncodec.encode(c)) for c in outcome.document.cells if c.status != "PASS"]
         assert not bad, "\n".join(bad)
         assert outcome.ok and not outcome.interrupted
 
@@ -196,7 +196,7 @@ def test_a_compatible_host_is_ok_and_marked_simulated(grid: Outcome, env: str, h
 
 
 def test_each_cell_records_its_own_container_and_result(grid: Outcome) -> None:
-    for c in grid.document["cells"]:
+    for c in grid.document.cells:
         assert not c["cached"] and c["wall_s"] > 0
         assert Path(c["result_path"]).is_file()
         assert Path(c["result_path"]).is_relative_to(grid.folder)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.schema import CPU_WHEEL
+from refenv import jsoncodec
 from refenv.build import EnvBuild, build_environment
 from refenv.engine import Engine
 from refenv.matrix import Matrix
@@ -71,7 +72,7 @@ def test_a_failed_build_marks_only_its_cells(env_builds: dict[str, EnvBuild], tm
 
     outcome = run_cells(matrix, tmp_path / "results")
 
-    builds = {e["name"]: e for e in outcome.document["environments"]}
+    builds = {e["name"]: e for e in jsoncodec.encode(outcome.document.environments)}
     tampered = cell(outcome, "tampered", "r580", "gpu")
     assert tampered["status"] == "BUILD_FAILED", describe(tampered)
     assert wheel in tampered["reason"] and "lock" in tampered["reason"], tampered["reason"]
@@ -95,7 +96,7 @@ def test_a_hung_container_is_killed_and_says_timeout(engine: Engine, env_builds:
     c = cell(outcome, CPU, "r580", "gpu")
     assert c["status"] == "TIMEOUT", describe(c)
     assert c["wall_s"] < 60
-    assert leftovers(engine, outcome.document["run"]["id"]) == []
+    assert leftovers(engine, outcome.document.run.id) == []
     assert not outcome.ok
 
 
@@ -104,7 +105,7 @@ def test_a_container_killed_for_memory_says_oom_killed(engine: Engine, env_build
     c = cell(outcome, CPU, "r580", "gpu")
     assert c["status"] == "OOM_KILLED", describe(c)
     assert "run.memory" in c["reason"]
-    assert leftovers(engine, outcome.document["run"]["id"]) == []
+    assert leftovers(engine, outcome.document.run.id) == []
 
 
 def _cell_containers(engine: Engine, run_id: str) -> set[str]:
@@ -165,10 +166,10 @@ def test_a_second_run_reuses_cells_and_rerun_runs_them_again(env_builds: Any, tm
     second = run_cells(matrix, tmp_path, use_cache=True)
     third = run_cells(matrix, tmp_path, use_cache=False)
     for outcome, cached in ((first, False), (second, True), (third, False)):
-        cells = outcome.document["cells"]
+        cells = jsoncodec.encode(outcome.document.cells)
         assert [c["status"] for c in cells] == ["PASS", "PASS"], [describe(c) for c in cells]
         assert [c["cached"] for c in cells] == [cached, cached]
-        assert all(e["build"]["status"] == "CACHED" for e in outcome.document["environments"])
-    assert [c["cache_key"] for c in first.document["cells"]] == [c["cache_key"] for c in second.document["cells"]]
-    assert all(c["wall_s"] > 0 for c in third.document["cells"])
-    assert second.document["summary"]["cached"] == 2
+        assert all(e.build.status == "CACHED" for e in outcome.document.environments)
+    assert [c.cache_key for c in first.document.cells] == [c.cache_key for c in second.document.cells]
+    assert all((c.wall_s or 0) > 0 for c in third.document.cells)
+    assert second.document.summary.cached == 2

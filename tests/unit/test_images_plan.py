@@ -10,7 +10,7 @@ import pytest
 from harness import __version__ as harness_version
 from harness import compat
 from refenv import images
-from refenv.engine import MANAGED
+from refenv.labels import MANAGED
 from refenv.matrix import Environment
 from refenv.wheelhouse import Lock, Wheel
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, cast
 
 from harness.classify import classify
 from harness.facts import Facts
 from harness.schema import CPU_WHEEL, DRIVER_TOO_OLD, NOT_VISIBLE, OK
-from refenv.judge import judge, observed_of
-from refenv.results import ERROR, FAIL, OOM_KILLED, PASS, TIMEOUT, Expected
+from refenv.judge import judge_cell as judge
+from refenv.judge import observed_of
+from refenv.results import ERROR, FAIL, OOM_KILLED, PASS, TIMEOUT, CellResult, Expected
 from tests.unit.facts_builder import healthy, merge, no_driver
 
-BASE = {"id": "e/h/s", "environment": "e", "host": "h", "scenario": "s", "cache_key": None, "result_path": None}
+BASE = CellResult("e/h/s", "e", "h", "s")
 TOO_OLD = ("The NVIDIA driver on your system is too old (found version 12080). Please update your GPU driver by "
            "downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx")
 
@@ -66,7 +68,7 @@ def test_only_failing_errors_count_as_observed_verdicts() -> None:
     assert observed is not None
     assert observed.verdicts[:2] == ("NO_DRIVER", CPU_WHEEL)
     assert len(set(observed.verdicts)) == len(observed.verdicts)
-    assert all(f["severity"] == "error" for f in observed.findings if f["verdict"] in observed.verdicts)
+    assert all(f.severity == "error" for f in observed.findings if f.verdict in observed.verdicts)
 
 
 def test_a_timeout_wins_over_a_document() -> None:
@@ -111,7 +113,7 @@ def test_gpu_probe_bands_are_judged_only_on_a_real_gpu() -> None:
 
 
 def test_the_record_keeps_the_bookkeeping_it_was_given() -> None:
-    base = {**BASE, "cache_key": "k" * 64, "result_path": "/r/result.json"}
+    base = replace(BASE, cache_key="k" * 64, result_path="/r/result.json")
     result = judge(base, expected(OK), cell_doc(healthy()), 0, False, False, "")
     assert (result.id, result.cache_key, result.result_path) == ("e/h/s", "k" * 64, "/r/result.json")
-    assert result.to_dict()["expected"]["verdict"] == OK
+    assert result.expected is not None and result.expected.verdict == OK

@@ -141,7 +141,8 @@ def test_load_runs_newest_first_reads_a_link_once_and_skips_other_documents(tmp_
     for name, started in (("20261101-a", "2026-11-01T00:00:00+00:00"), ("20261103-c", "2026-11-03T00:00:00+00:00"),
                           ("20261102-b", "2026-11-02T00:00:00+00:00")):
         (tmp_path / name).mkdir()
-        doc = {"schema": "refenv.cells", "run": {"id": name, "started": started}, "environments": [], "cells": []}
+        doc = {"schema": "refenv.cells", "version": 1, "run": {"id": name, "started": started}, "environments": [],
+               "cells": []}
         (tmp_path / name / "cells.json").write_text(json.dumps(doc))
     os.symlink("20261103-c", tmp_path / "latest")
     (tmp_path / "publish").mkdir()

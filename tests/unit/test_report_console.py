@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 
 from refenv.report.console import console_summary, console_table
-
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
-
-
-def sample(name: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads((SAMPLES / f"{name}.json").read_text(encoding="utf-8"))
-    return doc
+from refenv.results import CellResult
+from refenv.rundoc import RunDocument
+from tests.unit.run_samples import sample
 
 
 def test_summary_has_outcome_counts_failures_and_paths() -> None:
@@ -38,7 +32,7 @@ def test_a_passing_run_lists_nothing_to_fix() -> None:
 
 
 def test_reasons_are_cut_to_one_line() -> None:
-    doc = {"cells": [{"id": "e/h/s", "status": "ERROR", "reason": "first\nsecond " + "x" * 400}]}
+    doc = RunDocument(cells=(CellResult("e/h/s", "e", "h", "s", "ERROR", "first\nsecond " + "x" * 400),))
     line = next(line for line in console_summary(doc).splitlines() if "e/h/s" in line)
     assert "first second" in line and line.endswith("…") and len(line) < 200
 

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import copy
-import json
 import re
 from html.parser import HTMLParser
-from pathlib import Path
-from typing import Any
 
 from refenv.report.html import render_html
+from refenv.rundoc import RunDocument, from_data
+from tests.unit.run_samples import raw, sample
 
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
 VOID = {"meta", "br", "img", "input", "link", "hr", "wbr", "source", "col", "area", "base", "embed", "track"}
 SVG_EMPTY = {"line", "circle", "rect", "path", "polyline"}
 
-
-def sample(name: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads((SAMPLES / f"{name}.json").read_text(encoding="utf-8"))
-    return doc
 
 
 class Page(HTMLParser):
@@ -82,8 +75,7 @@ def test_grid_cells_are_coloured_by_status_and_link_to_their_evidence() -> None:
 def test_fail_cell_evidence_has_reason_verdicts_message_findings_and_copyable_fixes() -> None:
     doc = sample("failures")
     html = render_html(doc)
-    failed = next(c for c in doc["cells"] if c["id"] == "torch-2.14.1-cu130/r570/gpu")
-    i = doc["cells"].index(failed)
+    i = next(i for i, c in enumerate(doc.cells) if c.id == "torch-2.14.1-cu130/r570/gpu")
     block = html.split(f'id="cell-{i}"')[1].split("</details>")[0]
     assert "expected DRIVER_TOO_OLD, observed DRIVER_BROKEN: torch&#39;s message lacks &#39;is too old&#39;" in block
     assert '<pre class="msg">Unexpected error from cudaGetDeviceCount().' in block
@@ -95,7 +87,7 @@ def test_fail_cell_evidence_has_reason_verdicts_message_findings_and_copyable_fi
 def test_probe_and_memory_summaries_in_a_cells_evidence() -> None:
     doc = sample("failures")
     html = render_html(doc)
-    i = next(i for i, c in enumerate(doc["cells"]) if c["id"] == "torch-2.10.0-cu128/r580/gpu")
+    i = next(i for i, c in enumerate(doc.cells) if c.id == "torch-2.10.0-cu128/r580/gpu")
     block = html.split(f'id="cell-{i}"')[1].split("</details>")[0]
     assert "GPU probes waived: host r580 is a simulated driver" in block
     assert "<td>GEMM fp32 through oneDNN (CPU)</td><td>0.1603 TFLOP/s</td><td>0.3323 TFLOP/s</td><td>48%</td>" in block
@@ -106,12 +98,12 @@ def test_probe_and_memory_summaries_in_a_cells_evidence() -> None:
 
 
 def test_script_in_a_torch_message_is_escaped() -> None:
-    doc = copy.deepcopy(sample("failures"))
+    doc = (raw("failures"))
     failed = next(c for c in doc["cells"] if c["id"] == "torch-2.14.1-cu130/r570/gpu")
     failed["observed"]["torch_message"] = '<script>alert("owned")</script>'
     failed["reason"] = "</details><img src=x onerror=alert(1)>"
     failed["observed"]["findings"][0]["remediation"] = ["<b>rm -rf</b>"]
-    html = render_html(doc)
+    html = render_html(from_data(doc))
     assert "<script>alert" not in html
     assert "&lt;script&gt;alert(&#34;owned&#34;)&lt;/script&gt;" in html
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
@@ -143,5 +135,5 @@ def test_partial_and_empty_documents_render() -> None:
     assert "This run was interrupted" in html and 'o-interrupted' in html
     assert html.count('class="cell s-missing"') == 5  # hidden: 2 envs x 3 hosts, one cell written
     assert parse(html).errors == []
-    empty = render_html({})
+    empty = render_html(RunDocument())
     assert "EMPTY" in empty and parse(empty).errors == []

@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import copy
-import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from refenv.report.junit import render_junit, xml_safe
-
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
-
-
-def sample(name: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads((SAMPLES / f"{name}.json").read_text(encoding="utf-8"))
-    return doc
+from refenv.rundoc import RunDocument, from_data
+from tests.unit.run_samples import raw, sample
 
 
 def case(root: ET.Element, cid: str) -> ET.Element:
@@ -30,15 +21,15 @@ def case(root: ET.Element, cid: str) -> ET.Element:
 def test_counts_match_the_summary(name: str) -> None:
     doc = sample(name)
     root = ET.fromstring(render_junit(doc))
-    by = doc["summary"]["by_status"]
-    assert int(root.get("tests", "-1")) == doc["summary"]["total"]
+    by = raw(name)["summary"]["by_status"]
+    assert int(root.get("tests", "-1")) == raw(name)["summary"]["total"]
     assert int(root.get("failures", "-1")) == by["FAIL"]
     assert int(root.get("errors", "-1")) == by["ERROR"] + by["BUILD_FAILED"] + by["TIMEOUT"] + by["OOM_KILLED"]
     assert int(root.get("skipped", "-1")) == by["NOT_RUN"]
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == ["refenv.gpu", "refenv.hidden"]
-    assert sum(int(s.get("tests", "0")) for s in suites) == doc["summary"]["total"]
-    assert len(root.findall(".//testcase")) == doc["summary"]["total"]
+    assert sum(int(s.get("tests", "0")) for s in suites) == len(doc.cells)
+    assert len(root.findall(".//testcase")) == len(doc.cells)
 
 
 def test_fail_is_a_failure_with_reason_and_torch_message() -> None:
@@ -46,7 +37,7 @@ def test_fail_is_a_failure_with_reason_and_torch_message() -> None:
     root = ET.fromstring(render_junit(doc))
     failure = case(root, "torch-2.14.1-cu130/r570/gpu").find("failure")
     assert failure is not None
-    assert failure.get("message") == next(c for c in doc["cells"] if c["id"] == "torch-2.14.1-cu130/r570/gpu")["reason"]
+    assert failure.get("message") == doc.cells[[c.id for c in doc.cells].index("torch-2.14.1-cu130/r570/gpu")].reason
     assert "Error 803: system has unsupported display driver / cuda driver combination" in (failure.text or "")
     assert "fix: cat /proc/driver/nvidia/version && nvidia-smi" in (failure.text or "")
 
@@ -72,11 +63,11 @@ def test_not_run_is_skipped_with_its_reason_and_log_tails_go_to_system_out() -> 
 
 
 def test_control_characters_and_markup_survive_as_valid_xml() -> None:
-    doc = copy.deepcopy(sample("failures"))
+    doc = (raw("failures"))
     failed = next(c for c in doc["cells"] if c["id"] == "torch-2.14.1-cu130/r570/gpu")
     failed["reason"] = "bad\x00 \x1b[31mred\x1b[0m <script>&"
     failed["observed"]["torch_message"] = "<script>alert(1)</script>\x07"
-    text = render_junit(doc)
+    text = render_junit(from_data(doc))
     failure = case(ET.fromstring(text), "torch-2.14.1-cu130/r570/gpu").find("failure")
     assert failure is not None
     assert failure.get("message") == "bad\ufffd \ufffd[31mred\ufffd[0m <script>&"
@@ -91,7 +82,7 @@ def test_xml_safe_keeps_tabs_newlines_and_unicode() -> None:
 def test_partial_and_empty_documents_are_valid() -> None:
     doc = sample("partial")
     root = ET.fromstring(render_junit(doc))
-    assert int(root.get("tests", "-1")) == len(doc["cells"])
-    assert int(root.get("skipped", "-1")) == sum(1 for c in doc["cells"] if c["status"] == "NOT_RUN")
-    empty = ET.fromstring(render_junit({}))
+    assert int(root.get("tests", "-1")) == len(doc.cells)
+    assert int(root.get("skipped", "-1")) == sum(1 for c in doc.cells if c.status == "NOT_RUN")
+    empty = ET.fromstring(render_junit(RunDocument()))
     assert empty.get("tests") == "0" and empty.findall("testsuite") == []

@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
 from refenv.report import mdtext
 from refenv.report.markdown import render_markdown
-
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
-
-
-def sample(name: str) -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads((SAMPLES / f"{name}.json").read_text(encoding="utf-8"))
-    return doc
+from refenv.rundoc import RunDocument, from_data
+from tests.unit.run_samples import raw, sample
 
 
 def cell(doc: dict[str, Any], cid: str) -> dict[str, Any]:
@@ -40,9 +32,8 @@ def test_one_grid_per_scenario_with_labels() -> None:
 
 
 def test_a_fail_cell_has_its_reason_torch_message_findings_and_fix() -> None:
-    doc = sample("failures")
-    failed = cell(doc, "torch-2.14.1-cu130/r570/gpu")
-    text = render_markdown(doc)
+    failed = cell(raw("failures"), "torch-2.14.1-cu130/r570/gpu")
+    text = render_markdown(sample("failures"))
     section = text.split("### FAIL `torch-2.14.1-cu130/r570/gpu`")[1].split("\n### ")[0]
     assert failed["reason"] in section
     assert f"- torch says: `{failed['observed']['torch_message']}`" in section
@@ -87,11 +78,11 @@ def test_probe_and_memory_summaries() -> None:
 
 
 def test_text_from_a_container_cannot_inject_markup() -> None:
-    doc = copy.deepcopy(sample("failures"))
+    doc = (raw("failures"))
     failed = cell(doc, "torch-2.14.1-cu130/r570/gpu")
     failed["reason"] = "bad <img src=x onerror=alert(1)> | pipe"
     failed["observed"]["torch_message"] = "<script>alert(`x`)</script>"
-    text = render_markdown(doc)
+    text = render_markdown(from_data(doc))
     assert "<img" not in text.replace("\\<img", "")
     assert "bad \\<img src=x onerror=alert(1)\\> \\| pipe" in text
     assert "- torch says: ``<script>alert(`x`)</script>``" in text
@@ -106,7 +97,7 @@ def test_partial_document_renders_with_gaps_marked() -> None:
 
 
 def test_nothing_at_all_still_renders() -> None:
-    text = render_markdown({})
+    text = render_markdown(RunDocument())
     assert "**EMPTY**: 0 cells" in text
     assert "No cells." in text
 

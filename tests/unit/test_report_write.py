@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from refenv.report import FILES, render_html, render_junit, render_markdown, write_reports
-
-SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
+from tests.unit.run_samples import sample
 
 
 def test_writes_every_report_and_returns_their_paths(tmp_path: Path) -> None:
-    doc = json.loads((SAMPLES / "failures.json").read_text(encoding="utf-8"))
+    doc = sample("failures")
     folder = tmp_path / "run" / "reports"
     written = write_reports(doc, folder)
     assert written == {kind: folder / name for kind, name in FILES.items()}

@@ -10,9 +10,11 @@ from invoke.exceptions import Exit
 
 import tasks
 from harness.report import load_report
+from harness.schema import Finding
 from refenv.matrix import Base
 from refenv.reproduce import infer
 from refenv.reproduce.builds import Offer
+from refenv.reproduce.execute import CellRun, Outcome
 from refenv.reproduce.fix import plan_fix
 from refenv.reproduce.plan import plan
 from refenv.reproduce.render import (
@@ -24,7 +26,6 @@ from refenv.reproduce.render import (
     succeeded,
     verdicts_agree,
 )
-from refenv.reproduce.run import CellRun, Outcome
 from refenv.results import CellResult, Expected, Observed
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -36,7 +37,7 @@ FIX = ("upgrade the driver: a driver >= 580.65.06 (R580) for the full CUDA 13.0 
 
 
 def cell(verdict: str, message: str | None, simulated: bool = True, status: str = "PASS") -> CellResult:
-    findings = ({"verdict": verdict, "severity": "error", "remediation": list(FIX)},) if verdict != "OK" else ()
+    findings = (Finding(verdict, "error", "", remediation=tuple(FIX)),) if verdict != "OK" else ()
     return CellResult("e/reported/reported", "e", "reported", "reported", status, f"{verdict} as expected",
                       Expected(verdict, (), None, ""), Observed(verdict, (verdict,), simulated, False, None, message,
                                                                 findings))

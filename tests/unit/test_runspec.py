@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from refenv import profiles, toolkit
-from refenv.engine import MANAGED, create_kwargs
+from refenv.engine import create_kwargs
 from refenv.expect import selection
+from refenv.labels import MANAGED
 from refenv.matrix import RunSettings, Scenario
 from refenv.runspec import LDCACHE, OUT, RESULT, cell_spec, container_env, ldcache_spec
 from refenv.simdriver import SimDriver

@@ -1,9 +1,9 @@
 """`invoke reproduce`: plan the cell, build its image, run it on the simulated host, and the fix after it.
 
-Builds and runs go through `build_environment` and `run_matrix` with a one-cell in-memory matrix whose
-path lies under refenv's cache, so the locks of reproduced environments are kept there, never in the
-project's `locks/`. An environment the project's matrix also defines starts from that matrix's lock
-(same inputs, same lock, same image), so reproducing never re-downloads what a matrix run fetched.
+The cell goes through the runner's own steps (`prepare`, `plan_cell`, `run_cells`) on the engine it is
+given. The locks of reproduced environments are kept under refenv's cache, never in the project's
+`locks/`. An environment the project's matrix also defines starts from that matrix's lock (same inputs,
+same lock, same image), so reproducing never re-downloads what a matrix run fetched.
 """
 
 from __future__ import annotations
@@ -12,16 +12,18 @@ import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from refenv import paths, wheelhouse
+from refenv import cellrun, paths, wheelhouse
+from refenv.backend import CellEngine, ImageRequest
+from refenv.cellplan import Scope, plan_cell
 from refenv.errors import LockError
-from refenv.matrix import Base, Environment, Matrix, RunSettings
+from refenv.matrix import Base, Environment, RunSettings
 from refenv.matrix_load import load
 from refenv.reproduce.fix import plan_fix
 from refenv.reproduce.model import FixPlan, Inferred, Reproduction
 from refenv.reproduce.offer import probe_offer
 from refenv.reproduce.plan import plan
-from refenv.results import CellResult, cell_from_dict
-from refenv.run import UI, Options, run_matrix
+from refenv.results import CellResult
+from refenv.runner import UI, Begun, conclude, connect, prepare
 
 LOG = logging.getLogger(__name__)
 
@@ -53,15 +55,15 @@ class Outcome:
     fix_note: str | None = None    # why no fix was run
 
 
-def cache_matrix_path() -> Path:
-    """The in-memory matrices' path: their locks go beside it, under refenv's cache."""
-    return paths.cache_root() / "reproduce" / "matrix.yaml"
+def cache_lock(env: Environment) -> Path:
+    """Where a reproduced environment's lock is kept: under refenv's cache."""
+    return paths.cache_root() / "reproduce" / "locks" / f"{env.name}.json"
 
 
-def seed_lock(env: Environment, project_matrix: Path, cache_matrix: Path) -> bool:
+def seed_lock(env: Environment, project_matrix: Path) -> bool:
     """Copy the project's lock of the same environment into the cache when its inputs are the same."""
     try:
-        if wheelhouse.is_current(wheelhouse.read_lock(wheelhouse.lock_path(cache_matrix, env.name)), env):
+        if wheelhouse.is_current(wheelhouse.read_lock(cache_lock(env)), env):
             return False
         lock = wheelhouse.read_lock(wheelhouse.lock_path(project_matrix, env.name))
     except LockError as exc:
@@ -69,7 +71,7 @@ def seed_lock(env: Environment, project_matrix: Path, cache_matrix: Path) -> boo
         return False
     if lock is None or lock.environment != env.name or not wheelhouse.is_current(lock, env):
         return False
-    wheelhouse.write_lock(lock, wheelhouse.lock_path(cache_matrix, env.name))
+    wheelhouse.write_lock(lock, cache_lock(env))
     return True
 
 
@@ -82,24 +84,31 @@ def project_context(matrix: Path) -> tuple[tuple[Environment, ...], Base, RunSet
     return m.environments, base, m.run
 
 
-def run_cell(r: Reproduction, settings: Settings, run: RunSettings, ui: UI) -> CellRun:
+def run_cell(engine: CellEngine, r: Reproduction, settings: Settings, run: RunSettings, ui: UI) -> CellRun:
     """Build the environment and run the one cell; the diagnosis only (probes and memory check off)."""
-    cache = cache_matrix_path()
-    if seed_lock(r.environment, settings.matrix.resolve(), cache):
+    if seed_lock(r.environment, settings.matrix.resolve()):
         ui.stage(f"reusing the project's lock of {r.environment.name}")
-    quick = replace(run, probes="off", memory_check="off")
-    m = Matrix(str(cache), (r.environment,), (r.host,), (r.scenario,), quick)
-    outcome = run_matrix(m, Options(results_root=settings.results_root, use_cache=settings.use_cache,
-                                    relock=settings.relock, probes="off", memory_check="off"), ui)
-    return CellRun(r, cell_from_dict(outcome.document["cells"][0]), outcome.folder)
+    quick = replace(run, probes="off", memory_check="off", parallel=1)
+    begun = Begun.now(settings.results_root)
+    begun.folder.mkdir(parents=True, exist_ok=True)
+    scope = Scope((r.environment,), (r.host,), (r.scenario,))
+    prepared = prepare(engine, [ImageRequest(r.environment, cache_lock(r.environment), settings.relock)],
+                       (r.host,), begun.run_id, ui)
+    plan = plan_cell(scope.cells()[0], prepared, begun.run_id, begun.folder, quick)
+    ui.cells_start(1)
+    done = cellrun.run_cells(engine, [plan], begun.run_id, use_cache=settings.use_cache, on_done=ui.cell_done)
+    conclude(begun, scope, engine.inventory(), prepared.builds, done.results, done.interrupted, prepared.real,
+             use_cache=settings.use_cache)
+    return CellRun(r, done.results[0], begun.folder)
 
 
-def reproduce(inferred: Inferred, source: str, settings: Settings, ui: UI) -> Outcome:
+def reproduce(inferred: Inferred, source: str, settings: Settings, ui: UI, engine: CellEngine | None = None) -> Outcome:
     """Reproduce the reported stack, and with `verify_fix` the remediation after it."""
+    engine = engine or connect()
     known, base, run = project_context(settings.matrix)
     offer = probe_offer()
     reproduction = plan(inferred, offer, known, base)
-    original = run_cell(reproduction, settings, run, ui)
+    original = run_cell(engine, reproduction, settings, run, ui)
     if not settings.verify_fix:
         return Outcome(source, inferred, original)
     observed = original.cell.observed
@@ -112,4 +121,4 @@ def reproduce(inferred: Inferred, source: str, settings: Settings, ui: UI) -> Ou
                 f"no remedy for {observed.verdict} can be built and run here so that the rules predict OK")
         return Outcome(source, inferred, original, fix_note=note)
     ui.stage(f"verifying the fix: {fix.summary}")
-    return Outcome(source, inferred, original, fix, run_cell(fix.reproduction, settings, run, ui))
+    return Outcome(source, inferred, original, fix, run_cell(engine, fix.reproduction, settings, run, ui))

@@ -1,0 +1,203 @@
+"""`invoke matrix`: prepare (images, simulated driver, linker caches, the real host), plan, run the cells,
+write the results folder — also after Ctrl-C, with what finished.
+
+`run_matrix` sequences the three steps; `invoke reproduce` and `invoke publish` call `prepare`,
+`plan_cells` and `cellrun.run_cells` themselves for their one cell.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import secrets
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+from refenv import cellrun, realhost, simdriver, toolkit, wheelhouse
+from refenv.backend import CellEngine, ImageRequest, Inventory
+from refenv.build import EnvBuild
+from refenv.cellplan import Prepared, Scope, plan_cells, plan_only
+from refenv.errors import NoGpuRuntime
+from refenv.matrix import CellSpec, Host, Matrix, RunSettings
+from refenv.profiles import Profile
+from refenv.results import NOT_RUN, CellResult, Expected
+from refenv.rundoc import RunDocument, write_run
+from refenv.runrecord import document, run_info
+
+LOG = logging.getLogger(__name__)
+
+
+class UI(Protocol):
+    def stage(self, message: str) -> None: ...
+    def build_line(self, environment: str, line: str) -> None: ...
+    def build_done(self, build: EnvBuild) -> None: ...
+    def cells_start(self, total: int) -> None: ...
+    def cell_done(self, result: CellResult) -> None: ...
+
+
+@dataclass(frozen=True)
+class Options:
+    results_root: Path
+    parallel: int = 0
+    use_cache: bool = True
+    relock: bool = False
+    probes: str | None = None        # overrides run.probes
+    memory_check: str | None = None  # overrides run.memory_check
+    selection: dict[str, list[str]] = field(default_factory=dict)
+    images: dict[str, str] = field(default_factory=dict)  # environment -> an image to run as it is, not built
+
+
+@dataclass(frozen=True)
+class Outcome:
+    folder: Path
+    document: RunDocument
+    ok: bool
+    interrupted: bool
+    written: dict[str, Path] = field(default_factory=dict)
+
+
+def new_run_id() -> str:
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def settings_of(matrix: Matrix, options: Options) -> RunSettings:
+    s = matrix.run
+    return replace(s, probes=options.probes or s.probes, memory_check=options.memory_check or s.memory_check,
+                   parallel=options.parallel or s.parallel)
+
+
+def image_requests(matrix: Matrix, options: Options) -> list[ImageRequest]:
+    """One image per environment; its lock lives in locks/ beside the matrix file."""
+    return [ImageRequest(env, wheelhouse.lock_path(matrix.path, env.name), options.relock, options.images.get(env.name))
+            for env in matrix.environments]
+
+
+def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host, ...], run_id: str,
+            ui: UI) -> Prepared:
+    """Every image, and what the hosts need: the simulated driver and its linker caches, the real GPUs.
+
+    Ctrl-C here cancels what the engine started and raises KeyboardInterrupt again for the caller.
+    """
+    driver = None
+    if any(h.kind == "simulated" for h in hosts):
+        ui.stage("building the simulated driver")
+        driver = simdriver.build()
+    builds: dict[str, EnvBuild] = {}
+    try:
+        for request in requests:
+            ui.stage(f"environment {request.environment.name}")
+            builds[request.environment.name] = build = engine.ensure_image(request, ui.build_line)
+            ui.build_done(build)
+        ldcaches: dict[str, str | None] = {}
+        if driver is not None:
+            libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
+                    f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
+            for name, build in builds.items():
+                if build.tag and build.status != "FAILED":
+                    image_id = engine.image_id(build.tag) or build.tag
+                    ldcaches[name] = cellrun.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, run_id)
+        real, real_error = None, None
+        if any(h.kind == "real" for h in hosts):
+            real = realhost.probe()
+            image = next((b.tag for b in builds.values() if b.tag and b.status != "FAILED"), None)
+            real_error = engine.gpu_runtime_error(image) if image else NoGpuRuntime("no image to try --gpus with")
+    except KeyboardInterrupt:
+        engine.cancel(run_id)
+        raise
+    return Prepared(builds, driver, ldcaches, real, real_error)
+
+
+def connect() -> CellEngine:
+    """The local Docker engine (imported here: planning and the unit tests need no docker SDK)."""
+    from refenv.dockerengine import DockerEngine
+
+    return DockerEngine.connect()
+
+
+@dataclass(frozen=True)
+class Begun:
+    """A run under way: its id, its results folder, and when it began."""
+
+    run_id: str
+    folder: Path
+    started: datetime.datetime
+    t0: float  # time.monotonic() at the start
+
+    @classmethod
+    def now(cls, results_root: Path) -> Begun:
+        run_id = new_run_id()
+        return cls(run_id, results_root / run_id, datetime.datetime.now(datetime.timezone.utc), time.monotonic())
+
+
+def conclude(begun: Begun, scope: Scope, inventory: Inventory, builds: dict[str, EnvBuild],
+             results: tuple[CellResult, ...], interrupted: bool, real: Profile | None, *, parallel: int = 1,
+             use_cache: bool = True, selection: dict[str, list[str]] | None = None) -> Outcome:
+    """Write the run document and its reports into the run's folder."""
+    info = run_info(begun.run_id, begun.started, time.monotonic() - begun.t0, scope, selection or {}, interrupted,
+                    inventory, parallel, use_cache)
+    doc = document(scope, info, builds, results, real)
+    written = write_results(begun.folder, doc)
+    _link_latest(begun.folder.parent, begun.folder)
+    return Outcome(begun.folder, doc, doc.summary.ok and not interrupted, interrupted, written)
+
+
+def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | None = None) -> Outcome:
+    """The whole job; raises only for what stops everything (no engine)."""
+    begun = Begun.now(options.results_root)
+    if engine is None:
+        ui.stage("connecting to the Docker engine")
+        engine = connect()
+    begun.folder.mkdir(parents=True, exist_ok=True)  # only once an engine answers: no empty run folders
+    inventory = engine.inventory()
+    settings = settings_of(matrix, options)
+    parallel = settings.parallel or os.cpu_count() or 1
+    scope = Scope(matrix.environments, matrix.hosts, matrix.scenarios, matrix.path)
+    try:
+        prepared = prepare(engine, image_requests(matrix, options), matrix.hosts, begun.run_id, ui)
+    except KeyboardInterrupt:
+        # Interrupted while preparing: report every cell as not run.
+        results = tuple(CellResult(c.id, c.environment.name, c.host.name, c.scenario.name, NOT_RUN,
+                                   "interrupted (Ctrl-C) before it ran") for c in scope.cells())
+        return conclude(begun, scope, inventory, {}, results, True, None, parallel=parallel,
+                        use_cache=options.use_cache, selection=options.selection)
+    threads = max(1, (os.cpu_count() or 1) // parallel)
+    plans = plan_cells(scope, prepared, begun.run_id, begun.folder, settings, threads)
+    ui.cells_start(len(plans))
+    done = cellrun.run_cells(engine, plans, begun.run_id, parallel, options.use_cache, ui.cell_done)
+    return conclude(begun, scope, inventory, prepared.builds, done.results, done.interrupted, prepared.real,
+                    parallel=parallel, use_cache=options.use_cache, selection=options.selection)
+
+
+def dry_run(matrix: Matrix) -> list[tuple[CellSpec, Expected]]:
+    """Each cell with its expectation, without an engine: what `invoke matrix --dry-run` prints."""
+    real = realhost.probe() if any(h.kind == "real" for h in matrix.hosts) else None
+    return plan_only(Scope(matrix.environments, matrix.hosts, matrix.scenarios, matrix.path), real)
+
+
+def write_results(folder: Path, doc: RunDocument) -> dict[str, Path]:
+    """cells.json and the reports; the JSON first, so a report failure cannot lose the results."""
+    from refenv.report import write_reports
+
+    written = {"cells.json": write_run(doc, folder / "cells.json")}
+    try:
+        written.update({k: Path(v) for k, v in write_reports(doc, folder).items()})
+    except Exception:  # the results are safe in cells.json; say what broke and go on
+        LOG.exception("writing the reports failed; cells.json is complete")
+    return written
+
+
+def _link_latest(root: Path, folder: Path) -> None:
+    link = root / "latest"
+    try:
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(folder.name)
+    except OSError as exc:
+        LOG.debug("no latest link: %s", exc)
+
+
+__all__ = ["UI", "Begun", "Inventory", "Options", "Outcome", "conclude", "connect", "dry_run", "image_requests",
+           "new_run_id", "prepare", "run_matrix", "settings_of", "write_results"]

@@ -1,0 +1,114 @@
+"""A `CellEngine` that starts no container: each cell's outcome is scripted, and the harness document it
+"writes" is made by the harness's real classifier. It keeps what a test needs to check: which cells ran,
+which containers are still in flight, what was cancelled.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from harness.classify import classify
+from harness.facts import Facts
+from refenv.backend import ImageRequest, Inventory, Progress, RunOutcome
+from refenv.build import EnvBuild
+from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.labels import CELL, KIND, RUN
+from refenv.runspec import OUT, ContainerSpec
+from tests.unit.facts_builder import healthy, merge, no_driver
+
+
+def harness_doc(facts: dict[str, Any]) -> dict[str, Any]:
+    """The cell document `python -m harness cell` writes, diagnosed by the real classifier."""
+    return {"schema": "refenv.cell", "diagnosis": {"facts": facts, "diagnosis": classify(cast(Facts, facts)).to_dict()},
+            "probes": None, "memory": None}
+
+
+OK_DOC = harness_doc(healthy())
+# A container on the `none` host: no driver library at all (NOT_VISIBLE inside a container).
+NO_DRIVER_DOC = harness_doc(merge(no_driver(), {"visibility": {"in_container": True, "container_evidence": "cgroup"}}))
+
+
+@dataclass(frozen=True)
+class Script:
+    """What happens when a cell's container runs."""
+
+    doc: dict[str, Any] | None = None   # the result.json the harness writes (None: it writes none)
+    exit_code: int = 0
+    oom_killed: bool = False
+    hang: bool = False                  # runs until cancelled or killed at its time limit
+    raises: RefenvError | None = None   # the engine refuses the container
+    logs: str = ""
+
+
+@dataclass
+class FakeEngine:
+    scripts: dict[str, Script] = field(default_factory=dict)  # by cell id; others write `default`
+    default: Script = field(default_factory=lambda: Script(OK_DOC))
+    failed_builds: dict[str, str] = field(default_factory=dict)  # environment -> the build's error
+    gpu: bool = False                                            # whether --gpus works here
+    ran: list[str] = field(default_factory=list)                 # cell ids, in the order they started
+    live: set[str] = field(default_factory=set)                  # containers in flight
+    cancelled: list[str] = field(default_factory=list)           # run ids
+    built: list[ImageRequest] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stop: dict[str, threading.Event] = {}
+
+    def inventory(self) -> Inventory:
+        return Inventory("fake 1.0", self.gpu, 2)
+
+    def ensure_image(self, request: ImageRequest, progress: Progress) -> EnvBuild:
+        name = request.environment.name
+        self.built.append(request)
+        progress(name, "building")
+        if name in self.failed_builds:
+            return EnvBuild(name, "FAILED", None, None, 0.1, None, self.failed_builds[name], "the log's tail")
+        tag = request.given or f"refenv/env-{name}:fake"
+        return EnvBuild(name, "CACHED", tag, f"hash-of-{name}", 0.0, None)
+
+    def image_id(self, ref: str) -> str | None:
+        return f"sha256:{abs(hash(ref)):064x}"[:71]
+
+    def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
+        return None if self.gpu else NoGpuRuntime("this Docker engine has no NVIDIA runtime")
+
+    def run(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
+        labels = dict(spec.labels)
+        out = next(Path(host) for host, target, _ in spec.binds if target == OUT)
+        if labels.get(KIND) == "ldcache":
+            (out / "ld.so.cache").write_bytes(b"fake linker cache")
+            return RunOutcome(0, False, False, "")
+        cell = labels[CELL]
+        script = self.scripts.get(cell, self.default)
+        if script.raises is not None:
+            raise script.raises
+        name = f"{labels[RUN]}:{cell}"
+        stop = threading.Event()
+        with self._lock:
+            self.ran.append(cell)
+            self.live.add(name)
+            self._stop[name] = stop
+        try:
+            if script.hang:
+                cancelled = stop.wait(timeout)
+                return RunOutcome(137 if cancelled else None, not cancelled, False, "killed")
+            if script.doc is not None:
+                (out / "result.json").write_text(json.dumps(script.doc), encoding="utf-8")
+            return RunOutcome(script.exit_code, False, script.oom_killed, script.logs)
+        finally:
+            with self._lock:
+                self.live.discard(name)
+                self._stop.pop(name, None)
+
+    def cancel(self, run_id: str) -> int:
+        with self._lock:
+            self.cancelled.append(run_id)
+            mine = [n for n in self._stop if n.startswith(f"{run_id}:")]
+            for n in mine:
+                self._stop[n].set()
+        return len(mine)

@@ -28,7 +28,8 @@ sys.path.insert(0, str(ROOT))
 
 from refenv import paths, wheelhouse  # noqa: E402
 from refenv.build import build_environment  # noqa: E402
-from refenv.engine import MANAGED, Engine  # noqa: E402
+from refenv.engine import Engine  # noqa: E402
+from refenv.labels import MANAGED  # noqa: E402
 from refenv.matrix_load import load  # noqa: E402
 
 BUILD_TARGET, RERUN_TARGET = 1.3, 0.15

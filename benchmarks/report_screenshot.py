@@ -12,7 +12,6 @@ the page's own `#cell-N` link, so the evidence view is photographed too.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
@@ -24,6 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from refenv.report import view, write_reports  # noqa: E402
+from refenv.rundoc import load_run  # noqa: E402
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 
@@ -59,16 +59,15 @@ def main() -> int:
     parser.add_argument("--height", type=int, default=1800)
     args = parser.parse_args()
 
-    doc = json.loads(Path(args.sample).read_text(encoding="utf-8"))
+    doc = load_run(Path(args.sample))
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="refenv-report-"))
     t0 = time.perf_counter()
     paths = write_reports(doc, out)
     render_s = time.perf_counter() - t0
     html = paths["html"].resolve()
-    cells = view.cells(doc)
-    wanted = args.cell or next((view.cell_id(c) for c in view.attention(doc)), None) or (
-        view.cell_id(cells[0]) if cells else None)
-    index = next((i for i, c in enumerate(cells) if view.cell_id(c) == wanted), None)
+    cells = doc.cells
+    wanted = args.cell or next((c.id for c in view.attention(doc)), None) or (cells[0].id if cells else None)
+    index = next((i for i, c in enumerate(cells) if c.id == wanted), None)
 
     exe = browser()
     page_png = out / f"{Path(args.sample).stem}.png"

@@ -26,7 +26,6 @@ class Inventory:
 
     server_version: str | None = None
     nvidia_runtime: bool | None = None
-    cpus: int | None = None
 
 
 @dataclass(frozen=True)
@@ -47,7 +46,6 @@ class RunOutcome:
     timed_out: bool
     oom_killed: bool
     logs: str
-    error: str | None = None
 
 
 class CellEngine(Protocol):

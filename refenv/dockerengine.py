@@ -31,8 +31,7 @@ class DockerEngine:
         return cls(Engine.connect())
 
     def inventory(self) -> Inventory:
-        info = self.engine.info()
-        return Inventory(info.get("server_version"), info.get("nvidia_runtime"), info.get("cpus"))
+        return self.engine.info()
 
     def ensure_image(self, request: ImageRequest, progress: Progress) -> EnvBuild:
         env = request.environment

@@ -19,7 +19,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from requests.exceptions import ConnectionError as RequestsConnectionError
 from requests.exceptions import ReadTimeout
 
-from refenv.backend import RunOutcome
+from refenv.backend import Inventory, RunOutcome
 from refenv.errors import BuildError, EngineUnavailable, NoGpuRuntime, RefenvError
 from refenv.labels import KIND, MANAGED
 from refenv.runspec import ContainerSpec
@@ -68,11 +68,10 @@ class Engine:
     def api(self) -> Any:
         return self.client.api
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> Inventory:
+        """The engine's version, and whether it has the NVIDIA runtime (what the run's header shows)."""
         info = self.client.info()
-        return {"server_version": info.get("ServerVersion"), "runtimes": sorted(info.get("Runtimes") or {}),
-                "nvidia_runtime": "nvidia" in (info.get("Runtimes") or {}), "cpus": info.get("NCPU"),
-                "storage_driver": info.get("Driver")}
+        return Inventory(info.get("ServerVersion"), "nvidia" in (info.get("Runtimes") or {}))
 
     # ---- images -----------------------------------------------------------------------------
 

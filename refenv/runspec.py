@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from refenv.labels import MANAGED
+from refenv.labels import CELL, KIND, MANAGED, RUN
 from refenv.matrix import RunSettings, Scenario
 from refenv.toolkit import Injection
 
@@ -71,7 +71,7 @@ def cell_spec(image: str, cell_id: str, run_id: str, out_dir: str, scenario: Sce
             binds.append((ldcache, LDCACHE, True))
     command = ("cell", "--out", RESULT, "--probes", settings.probes, "--memory", settings.memory_check,
                "--torch-timeout", f"{max(30.0, settings.timeout_s - 30):g}")
-    labels = ((MANAGED, "true"), ("refenv.kind", "cell"), ("refenv.run", run_id), ("refenv.cell", cell_id))
+    labels = ((MANAGED, "true"), (KIND, "cell"), (RUN, run_id), (CELL, cell_id))
     env = container_env(scenario, gpu_request if real_host or injection else None)
     # Cells run side by side: each gets its share of the cores, and its thread pools are told so (an
     # OpenMP pool larger than its CPU share spins and slows every cell several times over).
@@ -91,7 +91,7 @@ def ldcache_spec(image: str, out_dir: str, libs: dict[str, str], run_id: str) ->
     binds = [(out_dir, OUT, False), *((host, target, True) for target, host in sorted(libs.items()))]
     return ContainerSpec(
         image=image, command=(f"ldconfig && cp {LDCACHE} {OUT}/ld.so.cache",), environment=(),
-        labels=((MANAGED, "true"), ("refenv.kind", "ldcache"), ("refenv.run", run_id)),
+        labels=((MANAGED, "true"), (KIND, "ldcache"), (RUN, run_id)),
         binds=tuple(binds), read_only=False, user="0", entrypoint=("sh", "-c"),
         tmpfs=(), pids_limit=64, mem_limit="512m",
     )

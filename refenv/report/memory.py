@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from harness.memory.probe_predict import LEDGERS
 from refenv.report.formats import MISSING, as_list, error_text, fmt_bytes
 
-# The ledgers in the order a training step fills memory (harness/memory/probe_predict.py LEDGERS).
-LEDGER_ORDER = ("weights", "gradients", "optimizer_state", "master_weights", "activations", "kv_cache")
+# The ledgers in the harness's own order (the verification writes them), then the inference cache.
+LEDGER_ORDER = (*LEDGERS, "kv_cache")
 
 
 @dataclass(frozen=True)

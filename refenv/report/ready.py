@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from refenv import readiness
 from refenv.readiness import CellFacts, Readiness
 from refenv.rundoc import RunDocument
-from refenv.status import AGREED, FAMILIES, family
+from refenv.status import AGREED, FAMILIES, SKIPPED, family
 
 
 def cell_facts(doc: RunDocument) -> tuple[CellFacts, ...]:
@@ -63,7 +63,8 @@ def agreement(doc: RunDocument, environment: str) -> str:
     total = sum(counts.values())
     if counts[AGREED] == total:
         return f"all {total} cells agreed with the predictions"
-    return "predictions: " + ", ".join(f"{n} {name}" for name, n in counts.items() if n)
+    return "predictions: " + ", ".join(f"{n} {'not run' if name == SKIPPED else name}"
+                                       for name, n in counts.items() if n)
 
 
 def _grouped_untested(r: Readiness) -> tuple[str, ...]:

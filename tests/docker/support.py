@@ -93,7 +93,7 @@ class RecordingUI:
         self.cells.append(result)
 
 
-def run_cells(matrix: Matrix, results_root: Path, use_cache: bool = False, parallel: int = 0) -> Outcome:
+def run_grid(matrix: Matrix, results_root: Path, use_cache: bool = False, parallel: int = 0) -> Outcome:
     """Run every cell of `matrix` in real containers; measured afresh unless `use_cache`."""
     return run_matrix(matrix, Options(results_root=results_root, parallel=parallel, use_cache=use_cache),
                       RecordingUI())

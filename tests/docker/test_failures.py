@@ -26,7 +26,7 @@ from tests.docker.support import (
     describe,
     facts,
     findings,
-    run_cells,
+    run_grid,
     small_matrix,
 )
 
@@ -60,14 +60,14 @@ def too_old_text(profile: str) -> str:
 def grid(env_builds: Any, tmp_path_factory: pytest.TempPathFactory) -> Outcome:
     """Every default wheel on four driver branches, started with --gpus."""
     matrix = small_matrix([CU130, CU128, CPU], HOSTS, GPU, DIAGNOSIS_ONLY)
-    return run_cells(matrix, tmp_path_factory.mktemp("grid"))
+    return run_grid(matrix, tmp_path_factory.mktemp("grid"))
 
 
 @pytest.fixture(scope="module")
 def faults(env_builds: Any, tmp_path_factory: pytest.TempPathFactory) -> Outcome:
     """The CUDA 13.0 wheel with no driver, and on every faulty or unsupported simulated host."""
     matrix = small_matrix([CU130], ["none", *BROKEN_TEXTS, "r580-pascal"], GPU, DIAGNOSIS_ONLY)
-    return run_cells(matrix, tmp_path_factory.mktemp("faults"))
+    return run_grid(matrix, tmp_path_factory.mktemp("faults"))
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def scenarios(env_builds: Any, tmp_path_factory: pytest.TempPathFactory) -> Outc
     chosen: dict[str, dict[str, Any]] = {"no-gpu": {"gpus": "none"},
                                          "caps-utility": {"env": {"NVIDIA_DRIVER_CAPABILITIES": "utility"}}}
     chosen.update({name: {"env": {"CUDA_VISIBLE_DEVICES": value}} for name, value in HIDING.items()})
-    return run_cells(small_matrix([CU130], ["r580"], chosen, DIAGNOSIS_ONLY), tmp_path_factory.mktemp("scenarios"))
+    return run_grid(small_matrix([CU130], ["r580"], chosen, DIAGNOSIS_ONLY), tmp_path_factory.mktemp("scenarios"))
 
 
 def test_every_cell_of_the_runs_passes(grid: Outcome, faults: Outcome, scenarios: Outcome) -> None:
@@ -197,6 +197,6 @@ def test_a_compatible_host_is_ok_and_marked_simulated(grid: Outcome, env: str, h
 
 def test_each_cell_records_its_own_container_and_result(grid: Outcome) -> None:
     for c in grid.document.cells:
-        assert not c["cached"] and c["wall_s"] > 0
-        assert Path(c["result_path"]).is_file()
-        assert Path(c["result_path"]).is_relative_to(grid.folder)
+        assert not c.cached and (c.wall_s or 0) > 0 and c.result_path is not None
+        assert Path(c.result_path).is_file()
+        assert Path(c.result_path).is_relative_to(grid.folder)

@@ -27,7 +27,7 @@ from tests.docker.support import (
     default_data,
     describe,
     leftovers,
-    run_cells,
+    run_grid,
     small_matrix,
 )
 
@@ -70,7 +70,7 @@ def test_a_failed_build_marks_only_its_cells(env_builds: dict[str, EnvBuild], tm
     extra = {"tampered": default_data()["environments"][CPU], "missing": {"torch": MISSING_RELEASE}}
     matrix = small_matrix([CPU], ["r580"], GPU, DIAGNOSIS_ONLY, extra_envs=extra, path=folder / "matrix.yaml")
 
-    outcome = run_cells(matrix, tmp_path / "results")
+    outcome = run_grid(matrix, tmp_path / "results")
 
     builds = {e["name"]: e for e in jsoncodec.encode(outcome.document.environments)}
     tampered = cell(outcome, "tampered", "r580", "gpu")
@@ -92,7 +92,7 @@ def test_a_failed_build_marks_only_its_cells(env_builds: dict[str, EnvBuild], tm
 def test_a_hung_container_is_killed_and_says_timeout(engine: Engine, env_builds: Any, tmp_path: Path) -> None:
     # Quick probes and the memory check take the harness several seconds; two are not enough.
     matrix = small_matrix([CPU], ["r580"], GPU, {"timeout_s": 2, "probes": "quick", "memory_check": "quick"})
-    outcome = run_cells(matrix, tmp_path)
+    outcome = run_grid(matrix, tmp_path)
     c = cell(outcome, CPU, "r580", "gpu")
     assert c["status"] == "TIMEOUT", describe(c)
     assert c["wall_s"] < 60
@@ -101,7 +101,7 @@ def test_a_hung_container_is_killed_and_says_timeout(engine: Engine, env_builds:
 
 
 def test_a_container_killed_for_memory_says_oom_killed(engine: Engine, env_builds: Any, tmp_path: Path) -> None:
-    outcome = run_cells(small_matrix([CPU], ["r580"], GPU, {**DIAGNOSIS_ONLY, "memory": "64m"}), tmp_path)
+    outcome = run_grid(small_matrix([CPU], ["r580"], GPU, {**DIAGNOSIS_ONLY, "memory": "64m"}), tmp_path)
     c = cell(outcome, CPU, "r580", "gpu")
     assert c["status"] == "OOM_KILLED", describe(c)
     assert "run.memory" in c["reason"]
@@ -162,9 +162,9 @@ def test_an_unchanged_environment_is_not_rebuilt(engine: Engine, default_matrix:
 def test_a_second_run_reuses_cells_and_rerun_runs_them_again(env_builds: Any, tmp_path: Path) -> None:
     matrix = small_matrix([CPU], ["r580"], {**GPU, "cvd-empty": {"env": {"CUDA_VISIBLE_DEVICES": ""}}},
                           DIAGNOSIS_ONLY)
-    first = run_cells(matrix, tmp_path, use_cache=False)
-    second = run_cells(matrix, tmp_path, use_cache=True)
-    third = run_cells(matrix, tmp_path, use_cache=False)
+    first = run_grid(matrix, tmp_path, use_cache=False)
+    second = run_grid(matrix, tmp_path, use_cache=True)
+    third = run_grid(matrix, tmp_path, use_cache=False)
     for outcome, cached in ((first, False), (second, True), (third, False)):
         cells = jsoncodec.encode(outcome.document.cells)
         assert [c["status"] for c in cells] == ["PASS", "PASS"], [describe(c) for c in cells]

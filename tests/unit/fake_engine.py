@@ -60,7 +60,7 @@ class FakeEngine:
         self._stop: dict[str, threading.Event] = {}
 
     def inventory(self) -> Inventory:
-        return Inventory("fake 1.0", self.gpu, 2)
+        return Inventory("fake 1.0", self.gpu)
 
     def ensure_image(self, request: ImageRequest, progress: Progress) -> EnvBuild:
         name = request.environment.name

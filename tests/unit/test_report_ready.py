@@ -31,7 +31,7 @@ def test_disagreements_and_unanswered_hosts_are_told() -> None:
     by_env = {s.environment: s for s in ready.sections(sample("failures"))}
     cu130 = by_env["torch-2.14.1-cu130"]
     assert not cu130.agreed and cu130.disagreed == ("torch-2.14.1-cu130/r570/gpu",)
-    assert cu130.agreement == "predictions: 3 agreed, 1 disagreed, 2 no answer, 2 skipped"
+    assert cu130.agreement == "predictions: 3 agreed, 1 disagreed, 2 no answer, 2 not run"
     broken = by_env["torch-2.9.0-cu126"]
     assert len(broken.untested) == 1 and broken.untested[0].startswith("none, r570, r580, local: BUILD_FAILED")
 

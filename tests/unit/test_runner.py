@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -172,3 +174,12 @@ def test_planning_writes_nothing(tmp_path: Path) -> None:
     done = run_cells(FakeEngine(scripts={"cu130/none/gpu": Script(NO_DRIVER_DOC)}), plans, "run-1")
     assert [c.status for c in done.results] == ["PASS", "PASS"] and not done.interrupted
     assert paths.cell_cache().is_dir()
+
+
+def test_planning_and_running_cells_need_no_docker_sdk() -> None:
+    """engine.py is the one module that imports docker; the planners and the runner reach it only through the seam."""
+    code = ("import sys, refenv.runner, refenv.cellplan, refenv.cellrun, refenv.runspec, refenv.images, refenv.build, "
+            "refenv.reproduce.execute, refenv.report; print('docker' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == "False"

@@ -9,7 +9,7 @@ from typing import Any
 from harness import compat
 from harness.facts import Facts, GpuFact
 
-TOO_OLD_RE = re.compile(r"too old \(found version (\d+)\)")
+TOO_OLD_RE = re.compile(r"too old \(found version (\d{1,9})\)")
 UNEXPECTED_RE = re.compile(r"Unexpected error from cudaGetDeviceCount\(\).*?Error (\d+): ([^\n]*)", re.S)
 ARCH_WARN_RE = re.compile(r"(?:^|\n)\s*(?:\S*Warning: )?(.+?) with CUDA capability sm_(\d+)(\d) is not compatible")
 NO_DRIVER_TEXT = "Found no NVIDIA driver on your system"

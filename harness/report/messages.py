@@ -22,20 +22,20 @@ _INIT_MESSAGES = re.compile(
 )
 # The message is what was raised when it opens the line or follows 'SomeError: ' (not a traceback's
 # source line such as `raise AssertionError("Torch not compiled with CUDA enabled")`).
-_RAISED_RE = re.compile(r"(?:^|\w+(?:Error|Exception|Warning):\s*)$")
-_TOO_OLD_RE = re.compile(r"too old \(found version (\d+)\)")
+_RAISED_RE = re.compile(r"(?:Error|Exception|Warning):\s*$")
+_TOO_OLD_RE = re.compile(r"too old \(found version (\d{1,9})\)")
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
-_ARCH_RE = re.compile(r"(?:^|Warning:\s*)(?P<name>[^:]+?) with CUDA capability sm_(?P<sm>\d+) is not compatible")
+_ARCH_RE = re.compile(r"(?:^|Warning:\s*)(?P<name>[^:]{1,120}?) with CUDA capability sm_(?P<sm>\d{2,4}) is not compatible")
 _SUPPORTS_RE = re.compile(r"The current PyTorch install supports CUDA capabilities ((?:\s*(?:sm|compute)_\d+a?)+)")
 # torch 1.x warned '... which is of cuda capability 3.0'; recent releases (2.13, 2.14 here, in
 # torch/cuda/__init__.py _warn_unsupported_code) say '... of compute capability (CC) 6.1.' and list
 # the capabilities they were built for, one '- 7.5 which supports hardware CC ...' line each.
 _FOUND_GPU_RE = re.compile(
-    r"Found GPU(\d+) (.+?) which is of (?:cuda capability|compute capability \(CC\)) (\d+)\.(\d+)")
+    r"Found GPU(\d{1,4}) (.{1,120}?) which is of (?:cuda capability|compute capability \(CC\)) (\d{1,3})\.(\d{1,3})")
 _CC_LIST_HEAD = "The following list shows the CCs this version of PyTorch was built for"
 _CC_ITEM_RE = re.compile(r"^- (\d+)\.(\d+) which supports hardware CC")
-_NVML_RE = re.compile(r"Failed to initialize NVML: (.+?)\s*$")
-_CLI_NVML_RE = re.compile(r"nvml error: (.+?)\s*$", re.I)
+_NVML_RE = re.compile(r"Failed to initialize NVML: (\S.*)")
+_CLI_NVML_RE = re.compile(r"nvml error: (\S.*)", re.I)
 _SMI_FAILED = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
 _CANT_NVML = "Can't initialize NVML"
 _NO_KERNEL = "no kernel image is available for execution on the device"
@@ -76,7 +76,7 @@ def _read_init(b: Builder, line: Line) -> None:
         message = strip_triggered(text[at + len(_INIT_PREFIX):])
         if not b.put("torch.init_warning", message, line):
             _warn(b, message, line)
-    elif m and _RAISED_RE.search(text[:m.start()]):
+    elif m and (not text[:m.start()].strip() or _RAISED_RE.search(text[max(0, m.start() - 40):m.start()])):
         b.put("torch.init_error", strip_triggered(text[m.start():]), line)
     else:
         return

@@ -25,12 +25,17 @@ class ParsedReport:
     """Facts read from a pasted report, with where each came from and what stays unknown."""
 
     facts: Facts
-    kind: str  # "collect_env" | "document"
+    kind: str  # "collect_env" | "text" | "document"
     provenance: dict[str, tuple[int, str]]
     unknowns: tuple[str, ...]
     notes: tuple[str, ...]
     # What the report says that the facts have no place for: cuDNN, the system nvcc, the CPU, ...
     details: dict[str, str] = field(default_factory=dict)
+    # Facts not stated but inferred (from the compatibility data), each with how: path -> reason.
+    inferred: dict[str, str] = field(default_factory=dict)
+    # What the prose says that is no fact of the stack but weighs on the verdict (a Colab CPU
+    # runtime, a Slurm job, Apple Silicon): clue name -> (line number, line as pasted).
+    clues: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
 class Builder:
@@ -41,6 +46,8 @@ class Builder:
         self.provenance: dict[str, tuple[int, str]] = {}
         self.notes: list[str] = []
         self.details: dict[str, str] = {}
+        self.inferred: dict[str, str] = {}
+        self.clues: dict[str, tuple[int, str]] = {}
 
     def get(self, path: str) -> Any:
         """The value at a dotted fact path, or None."""
@@ -77,6 +84,17 @@ class Builder:
         devices.append(gpu)
         self.provenance[f"{path}.{len(devices) - 1}"] = (line.number, line.raw)
 
+    def infer(self, path: str, value: Any, line: Line | None, why: str) -> bool:
+        """Set a fact the report does not state but implies; it is marked inferred, with why."""
+        if not self.put(path, value, line):
+            return False
+        self.inferred[path] = why
+        return True
+
+    def clue(self, name: str, line: Line) -> None:
+        """Something the prose says that weighs on the verdict without being a fact (first line wins)."""
+        self.clues.setdefault(name, (line.number, line.raw))
+
     def detail(self, name: str, value: str, line: Line) -> None:
         if name not in self.details:
             self.details[name] = value
@@ -94,4 +112,6 @@ class Builder:
             unknowns=tuple(dict.fromkeys(unknowns)),
             notes=tuple(self.notes),
             details=dict(self.details),
+            inferred=dict(self.inferred),
+            clues=dict(self.clues),
         )

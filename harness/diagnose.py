@@ -60,17 +60,28 @@ def diagnose_live(torch_timeout: float = 180.0) -> dict[str, Any]:
 def diagnose_report(source: str) -> dict[str, Any]:
     """Judge the facts read from a pasted report or a saved document."""
     from harness.report import load_report
+    from harness.report.judge import assess_report
 
     doc = document.new("diagnose")
     data: Any = sys.stdin.buffer.read() if source == "-" else source
     report = load_report(data if source == "-" else source)
-    diagnosis = classify(report.facts).to_dict()
+    judged = classify(report.facts)
+    diagnosis = judged.to_dict()
     diagnosis["unknowns"] = list(dict.fromkeys([*report.unknowns, *diagnosis["unknowns"]]))
+    assessment = assess_report(report.facts, judged, report.provenance, report.inferred, report.clues)
+    # The classifier's verdict over the facts stays in the findings; the report's answer weighs how
+    # they were known (a thin report is not OK without evidence of a working GPU).
+    diagnosis["classifier_verdict"] = diagnosis["verdict"]
+    diagnosis["verdict"] = assessment.verdict
+    diagnosis["assessment"] = assessment.to_dict()
     doc["facts"] = report.facts
     doc["input"] = {
         "kind": report.kind,
         "path": "<stdin>" if source == "-" else source,
-        "provenance": {k: {"line": v[0], "text": v[1]} for k, v in report.provenance.items()},
+        "provenance": {k: {"line": v[0], "text": v[1], "how": "inferred" if k in report.inferred else "stated"}
+                       for k, v in report.provenance.items()},
+        "inferred": dict(report.inferred),
+        "clues": {k: {"line": v[0], "text": v[1]} for k, v in report.clues.items()},
         "notes": list(report.notes),
     }
     doc["diagnosis"] = diagnosis

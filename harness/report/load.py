@@ -8,7 +8,7 @@ import json
 import re
 from pathlib import Path
 
-from harness.report.collect_env import parse_collect_env
+from harness.report.anytext import parse_report
 from harness.report.document import parse_document
 from harness.report.model import ParsedReport, ReportError
 from harness.report.text import MAX_CHARS, NOT_A_REPORT, check_text
@@ -27,11 +27,11 @@ def load_report(source: str | Path | bytes) -> ParsedReport:
 
 
 def parse_text(text: str) -> ParsedReport:
-    """A saved diagnose document when the text is a JSON object, else a collect_env dump."""
+    """A saved diagnose document when the text is a JSON object, else facts read from any text."""
     check_text(text)
     body = "\n".join(ln for ln in text.strip().splitlines() if not _FENCE_RE.match(ln)).strip()
     if not body.startswith("{"):
-        return parse_collect_env(text)
+        return parse_report(text)
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:

@@ -1,0 +1,69 @@
+"""Where the report ran, read from its prose and paths: Windows, WSL, macOS and Apple Silicon, ROCm, Colab,
+a machine without a GPU, a batch scheduler, a container. Each is a clue that weighs on the verdict; a clear
+sign of the operating system also sets host.os, marked inferred.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.report.model import Builder, Line
+
+# (clue, pattern): the first line matching each pattern is kept as the clue's evidence.
+CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("windows", re.compile(r"(?<![A-Za-z])[A-Z]:\\[\w$]|\bWin(?:dows)?\s?(?:7|8|10|11)\b|\bWindows\b|\bpowershell\b",
+                           re.I)),
+    ("wsl1", re.compile(r"\bWSL\s?1\b")),
+    ("wsl", re.compile(r"\bWSL\s?2?\b|microsoft-standard|/mnt/[c-e]/", re.I)),
+    ("macos", re.compile(r"\bmac\s?OS\b|\bOS\s?X\b|\bOSX\b|\bMacBook\b|\bDarwin\b|\biMac\b|/Users/\w", re.I)),
+    ("apple_silicon", re.compile(r"\bApple\s(?:Silicon|M\d)\b|\bM[1-4]\s(?:Pro|Max|Ultra|chip|Mac)\b|"
+                                 r"\bMacBook\s(?:Air|Pro)\s?M[1-4]\b|\bMac\sM[1-4]\b|\bmps\b.{0,40}\bavailable", re.I)),
+    ("rocm", re.compile(r"\bROCm\b|\+rocm\d|\bhipErr|\bAMD\s(?:Radeon|Instinct)\b", re.I)),
+    ("colab", re.compile(r"\bcolab\b", re.I)),
+    ("no_gpu", re.compile(
+        r"\b(?:no|without(?:\sa|\san)?|don'?t\shave(?:\sa|\san)?|doesn'?t\shave(?:\sa|\san)?)\s(?:NVIDIA\s|CUDA\s)?"
+        r"(?:GPU|graphics card|Nvidia card)s?\b|\bVPS\b|\bVirtual ?Box\b|\bvirtual machine\b|\bIntel\(R\)? (?:U?HD|Iris)"
+        r"|\bIntel U?HD\b|no NVIDIA devices found|No NVIDIA GPU found|\bCPU[- ]only (?:machine|server|runtime)\b",
+        re.I)),
+    ("scheduler", re.compile(r"\bslurm\b|\bsbatch\b|\bsrun\b|#SBATCH|\bqsub\b|#PBS\b|\bLSF\b|\bbsub\b", re.I)),
+    ("gpu_requested", re.compile(r"--gres[= ]gpu|--gpus(?:-per-\w+)?[= ]\d|#SBATCH\s+-G\b")),
+    ("container", re.compile(r"\bdocker\b|\bcontainer\b|\bnerdctl\b|\bpodman\b|\bkubernetes\b|\bk8s\b|\bcompose\b|"
+                             r"\bkubectl\b|\bsingularity\b|\bapptainer\b", re.I)),
+    ("compose_gpu", re.compile(r"capabilities:\s{0,3}\[")),
+    ("smi_cuda_na", re.compile(r"CUDA Version:?\s{0,3}(?:of\s)?n/a|CUDA version of n/a", re.I)),
+    ("smi_ok", re.compile(r"nvidia-smi\W{0,3}(?:ok|works|worked|is fine|runs fine|shows? (?:the|my) GPU)", re.I)),
+    ("nvidia_gpu", re.compile(r"\b(?:GeForce|Quadro|Tesla|TITAN|RTX\s?\d{4}|GTX\s?\d{3,4}|A100|H100|H200|V100|"
+                              r"A6000|A40|L40S?|T4|P100|K80)\b")),
+    ("nightly", re.compile(r"\bnightly\b|\.dev20\d{6}", re.I)),
+)
+_CAPS_RE = re.compile(r"(?:--gpus\s{1,3}['\"]?|,)capabilities=(?P<caps>[a-z,]{1,60})|capabilities:\s{0,3}\[(?P<list>[^\]]{0,80})\]")
+
+
+def read(b: Builder, lines: list[Line]) -> None:
+    for line in lines:
+        text = line.text
+        if not text:
+            continue
+        for name, pattern in CLUES:
+            if name not in b.clues and pattern.search(text):
+                b.clue(name, line)
+        caps = _CAPS_RE.search(text)
+        if caps:
+            value = caps.group("caps") or ",".join(c.strip(" '\"") for c in (caps.group("list") or "").split(","))
+            if b.put("visibility.nvidia_driver_capabilities", value, line):
+                b.note(f"line {line.number}: the container asks for driver capabilities '{value}'"
+                       + ("" if any(c in value.split(",") for c in ("compute", "all")) else
+                          ": without 'compute' it gets no libcuda, so CUDA cannot start"))
+    _set_os(b)
+
+
+def _set_os(b: Builder) -> None:
+    """host.os from the clues when the report does not state it: macOS, then Linux under WSL, then Windows."""
+    for clue, system, why in (("apple_silicon", "Darwin", "Apple Silicon is named"),
+                              ("macos", "Darwin", "macOS is named"),
+                              ("wsl", "Linux", "WSL runs Linux"),
+                              ("windows", "Windows", "a Windows path or name")):
+        if clue in b.clues:
+            number, raw = b.clues[clue]
+            b.infer("host.os", system, Line(number, raw, raw), why)
+            return

@@ -168,6 +168,19 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
         how = "torch.is_available" if available is True else "torch.device_count"
         return Assessment(OK, HIGH if how in stated else MEDIUM, (f"{how} = {_get(facts, how)!r}",), (), ())
     leads: list[tuple[str, str]] = []
+    texts = _torch_texts(facts)
+    cvd = _get(facts, "visibility.cuda_visible_devices")
+    if "scheduler" in clues and "gpu_requested" not in clues:
+        leads.append((NOT_VISIBLE, "a batch-scheduler job (Slurm/PBS) that may have been given no GPU"))
+    if cvd is not None:
+        leads.append((NOT_VISIBLE, f"CUDA_VISIBLE_DEVICES={cvd!r} decides which GPUs torch may see"))
+    if "no kernel image" in texts or _get(facts, "torch.devices"):
+        leads.append((ARCH_UNSUPPORTED, "torch named the GPU's compute capability as one its build does not "
+                       "carry (or reported no kernel image for it)"))
+    if "not_compiled" in clues:
+        leads.append((CPU_WHEEL, "the report quotes 'Torch not compiled with CUDA enabled'"))
+    if _get(facts, "driver.nvidia_smi.works") is False:
+        leads.append((NO_DRIVER, "nvidia-smi could not communicate with the driver"))
     if "no_gpu" in clues or ("colab" in clues and "nvidia_gpu" not in clues):
         leads.append((NO_DRIVER, "the report says the machine has no NVIDIA GPU (or a CPU runtime)"))
     if "no_device" in clues:

@@ -17,12 +17,12 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("wsl", re.compile(r"\bWSL\s?2?\b|microsoft-standard|/mnt/[c-e]/", re.I)),
     ("macos", re.compile(r"\bmac\s?OS\b|\bOS\s?X\b|\bOSX\b|\bMacBook\b|\bDarwin\b|\biMac\b|/Users/\w", re.I)),
     ("apple_silicon", re.compile(r"\bApple\s(?:Silicon|M\d)\b|\bM[1-4]\s(?:Pro|Max|Ultra|chip|Mac)\b|"
-                                 r"\bMacBook\s(?:Air|Pro)\s?M[1-4]\b|\bMac\sM[1-4]\b|\bmps\b.{0,40}\bavailable", re.I)),
-    ("rocm", re.compile(r"\bROCm\b|\+rocm\d|\bhipErr|\bAMD\s(?:Radeon|Instinct)\b", re.I)),
+                                 r"\bMacBook\s(?:Air|Pro)\s?M[1-4]\b|\bMac\sM[1-4]\b", re.I)),
+    ("rocm", re.compile(r"\bROCm\s?\d|\+rocm\d|\bhipErr|\bAMD\s(?:Radeon|Instinct)\b|\bROCm (?:build|wheel)", re.I)),
     ("colab", re.compile(r"\bcolab\b", re.I)),
     ("no_gpu", re.compile(
         r"\b(?:no|without(?:\sa|\san)?|don'?t\shave(?:\sa|\san)?|doesn'?t\shave(?:\sa|\san)?)\s(?:NVIDIA\s|CUDA\s)?"
-        r"(?:GPU|graphics card|Nvidia card)s?\b|\bVPS\b|\bVirtual ?Box\b|\bvirtual machine\b|\bIntel\(R\)? (?:U?HD|Iris)"
+        r"(?:GPU|graphics card|Nvidia card)s?\b(?!\s(?:usage|utili|index|id\b|\d|memory))|\bVPS\b|\bVirtual ?Box\b|\bvirtual machine\b|\bIntel\(R\)? (?:U?HD|Iris)"
         r"|\bIntel U?HD\b|no NVIDIA devices found|No NVIDIA GPU found|\bCPU[- ]only (?:machine|server|runtime)\b",
         re.I)),
     ("scheduler", re.compile(r"\bslurm\b|\bsbatch\b|\bsrun\b|#SBATCH|\bqsub\b|#PBS\b|\bLSF\b|\bbsub\b", re.I)),
@@ -34,6 +34,7 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("smi_ok", re.compile(r"nvidia-smi\W{0,3}(?:ok|works|worked|is fine|runs fine|shows? (?:the|my) GPU)", re.I)),
     ("nvidia_gpu", re.compile(r"\b(?:GeForce|Quadro|Tesla|TITAN|RTX\s?\d{4}|GTX\s?\d{3,4}|A100|H100|H200|V100|"
                               r"A6000|A40|L40S?|T4|P100|K80)\b")),
+    ("not_compiled", re.compile(r"not compiled with CUDA", re.I)),
     ("nightly", re.compile(r"\bnightly\b|\.dev20\d{6}", re.I)),
 )
 _CAPS_RE = re.compile(r"(?:--gpus\s{1,3}['\"]?|,)capabilities=(?P<caps>[a-z,]{1,60})|capabilities:\s{0,3}\[(?P<list>[^\]]{0,80})\]")

@@ -29,6 +29,8 @@ _QUOTED_RE = re.compile(r"^(?:Out\[\d{1,5}\]:\s*)?['\"]?(?P<value>[\w.+]{1,40})[
 # 'torch.cuda.is_available() --> False', 'is_available()==False', 'CUDA available: False'.
 _AVAILABLE_RE = re.compile(r"(?:is_available\(\)|CUDA available)[^A-Za-z0-9\n]{0,8}(?:(?:returns?|gives?|prints?|"
                            r"shows?|is|I get|get|still|always)\s{1,3}){0,3}[`'\"]?(?P<answer>True|False)\b")
+# Prose about the variable: 'sets `CUDA_VISIBLE_DEVICES` to -1'.
+_CVD_PROSE_RE = re.compile(r"CUDA_VISIBLE_DEVICES\W{0,3}\s(?:to|as)\s[`'\"]?(?P<value>-?\d{1,3}(?:,\d{1,3}){0,15})\b")
 _COUNT_RE = re.compile(r"device_count\(\)[^A-Za-z0-9\n]{0,8}(?:(?:returns?|gives?|is|prints?)\s{1,3}){0,2}"
                        r"[`'\"]?(?P<count>\d{1,3})\b")
 
@@ -48,6 +50,9 @@ def read(b: Builder, lines: list[Line]) -> None:
         available = _AVAILABLE_RE.search(text)
         if available and "print(" not in text[available.end():]:
             b.put("torch.is_available", available.group("answer") == "True", line)
+        cvd = _CVD_PROSE_RE.search(text)
+        if cvd and b.put("visibility.cuda_visible_devices", cvd.group("value"), line):
+            b.note(f"line {line.number}: CUDA_VISIBLE_DEVICES is set to {cvd.group('value')!r}, as the report says")
         count = _COUNT_RE.search(text)
         if count:
             b.put("torch.device_count", int(count.group("count")), line)

@@ -90,9 +90,21 @@ def assess(facts: Any, diagnosis: Diagnosis, stated: set[str], inferred: set[str
     if outside:
         return outside
     failing = [f for f in diagnosis.findings if f.severity == ERROR and f.verdict in FAILING]
+    if failing and failing[0].title == GENERIC:
+        # The classifier's last resort is a symptom, not a measurement: a lead in the prose comes first.
+        leads = [lead for lead in _leads(facts, clues) if lead[0] != NOT_VISIBLE]
+        if leads:
+            verdict, why = leads[0]
+            return Assessment(verdict, LOW, (why, GENERIC), (NOT_VISIBLE,), _asked(verdict, NOT_VISIBLE),
+                              "a lead, not a diagnosis: ask for the commands below")
+        return Assessment(NOT_VISIBLE, LOW, (GENERIC,), (NO_DRIVER, DRIVER_BROKEN, CPU_WHEEL),
+                          _asked(NOT_VISIBLE, NO_DRIVER, CPU_WHEEL))
     if failing:
         return _failing(facts, diagnosis.verdict, failing[0].title, stated, inferred, clues)
     return _no_failure(facts, stated, clues)
+
+
+GENERIC = "torch sees no CUDA device and says nothing about why"
 
 
 def _outside(facts: Any, clues: set[str]) -> Assessment | None:
@@ -167,6 +179,22 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
     if available is True or (isinstance(count, int) and count > 0):
         how = "torch.is_available" if available is True else "torch.device_count"
         return Assessment(OK, HIGH if how in stated else MEDIUM, (f"{how} = {_get(facts, how)!r}",), (), ())
+    leads = _leads(facts, clues)
+    if available is False and not leads:
+        leads.append((CANNOT_TELL, "torch.cuda.is_available() is False, and nothing says why"))
+    if not leads:
+        return Assessment(CANNOT_TELL, LOW, ("the report holds no evidence of a working GPU nor of a failure",),
+                          tuple(v for v in FAILING), _asked(*FAILING),
+                          "cannot tell: OK needs evidence that torch sees a GPU")
+    verdict, why = leads[0]
+    others = tuple(dict.fromkeys(v for v, _ in leads[1:] if v != verdict))
+    rest = others or tuple(v for v in (NO_DRIVER, NOT_VISIBLE, CPU_WHEEL) if v != verdict)
+    return Assessment(verdict, LOW, (why,), rest, _asked(*rest) if verdict == CANNOT_TELL else _asked(verdict, *rest),
+                      "a lead, not a diagnosis: ask for the commands below")
+
+
+def _leads(facts: Any, clues: set[str]) -> list[tuple[str, str]]:
+    """What the prose and the symptoms point at, strongest first, when no measured fact decides."""
     leads: list[tuple[str, str]] = []
     texts = _torch_texts(facts)
     cvd = _get(facts, "visibility.cuda_visible_devices")
@@ -190,14 +218,4 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
         leads.append((DRIVER_TOO_OLD, "the CUDA runtime says the driver is older than it needs"))
     if _get(facts, "visibility.in_container") or "container" in clues:
         leads.append((NOT_VISIBLE, "it runs in a container, whose GPU access is the usual gap"))
-    if available is False and not leads:
-        leads.append((CANNOT_TELL, "torch.cuda.is_available() is False, and nothing says why"))
-    if not leads:
-        return Assessment(CANNOT_TELL, LOW, ("the report holds no evidence of a working GPU nor of a failure",),
-                          tuple(v for v in FAILING), _asked(*FAILING),
-                          "cannot tell: OK needs evidence that torch sees a GPU")
-    verdict, why = leads[0]
-    others = tuple(dict.fromkeys(v for v, _ in leads[1:] if v != verdict))
-    rest = others or tuple(v for v in (NO_DRIVER, NOT_VISIBLE, CPU_WHEEL) if v != verdict)
-    return Assessment(verdict, LOW, (why,), rest, _asked(*rest) if verdict == CANNOT_TELL else _asked(verdict, *rest),
-                      "a lead, not a diagnosis: ask for the commands below")
+    return leads

@@ -90,10 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     for miss in misses:
         print("  " + "  ".join(miss))
     scored = [r for results in per_verdict.values() for r in results]
-    right = sum(scored)
-    share = right / len(scored) if scored else 0.0
+    n_right = sum(scored)
+    share = n_right / len(scored) if scored else 0.0
     print(f"{len(cases)} cases in {time.perf_counter() - started:.2f} s")
-    print(f"scoreable: {right}/{len(scored)} right ({share:.1%}); OTHER: {other_wrong} confident wrong; "
+    print(f"scoreable: {n_right}/{len(scored)} right ({share:.1%}); OTHER: {other_wrong} confident wrong; "
           f"tracebacks: {tracebacks}")
     return 0 if share >= TARGET and not tracebacks and not other_wrong else 1
 

@@ -48,6 +48,9 @@ def parse_report(text: str) -> ParsedReport:
     inference.read(b, with_capabilities=not is_dump)
     stated = [p for p in b.provenance if p.startswith(_STACK) and p not in b.inferred]
     if not stated and not _stack_clues(b):
+        if dump.header is not None and not dump.fields:
+            raise ReportError(f"the collect_env output stops at line {dump.header.number}, before its first "
+                              "field ('PyTorch version: ...'): paste the whole output")
         if is_dump:
             raise ReportError("the collect_env output is cut off before anything it reports about torch, the "
                               "driver or the system: paste the whole output")

@@ -47,7 +47,9 @@ def parse_collect_env(text: str) -> ParsedReport:
 def is_dump(dump: Dump) -> bool:
     """Whether the lines hold collect_env's own fields (a bullet 'OS: ...' alone is prose, not a dump)."""
     strong = {"torch_version", "cuda_built", "cuda_available", "driver", "gpus", "libraries", "rocm_built"}
-    return (dump.header is not None and bool(dump.fields)) or (len(dump.fields) >= 2 and bool(strong & set(dump.fields)))
+    if dump.header is not None and dump.fields:
+        return True
+    return len(dump.fields) >= 2 and bool(strong & set(dump.fields))
 
 
 def read(b: Builder, lines: list[Line], dump: Dump) -> None:

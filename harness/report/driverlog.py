@@ -18,7 +18,8 @@ _OLD_HEADER_RE = re.compile(r"NVIDIA-SMI\s{1,8}(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3
 # A GPU row of nvidia-smi's table: '|   0  TITAN X (Pascal)    Off  | 0000:01:00.0  On |'.
 _TABLE_ROW_RE = re.compile(r"^\|\s{1,6}(?P<index>\d{1,2})\s{1,6}(?P<name>\S.{1,60}?)\s{1,40}(?:On|Off)\s{1,6}\|")
 _MEMORY_RE = re.compile(r"\|\s{0,20}\d{1,7}MiB\s{0,3}/\s{0,3}(?P<total>\d{1,7})MiB\s{0,3}\|")
-_LIST_ROW_RE = re.compile(r"^GPU\s(?P<index>\d{1,2}):\s(?P<name>[^()]{1,80}?)\s\(UUID:\s(?P<uuid>GPU-[0-9a-fA-F-]{1,64})\)")
+_LIST_ROW_RE = re.compile(
+    r"^GPU\s(?P<index>\d{1,2}):\s(?P<name>[^()]{1,80}?)\s\(UUID:\s(?P<uuid>GPU-[0-9a-fA-F-]{1,64})\)")
 _NVRM_VERSION_RE = re.compile(r"NVRM version:\s{0,4}NVIDIA .{0,40}?Kernel Module\s{1,6}(?P<version>\d{3}\.\d{1,3}"
                               r"(?:\.\d{1,3})?)")
 _API_MISMATCH_RE = re.compile(r"NVRM: API mismatch: the client has the version (?P<client>[\d.]{3,16}), but\s{1,3}"

@@ -53,10 +53,11 @@ def capability_of(name: str) -> str | None:
 
 
 def read(b: Builder, with_capabilities: bool = True) -> None:
-    """Fill what nothing stated; a collect_env dump keeps its GPU rows as printed (with_capabilities=False)."""
+    """Fill what nothing stated; a collect_env dump keeps its driver and GPU rows as printed
+    (with_capabilities=False): the classifier derives the same from them."""
     _torch_cuda(b)
-    _driver_cuda(b)
     if with_capabilities:
+        _driver_cuda(b)
         _capabilities(b)
 
 

@@ -142,7 +142,7 @@ def _failing(facts: Any, verdict: str, title: str, stated: set[str], inferred: s
     if verdict in (NO_DRIVER, DRIVER_BROKEN) and "scheduler" in clues and "gpu_requested" not in clues:
         return Assessment(NOT_VISIBLE, MEDIUM, (*rests, "a batch-scheduler job (Slurm/PBS): without a GPU "
                           "allocated the job sees no driver"), (verdict,),
-                          _asked(NOT_VISIBLE, verdict) + ("scontrol show job $SLURM_JOB_ID | grep -i gres",),
+                          (*_asked(NOT_VISIBLE, verdict), "scontrol show job $SLURM_JOB_ID | grep -i gres"),
                           "the job was given no GPU: request one (e.g. --gres=gpu:1)")
     if verdict in (NO_DRIVER, DRIVER_BROKEN) and in_container and (
             "smi_cuda_na" in clues or "compose_gpu" in clues or "smi_ok" in clues):
@@ -156,9 +156,7 @@ def _failing(facts: Any, verdict: str, title: str, stated: set[str], inferred: s
         competing = (NOT_VISIBLE,)
     elif verdict == DRIVER_BROKEN:
         competing = (DRIVER_TOO_OLD, NOT_VISIBLE) if in_container else (DRIVER_TOO_OLD,)
-    elif verdict == CPU_WHEEL:
-        competing = ()
-    elif verdict == DRIVER_TOO_OLD:
+    elif verdict in (CPU_WHEEL, DRIVER_TOO_OLD):
         competing = ()
     elif verdict == NOT_VISIBLE:
         competing = (NO_DRIVER, DRIVER_BROKEN)
@@ -189,7 +187,8 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
     verdict, why = leads[0]
     others = tuple(dict.fromkeys(v for v, _ in leads[1:] if v != verdict))
     rest = others or tuple(v for v in (NO_DRIVER, NOT_VISIBLE, CPU_WHEEL) if v != verdict)
-    return Assessment(verdict, LOW, (why,), rest, _asked(*rest) if verdict == CANNOT_TELL else _asked(verdict, *rest),
+    asked = _asked(*rest) if verdict == CANNOT_TELL else _asked(verdict, *rest)
+    return Assessment(verdict, LOW, (why,), rest, asked,
                       "a lead, not a diagnosis: ask for the commands below")
 
 

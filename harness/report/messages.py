@@ -25,7 +25,8 @@ _INIT_MESSAGES = re.compile(
 _RAISED_RE = re.compile(r"(?:Error|Exception|Warning):\s*$")
 _TOO_OLD_RE = re.compile(r"too old \(found version (\d{1,9})\)")
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
-_ARCH_RE = re.compile(r"(?:^|Warning:\s*)(?P<name>[^:]{1,120}?) with CUDA capability sm_(?P<sm>\d{2,4}) is not compatible")
+_ARCH_RE = re.compile(
+    r"(?:^|Warning:\s*)(?P<name>[^:]{1,120}?) with CUDA capability sm_(?P<sm>\d{2,4}) is not compatible")
 _SUPPORTS_RE = re.compile(r"The current PyTorch install supports CUDA capabilities ((?:\s*(?:sm|compute)_\d+a?)+)")
 # torch 1.x warned '... which is of cuda capability 3.0'; recent releases (2.13, 2.14 here, in
 # torch/cuda/__init__.py _warn_unsupported_code) say '... of compute capability (CC) 6.1.' and list

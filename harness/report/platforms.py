@@ -22,7 +22,8 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("colab", re.compile(r"\bcolab\b", re.I)),
     ("no_gpu", re.compile(
         r"\b(?:no|without(?:\sa|\san)?|don'?t\shave(?:\sa|\san)?|doesn'?t\shave(?:\sa|\san)?)\s(?:NVIDIA\s|CUDA\s)?"
-        r"(?:GPU|graphics card|Nvidia card)s?\b(?!\s(?:usage|utili|index|id\b|\d|memory))|\bVPS\b|\bVirtual ?Box\b|\bvirtual machine\b|\bIntel\(R\)? (?:U?HD|Iris)"
+        r"(?:GPU|graphics card|Nvidia card)s?\b(?!\s(?:usage|utili|index|id\b|\d|memory))|"
+        r"\bVPS\b|\bVirtual ?Box\b|\bvirtual machine\b|\bIntel\(R\)? (?:U?HD|Iris)"
         r"|\bIntel U?HD\b|no NVIDIA devices found|No NVIDIA GPU found|\bCPU[- ]only (?:machine|server|runtime)\b",
         re.I)),
     ("scheduler", re.compile(r"\bslurm\b|\bsbatch\b|\bsrun\b|#SBATCH|\bqsub\b|#PBS\b|\bLSF\b|\bbsub\b", re.I)),
@@ -37,7 +38,9 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("not_compiled", re.compile(r"not compiled with CUDA", re.I)),
     ("nightly", re.compile(r"\bnightly\b|\.dev20\d{6}", re.I)),
 )
-_CAPS_RE = re.compile(r"(?:--gpus\s{1,3}['\"]?|,)capabilities=(?P<caps>[a-z,]{1,60})|capabilities:\s{0,3}\[(?P<list>[^\]]{0,80})\]")
+_CAPS_RE = re.compile(r"(?:--gpus\s{1,3}['\"]?|,)capabilities=(?P<caps>[a-z,]{1,60})|"
+                      r"capabilities:\s{0,3}\[(?P<list>[^\]]{0,80})\]")
+_KNOWN_CAPS = ("compute", "utility", "graphics", "video", "display", "compat32", "all", "gpu")
 
 
 def read(b: Builder, lines: list[Line]) -> None:
@@ -50,7 +53,8 @@ def read(b: Builder, lines: list[Line]) -> None:
                 b.clue(name, line)
         caps = _CAPS_RE.search(text)
         if caps:
-            value = caps.group("caps") or ",".join(c.strip(" '\"") for c in (caps.group("list") or "").split(","))
+            given = caps.group("caps") or ",".join(c.strip(" '\"") for c in (caps.group("list") or "").split(","))
+            value = ",".join(c for c in given.split(",") if c in _KNOWN_CAPS)
             if b.put("visibility.nvidia_driver_capabilities", value, line):
                 b.note(f"line {line.number}: the container asks for driver capabilities '{value}'"
                        + ("" if any(c in value.split(",") for c in ("compute", "all")) else

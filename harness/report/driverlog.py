@@ -22,11 +22,12 @@ _LIST_ROW_RE = re.compile(
     r"^GPU\s(?P<index>\d{1,2}):\s(?P<name>[^()]{1,80}?)\s\(UUID:\s(?P<uuid>GPU-[0-9a-fA-F-]{1,64})\)")
 _NVRM_VERSION_RE = re.compile(r"NVRM version:\s{0,4}NVIDIA .{0,40}?Kernel Module\s{1,6}(?P<version>\d{3}\.\d{1,3}"
                               r"(?:\.\d{1,3})?)")
-_API_MISMATCH_RE = re.compile(r"NVRM: API mismatch: the client has the version (?P<client>[\d.]{3,16}), but\s{1,3}"
-                              r"(?:this|the) kernel module has the version (?P<kernel>[\d.]{3,16})")
+_API_MISMATCH_RE = re.compile(r"NVRM: API mismatch: the client has the version (?P<client>\d{3}\.\d{1,3}(?:\.\d{1,3})?), but\s{1,3}"
+                              r"(?:this|the) kernel module has the version (?P<kernel>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
 _XID_RE = re.compile(r"NVRM: Xid \([^)]{0,40}\): (?P<xid>\d{1,3})\b")
 _THC_RE = re.compile(r"THCudaCheck FAIL .{0,200}?error\s?=\s?(?P<code>\d{1,4})\s?:\s?(?P<text>.{1,120})")
 _RUNTIME_RE = re.compile(r"cuda runtime error \((?P<code>\d{1,4})\)\s?:\s?(?P<text>[^\n]{1,120}?)(?:\sat\s|$)")
+_NVCC_RE = re.compile(r"Cuda compilation tools, release (?P<release>\d{1,2}\.\d{1,2})")
 _CUDA_ERROR_RE = re.compile(r"CUDA error:\s(?P<text>[a-z][a-z \-]{3,80})")
 # The runtime codes whose meaning settles a layer: the cuInit result they carry, or what they say.
 CUINIT_OF_RUNTIME = {802: 802, 803: 803, 804: 804, 999: 999, 3: 3, 34: 34}
@@ -43,6 +44,11 @@ def read(b: Builder, lines: list[Line]) -> None:
         _read_smi(b, line)
         _read_kernel(b, line)
         _read_runtime(b, line)
+        nvcc = _NVCC_RE.search(text)
+        if nvcc:
+            b.detail("nvcc", nvcc.group("release"), line)
+            b.note(f"line {line.number}: nvcc {nvcc.group('release')} is the system CUDA toolkit, not the runtime "
+                   "inside the torch wheel")
 
 
 def _read_smi(b: Builder, line: Line) -> None:

@@ -22,7 +22,7 @@ _CONDA_CUDA_RE = re.compile(r"\b(?P<pkg>cudatoolkit|pytorch-cuda)\s{0,2}=\s{0,2}
 # `conda list` rows: name, version, build string, channel; `pip list` rows: name, version.
 _ROW_RE = re.compile(r"^(?P<name>pytorch|torch)\s{1,40}" + _VERSION + r"(?:\s{1,40}(?P<build>[A-Za-z0-9_.]{1,80}))?")
 # A torch version with its label anywhere in prose: '2.0.0+cpu', '1.8.1+cu102'.
-_LABEL_RE = re.compile(r"(?<![\w.])(?P<version>\d\.\d{1,2}\.\d{1,2})\+(?P<variant>cpu|cu\d{2,3})\b")
+_LABEL_RE = re.compile(r"(?<![\w.])(?P<version>\d\.\d{1,2}\.\d{1,2})\+(?P<variant>cpu|cu\d{2,3}|rocm\d{1,2}(?:\.\d{1,2}){0,2})\b")
 _BUILD_CUDA_RE = re.compile(r"cuda(?P<cuda>\d{1,2}\.\d{1,2}|\d{3})")
 
 
@@ -105,6 +105,9 @@ def _read_label(b: Builder, line: Line, version: str, variant: str) -> None:
     if variant == "cpu":
         b.put("torch.cuda", None, line)
         b.put("torch.importable", True, line)
+    elif variant.startswith("rocm"):
+        b.put("torch.hip", variant[len("rocm"):], line)
+        b.put("torch.cuda", None, line)
     elif variant.startswith("cu"):
         cuda = compat.variant_cuda(variant)
         if cuda and b.put("torch.cuda", cuda, line):

@@ -204,7 +204,7 @@ def _leads(facts: Any, clues: set[str]) -> list[tuple[str, str]]:
     if "no kernel image" in texts or _get(facts, "torch.devices"):
         leads.append((ARCH_UNSUPPORTED, "torch named the GPU's compute capability as one its build does not "
                        "carry (or reported no kernel image for it)"))
-    if "not_compiled" in clues:
+    if "not_compiled" in clues or "conda_cpuonly" in clues:
         leads.append((CPU_WHEEL, "the report quotes 'Torch not compiled with CUDA enabled'"))
     if _get(facts, "driver.nvidia_smi.works") is False:
         leads.append((NO_DRIVER, "nvidia-smi could not communicate with the driver"))

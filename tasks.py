@@ -254,6 +254,7 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
               verbose: bool = False) -> None:
     """Rebuild a user's stack from their report (or flags), run it on a simulated host, show reported vs reproduced."""
     from harness.report import ReportError, load_report
+    from harness.report.load import MAX_BYTES
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
     from refenv.reproduce import ReproduceError, from_flags, infer
@@ -272,7 +273,7 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
             inferred = from_flags(torch, driver, gpu or [], cuda_visible_devices, python, no_gpus, fault)
             source = "flags"
         else:
-            data = sys.stdin.buffer.read() if report == "-" else Path(report)
+            data = sys.stdin.buffer.read(MAX_BYTES + 1) if report == "-" else Path(report)  # stdin may not end
             inferred, source = infer(load_report(data)), "<stdin>" if report == "-" else report
         ui = ConsoleUI(verbose=verbose)
         settings = Settings(Path(matrix), Path(results).resolve(), verify_fix, fix, use_cache=not rerun)

@@ -63,7 +63,10 @@ def diagnose_report(source: str) -> dict[str, Any]:
     from harness.report.judge import assess_report
 
     doc = document.new("diagnose")
-    data: Any = sys.stdin.buffer.read() if source == "-" else source
+    from harness.report.load import MAX_BYTES
+
+    # Standard input may never end: read one byte more than a report may hold, and let the reader refuse it.
+    data: Any = sys.stdin.buffer.read(MAX_BYTES + 1) if source == "-" else source
     report = load_report(data if source == "-" else source)
     judged = classify(report.facts)
     diagnosis = judged.to_dict()

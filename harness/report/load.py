@@ -14,12 +14,16 @@ from harness.report.model import ParsedReport, ReportError
 from harness.report.text import MAX_CHARS, NOT_A_REPORT, check_text
 
 _FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+MAX_BYTES = MAX_CHARS * 4
 _CONTROL = frozenset(range(32)) - {9, 10, 12, 13, 27}  # tab, newlines, form feed and ESC occur in text
 
 
 def load_report(source: str | Path | bytes) -> ParsedReport:
     """Parse a report given as a path (str or Path), its bytes, or its text (a str with newlines)."""
     if isinstance(source, bytes):
+        if len(source) > MAX_BYTES:
+            raise ReportError(f"the report holds more than {MAX_BYTES} bytes, more than a report: pass the "
+                              "collect_env output and the warnings above it, not a whole log")
         return _with_decoding(source)
     if isinstance(source, Path) or "\n" not in source:
         return _with_decoding(_read(Path(source)))
@@ -37,6 +41,8 @@ def parse_text(text: str) -> ParsedReport:
     except json.JSONDecodeError as exc:
         raise ReportError(f"the report starts like a JSON document but does not parse: {exc.msg} at line "
                           f"{exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        raise ReportError("the JSON document is nested too deeply to be a saved diagnose document") from None
     if not isinstance(data, dict) or "schema" not in data:
         raise ReportError(f"a JSON document without a 'schema' field: {NOT_A_REPORT}")
     return parse_document(data)
@@ -78,10 +84,15 @@ def _read(path: Path) -> bytes:
         size = path.stat().st_size
         if path.is_dir():
             raise ReportError(f"{path} is a folder: pass the file holding the collect_env output or document")
-        if size > MAX_CHARS * 4:
+        if size > MAX_BYTES:
             raise ReportError(f"{path} is {size} bytes long, more than a report: pass the collect_env output "
                               "and the warnings above it, not a whole log")
-        return path.read_bytes()
+        with path.open("rb") as f:  # st_size is 0 for devices and pipes: the read itself is bounded
+            data = f.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            raise ReportError(f"{path} holds more than {MAX_BYTES} bytes, more than a report: pass the collect_env "
+                              "output and the warnings above it, not a whole log")
+        return data
     except FileNotFoundError:
         raise ReportError(f"cannot read {path}: no such file (pass a file holding a collect_env output or a "
                           "saved diagnose document, or '-' for standard input)") from None

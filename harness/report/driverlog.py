@@ -22,7 +22,8 @@ _LIST_ROW_RE = re.compile(
     r"^GPU\s(?P<index>\d{1,2}):\s(?P<name>[^()]{1,80}?)\s\(UUID:\s(?P<uuid>GPU-[0-9a-fA-F-]{1,64})\)")
 _NVRM_VERSION_RE = re.compile(r"NVRM version:\s{0,4}NVIDIA .{0,40}?Kernel Module\s{1,6}(?P<version>\d{3}\.\d{1,3}"
                               r"(?:\.\d{1,3})?)")
-_API_MISMATCH_RE = re.compile(r"NVRM: API mismatch: the client has the version (?P<client>\d{3}\.\d{1,3}(?:\.\d{1,3})?), but\s{1,3}"
+_API_MISMATCH_RE = re.compile(r"NVRM: API mismatch: the client has the version "
+                              r"(?P<client>\d{3}\.\d{1,3}(?:\.\d{1,3})?), but\s{1,3}"
                               r"(?:this|the) kernel module has the version (?P<kernel>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
 _XID_RE = re.compile(r"NVRM: Xid \([^)]{0,40}\): (?P<xid>\d{1,3})\b")
 _THC_RE = re.compile(r"THCudaCheck FAIL .{0,200}?error\s?=\s?(?P<code>\d{1,4})\s?:\s?(?P<text>.{1,120})")

@@ -22,7 +22,8 @@ _CONDA_CUDA_RE = re.compile(r"\b(?P<pkg>cudatoolkit|pytorch-cuda)\s{0,2}=\s{0,2}
 # `conda list` rows: name, version, build string, channel; `pip list` rows: name, version.
 _ROW_RE = re.compile(r"^(?P<name>pytorch|torch)\s{1,40}" + _VERSION + r"(?:\s{1,40}(?P<build>[A-Za-z0-9_.]{1,80}))?")
 # A torch version with its label anywhere in prose: '2.0.0+cpu', '1.8.1+cu102'.
-_LABEL_RE = re.compile(r"(?<![\w.])(?P<version>\d\.\d{1,2}\.\d{1,2})\+(?P<variant>cpu|cu\d{2,3}|rocm\d{1,2}(?:\.\d{1,2}){0,2})\b")
+_LABEL_RE = re.compile(r"(?<![\w.])(?P<version>\d\.\d{1,2}\.\d{1,2})"
+                       r"\+(?P<variant>cpu|cu\d{2,3}|rocm\d{1,2}(?:\.\d{1,2}){0,2})\b")
 _BUILD_CUDA_RE = re.compile(r"cuda(?P<cuda>\d{1,2}\.\d{1,2}|\d{3})")
 
 

@@ -5,6 +5,8 @@ sign of the operating system also sets host.os, marked inferred.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 
 from harness.report.model import Builder, Line
@@ -44,13 +46,17 @@ _KNOWN_CAPS = ("compute", "utility", "graphics", "video", "display", "compat32",
 
 
 def read(b: Builder, lines: list[Line]) -> None:
+    # One search per clue over the whole text (not one per line): the first hit's line is the evidence.
+    whole = "\n".join(line.text for line in lines)
+    starts = list(itertools.accumulate((len(line.text) + 1 for line in lines), initial=0))
+    for name, pattern in CLUES:
+        m = pattern.search(whole)
+        if m and name not in b.clues:
+            b.clue(name, lines[bisect.bisect_right(starts, m.start()) - 1])
     for line in lines:
         text = line.text
-        if not text:
+        if "capabilities" not in text:
             continue
-        for name, pattern in CLUES:
-            if name not in b.clues and pattern.search(text):
-                b.clue(name, line)
         caps = _CAPS_RE.search(text)
         if caps:
             given = caps.group("caps") or ",".join(c.strip(" '\"") for c in (caps.group("list") or "").split(","))

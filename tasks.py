@@ -10,6 +10,10 @@
   invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a matrix run verified
   invoke clean              remove every container and image refenv made
   invoke test               the test tiers (unit, docker; gpu where a GPU is)
+
+Exit codes, on every task: 0 done; 1 a result that is not good (cells that disagree, a failed build, a
+reproduction that did not reproduce); 2 bad input (a malformed matrix.yaml, report or flag); 3 an internal
+error (an exception no check foresaw: a bug in refenv, reported in one line).
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from __future__ import annotations
 import functools
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import ParamSpec, TypeVar
 
 from invoke.collection import Collection
 from invoke.context import Context
@@ -42,6 +48,29 @@ def _fail(exc: Exception) -> Exit:
     return Exit(f"refenv: {exc}", code=2)
 
 
+EXIT_INTERNAL = 3
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _guarded(body: Callable[P, R]) -> Callable[P, R]:
+    """A task whose unforeseen exceptions exit 3 in one line, never 1 with a traceback (1 is a verdict)."""
+    @functools.wraps(body)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        from harness.inputs import InputError, shorten
+
+        try:
+            return body(*args, **kwargs)
+        except (Exit, KeyboardInterrupt, SystemExit):
+            raise
+        except InputError as exc:
+            raise Exit(f"refenv: {exc}", code=2) from None
+        except Exception as exc:
+            raise Exit(f"refenv: internal error: {type(exc).__name__}: {shorten(str(exc), 200)} (please report this)",
+                       code=EXIT_INTERNAL) from None
+    return guarded
+
+
 @task(iterable=["env", "host", "scenario"], help={
     "matrix": "the matrix file (default: matrix.yaml)",
     "env": "environments to run (glob; repeat or comma-separate)",
@@ -55,6 +84,7 @@ def _fail(exc: Exception) -> Exit:
     "probes": "quick | full | off (default: run.probes)",
     "verbose": "stream every build log line",
 })
+@_guarded
 def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None, host: list[str] | None = None,
            scenario: list[str] | None = None, rerun: bool = False, parallel: int = 0, results: str = "results",
            dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False) -> None:
@@ -88,6 +118,7 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
 
 @task(help={"env": "the environment", "host": "the host", "scenario": "the scenario",
             "matrix": "the matrix file", "rerun": "do not reuse a cached result"})
+@_guarded
 def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
     """Run one cell and print its diagnosis in full."""
     import json
@@ -122,6 +153,7 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
 
 @task(iterable=["env"], help={"env": "environments to build (glob)", "matrix": "the matrix file",
                               "relock": "re-resolve the wheels first", "verbose": "stream every log line"})
+@_guarded
 def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml", relock: bool = False,
           verbose: bool = False) -> None:
     """Build (or find) each environment's image; unchanged environments are not rebuilt."""
@@ -147,6 +179,7 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
 
 
 @task(iterable=["env"], help={"env": "environments to re-lock (glob)", "matrix": "the matrix file"})
+@_guarded
 def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") -> None:
     """Re-resolve each environment's wheels on this host and rewrite locks/<environment>.json."""
     from refenv.build import get_lock
@@ -164,6 +197,7 @@ def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") 
 @task(help={"cache": "also delete refenv's caches (wheelhouse, simulated driver, cell results)",
             "keep-images": "remove containers only",
             "stale": "remove only environment images superseded by a newer build of the same environment"})
+@_guarded
 def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: bool = False) -> None:
     """Remove every container and image labelled by refenv (and, with --cache, its caches)."""
     from refenv import paths
@@ -209,6 +243,7 @@ def _has_gpu() -> bool:
 
 @task(help={"tier": "unit, docker, gpu, or all (default: unit and docker, and gpu where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure"})
+@_guarded
 def test(c: Context, tier: str = "default", k: str = "", x: bool = False) -> None:
     """Run the tests. With CI=true a missing Docker engine fails the docker tier instead of skipping it."""
     if tier == "default":
@@ -247,14 +282,16 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False) -> Non
     "rerun": "run the cells again instead of reusing results whose inputs did not change",
     "verbose": "stream every build log line",
 })
+@_guarded
 def reproduce(c: Context, report: str, torch: str | None = None, driver: str | None = None,
               gpu: list[str] | None = None, cuda_visible_devices: str | None = None, python: str | None = None,
               no_gpus: bool = False, fault: str | None = None, verify_fix: bool = False, fix: str = "auto",
               matrix: str = "matrix.yaml", results: str = "results/reproduce", rerun: bool = False,
               verbose: bool = False) -> None:
     """Rebuild a user's stack from their report (or flags), run it on a simulated host, show reported vs reproduced."""
+    from harness.inputs import read_stream
     from harness.report import ReportError, load_report
-    from harness.report.load import MAX_BYTES
+    from harness.report.text import MAX_CHARS
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
     from refenv.reproduce import ReproduceError, from_flags, infer
@@ -262,6 +299,7 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
     from refenv.reproduce.run import Settings
     from refenv.reproduce.run import reproduce as run_reproduction
 
+    report_cap = MAX_CHARS * 4  # the bound load_report puts on a report file
     flags = report == "flags"
     if flags != bool(torch):
         raise Exit("refenv reproduce: give a REPORT file, or the word 'flags' with --torch VERSION (and --driver, "
@@ -273,7 +311,9 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
             inferred = from_flags(torch, driver, gpu or [], cuda_visible_devices, python, no_gpus, fault)
             source = "flags"
         else:
-            data = sys.stdin.buffer.read(MAX_BYTES + 1) if report == "-" else Path(report)  # stdin may not end
+            # Bounded: a pipe reports no size, and `yes | invoke reproduce -` must not fill the memory.
+            data = read_stream(sys.stdin.buffer, "standard input", report_cap) if report == "-" \
+                else Path(report)
             inferred, source = infer(load_report(data)), "<stdin>" if report == "-" else report
         ui = ConsoleUI(verbose=verbose)
         settings = Settings(Path(matrix), Path(results).resolve(), verify_fix, fix, use_cache=not rerun)
@@ -300,6 +340,7 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
     "matrix": "the matrix file (default: matrix.yaml)",
     "results": "where the matrix runs are, and where results/publish/<time>.json goes (default: results/)",
 })
+@_guarded
 def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bool = False,
             repository: str | None = None, no_pull_check: bool = False, matrix: str = "matrix.yaml",
             results: str = "results") -> None:

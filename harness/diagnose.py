@@ -63,10 +63,9 @@ def diagnose_report(source: str) -> dict[str, Any]:
     from harness.report.judge import assess_report
 
     doc = document.new("diagnose")
-    from harness.report.load import MAX_BYTES
+    from harness.report.load import read_stdin
 
-    # Standard input may never end: read one byte more than a report may hold, and let the reader refuse it.
-    data: Any = sys.stdin.buffer.read(MAX_BYTES + 1) if source == "-" else source
+    data: Any = read_stdin() if source == "-" else source
     report = load_report(data if source == "-" else source)
     judged = classify(report.facts)
     diagnosis = judged.to_dict()

@@ -3,16 +3,47 @@
 from __future__ import annotations
 
 import argparse
-import json
+import math
 import sys
-from pathlib import Path
 from typing import Any
 
+from harness.inputs import InputError, dumps_json, float_arg, int_arg, label, load_json_file, shorten
 from harness.probe import roofline, specs
 from harness.probe.render import render_roofline
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
 
 _DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
+# Bounds on sizes: far beyond any real kernel, small enough that every product stays a finite float.
+MAX_DIM = 1 << 31
+MAX_BYTES = 1e18
+PROBE_CAP = 16 << 20  # a saved probe document with its sweeps is tens of kB
+
+
+def check_probe_shape(doc: object, where: str) -> dict[str, Any]:
+    """The parts of a probe document the roofs are read from, with the types and signs they need."""
+    if not isinstance(doc, dict):
+        raise InputError(f"{where}: expected a JSON object")
+    measurements = doc.get("measurements")
+    if not isinstance(measurements, list):
+        raise InputError(f"{where}: 'measurements' must be a list")
+    for i, record in enumerate(measurements):
+        if not isinstance(record, dict):
+            raise InputError(f"{where}: measurements[{i}] must be an object, got {shorten(record)}")
+        if not isinstance(record.get("id", ""), str):
+            raise InputError(f"{where}: measurements[{i}].id must be a string, got {shorten(record.get('id'))}")
+        for key in ("gbps_median", "tflops_median"):
+            value = record.get(key)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+                    or value <= 0:
+                raise InputError(f"{where}: measurements[{i}].{key} must be a positive number, got {shorten(value)}")
+    info = doc.get("device_info", {})
+    if not isinstance(info, dict) or not all(isinstance(info.get(k, ""), str | None) for k in ("name", "model")):
+        raise InputError(f"{where}: 'device_info' must be an object of strings")
+    if not isinstance(doc.get("device", ""), str | None):
+        raise InputError(f"{where}: 'device' must be a string")
+    return doc
 
 
 def register(subparsers: Any) -> None:
@@ -28,22 +59,24 @@ def register(subparsers: Any) -> None:
     ops.required = True
     mm = ops.add_parser("matmul", help="an (M x K) @ (K x N) GEMM")
     for name in ("M", "N", "K"):
-        mm.add_argument(name, type=int)
+        mm.add_argument(name, type=int_arg(1, MAX_DIM))
     mm.add_argument("--dtype", choices=_DTYPES, default="bf16")
     ew = ops.add_parser("elementwise", help="an elementwise kernel (on the fp32 units)")
-    ew.add_argument("--numel", type=float, required=True, help="elements processed")
-    ew.add_argument("--bytes-per-element", type=float, required=True, help="bytes read + written per element")
-    ew.add_argument("--flops-per-element", type=float, default=1.0, help="FLOPs per element (default 1)")
+    ew.add_argument("--numel", type=float_arg(1, MAX_BYTES), required=True, help="elements processed")
+    ew.add_argument("--bytes-per-element", type=float_arg(1e-6, 1e6), required=True,
+                    help="bytes read + written per element")
+    ew.add_argument("--flops-per-element", type=float_arg(0, 1e6), default=1.0, help="FLOPs per element (default 1)")
     dec = ops.add_parser("decode", help="one LLM decode step (every weight read once per step)")
-    dec.add_argument("--params", type=float, required=True, help="parameter count, e.g. 7e9")
-    dec.add_argument("--batch", type=int, required=True, help="sequences decoded together")
+    dec.add_argument("--params", type=float_arg(1, 1e15), required=True, help="parameter count, e.g. 7e9")
+    dec.add_argument("--batch", type=int_arg(1, 100_000_000), required=True, help="sequences decoded together")
     dec.add_argument("--dtype", choices=("fp32", "bf16", "fp16", "fp8"), default="bf16")
-    dec.add_argument("--kv-bytes", type=float, default=0.0, help="KV-cache bytes read per step (default 0)")
+    dec.add_argument("--kv-bytes", type=float_arg(0, MAX_BYTES), default=0.0,
+                     help="KV-cache bytes read per step (default 0)")
     for sub in (mm, ew, dec):
         source = sub.add_mutually_exclusive_group()
         source.add_argument("--probe", metavar="FILE", help="measured roofs from a saved probe JSON")
         source.add_argument("--gpu", metavar="NAME", help="a named GPU's spec roofs, e.g. H100-SXM, H200, A100")
-        sub.add_argument("--measured-ms", type=float, help="a measured time to compare with the roofline")
+        sub.add_argument("--measured-ms", type=float_arg(0, 1e12), help="a measured time to compare with the roofline")
         sub.add_argument("--json", action="store_true", help="print JSON instead of text")
         sub.set_defaults(func=run)
 
@@ -58,21 +91,18 @@ def _operation(args: argparse.Namespace) -> roofline.Operation:
 
 def _roofs(args: argparse.Namespace) -> roofline.Roofs:
     if args.probe:
+        where = f"--probe {label(args.probe)}"
         try:
-            doc = json.loads(Path(args.probe).read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise roofline.RooflineError(f"--probe {args.probe}: cannot read: {exc.strerror or exc}") from None
-        except json.JSONDecodeError as exc:
-            raise roofline.RooflineError(f"--probe {args.probe}: not JSON ({exc})") from None
-        try:
-            return roofline.probe_roofs(doc, f"--probe {args.probe}")
-        except ValueError as exc:
+            # Bounded (a device or pipe reports size 0), strict UTF-8, nesting bounded, no NaN/Infinity.
+            doc = check_probe_shape(load_json_file(args.probe, where, cap=PROBE_CAP), where)
+            return roofline.probe_roofs(doc, where)
+        except ValueError as exc:  # InputError is one
             raise roofline.RooflineError(str(exc)) from None
     if args.gpu:
-        spec = specs.find_spec(args.gpu)
+        spec = specs.find_spec(args.gpu) if len(args.gpu) <= 200 else None
         if spec is None:
             known = ", ".join(s.id for s in specs.load())
-            raise roofline.RooflineError(f"--gpu {args.gpu}: unknown GPU; expected one of {known}")
+            raise roofline.RooflineError(f"--gpu {shorten(args.gpu)}: unknown GPU; expected one of {known}")
         return roofline.spec_roofs(spec)
     return _this_gpu()
 
@@ -101,5 +131,5 @@ def run(args: argparse.Namespace) -> int:
     except roofline.RooflineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    print(json.dumps(result, indent=2) if args.json else render_roofline(result))
+    print(dumps_json(result, indent=2) if args.json else render_roofline(result))
     return EXIT_OK

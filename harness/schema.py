@@ -33,7 +33,8 @@ SEVERITIES = (ERROR, WARNING, INFO)
 # Exit codes of every harness command.
 EXIT_OK = 0
 EXIT_FAILING = 1
-EXIT_HARNESS_ERROR = 2
+EXIT_HARNESS_ERROR = 2   # bad input, on every command (never 1: `memory` exits 1 for "does not fit")
+EXIT_INTERNAL = 3        # a bug in refenv: an exception no check foresaw, reported in one line
 
 
 @dataclass(frozen=True)

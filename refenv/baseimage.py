@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from refenv import paths
+from harness.inputs import InputError
+from refenv import accepts, paths
 from refenv.engine import MANAGED, Engine
 from refenv.errors import BuildError, RefenvError
 from refenv.matrix import Base, Bootstrap
@@ -56,6 +57,10 @@ def suite_for_python(python: str) -> str | None:
 def ensure(engine: Engine, base: Base, log: Callable[[str], None]) -> BaseImage:
     """The base image, made or found; a registry that does not answer falls back to the bootstrap."""
     if base.image:
+        try:
+            accepts.image_reference(base.image, "base.image")
+        except InputError as exc:
+            raise BuildError(str(exc)) from None
         local = engine.image_id(base.image)
         if local:
             return BaseImage(base.image, local, "cached", None)
@@ -71,11 +76,23 @@ def ensure(engine: Engine, base: Base, log: Callable[[str], None]) -> BaseImage:
     return BaseImage(tag, _bootstrap(engine, base.bootstrap, tag, log), "bootstrap", python_of(base.bootstrap))
 
 
+def check_recipe(boot: Bootstrap) -> None:
+    """debootstrap runs as root: a suite such as "../../x" or "--help", or a mirror that is not a URL, stops here."""
+    try:
+        accepts.suite(boot.suite, "base.bootstrap.suite")
+        accepts.url(boot.mirror, "base.bootstrap.mirror")
+        for package in boot.packages:
+            accepts.deb_package(package, "base.bootstrap.packages")
+    except InputError as exc:
+        raise BuildError(f"refusing to bootstrap: {exc}") from None
+
+
 def _bootstrap(engine: Engine, boot: Bootstrap, tag: str, log: Callable[[str], None]) -> str:
     if shutil.which("debootstrap") is None:
         raise BuildError("cannot bootstrap the base image: debootstrap is not installed",
                          hint="apt-get install debootstrap (./go installs it), or set base.image in matrix.yaml "
                               "to an image a reachable registry has")
+    check_recipe(boot)
     work = Path(tempfile.mkdtemp(prefix="refenv-base-", dir=paths.cache_root().as_posix()
                                  if paths.cache_root().exists() else None))
     try:

@@ -18,11 +18,16 @@ from harness import compat
 
 DATA_FILE = Path(__file__).with_name("data") / "profiles.json"
 
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_DRIVER_RE = re.compile(r"^\d{3}\.\d{1,3}(\.\d{1,3})?$")
-_UUID_RE = re.compile(r"^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-_BUS_RE = re.compile(r"^[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]$")
-_CC_RE = re.compile(r"^\d{1,2}\.\d$")
+# Matched whole (fullmatch) and in ASCII digits: each value lands in a key=value line of the simulated
+# driver's configuration, where a newline would start a line of its own (a second [gpu] block).
+_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
+_DRIVER_RE = re.compile(r"[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?")
+_UUID_RE = re.compile(r"GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_BUS_RE = re.compile(r"[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]")
+_CC_RE = re.compile(r"[0-9]{1,2}\.[0-9]")
+# The C side's limits (images/simdriver/sim_config.h): SIM_MAX_GPUS, and sim_gpu.name[96] with its NUL.
+MAX_GPUS = 64
+GPU_NAME_BYTES = 95
 
 # Faults the simulated driver knows how to raise, with what they stand for (NVML API reference,
 # nvmlReturn_t; CUDA Driver API reference, CUresult).
@@ -95,7 +100,7 @@ def _model(raw: Any, key: str) -> dict[str, Any]:
     _need(isinstance(raw.get("name"), str) and bool(raw["name"]), f"{where}.name", "expected a GPU name")
     _need(isinstance(raw.get("memory_mib"), int) and raw["memory_mib"] > 0, f"{where}.memory_mib",
           "expected a positive number of MiB")
-    _need(isinstance(raw.get("compute_capability"), str) and bool(_CC_RE.match(raw["compute_capability"])),
+    _need(isinstance(raw.get("compute_capability"), str) and bool(_CC_RE.fullmatch(raw["compute_capability"])),
           f"{where}.compute_capability", "expected MAJOR.MINOR such as '9.0'")
     _need(isinstance(raw.get("sm_count"), int) and raw["sm_count"] > 0, f"{where}.sm_count",
           "expected a positive count")
@@ -112,9 +117,9 @@ def _gpus(raw: Any, where: str, models: dict[str, dict[str, Any]]) -> tuple[Gpu,
         _need(model is not None, f"{at}.model", f"unknown model {entry.get('model')!r}; known: {sorted(models)}")
         assert model is not None
         uuid, bus = entry.get("uuid", ""), entry.get("pci_bus_id", "")
-        _need(isinstance(uuid, str) and bool(_UUID_RE.match(uuid)), f"{at}.uuid",
+        _need(isinstance(uuid, str) and bool(_UUID_RE.fullmatch(uuid)), f"{at}.uuid",
               "expected GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (lower-case hex)")
-        _need(isinstance(bus, str) and bool(_BUS_RE.match(bus)), f"{at}.pci_bus_id",
+        _need(isinstance(bus, str) and bool(_BUS_RE.fullmatch(bus)), f"{at}.pci_bus_id",
               "expected DDDDDDDD:BB:DD.F in upper-case hex, e.g. 00000000:18:00.0")
         gpus.append(Gpu(model["name"], model["memory_mib"] << 20, model["compute_capability"],
                         model["sm_count"], uuid, bus, i))
@@ -145,7 +150,7 @@ def validate(raw: dict[str, Any], compat_data: compat.Compat | None = None) -> d
     profiles: dict[str, Profile] = {}
     for name, entry in entries.items():
         where = f"profiles.{name}"
-        _need(bool(_NAME_RE.match(name)), where, "names are lower-case letters, digits and '-', like 'r535'")
+        _need(bool(_NAME_RE.fullmatch(name)), where, "names are lower-case letters, digits and '-', like 'r535'")
         _need(isinstance(entry, dict), where, "expected an object")
         base: dict[str, Any] = {}
         if "base" in entry:
@@ -154,7 +159,7 @@ def validate(raw: dict[str, Any], compat_data: compat.Compat | None = None) -> d
             base = entries[entry["base"]]
         merged = {**base, **entry}
         driver = merged.get("driver_version", "")
-        _need(isinstance(driver, str) and bool(_DRIVER_RE.match(driver)), f"{where}.driver_version",
+        _need(isinstance(driver, str) and bool(_DRIVER_RE.fullmatch(driver)), f"{where}.driver_version",
               "expected a Linux driver version such as '535.247.01'")
         cuda = compat.cuda_for_driver(driver, compat_data)
         _need(cuda is not None, f"{where}.driver_version", f"no CUDA version is known for {driver}'s branch")
@@ -189,6 +194,32 @@ def names() -> tuple[str, ...]:
     return tuple(load())
 
 
+def gpu_name_problem(name: str) -> str | None:
+    """Why a GPU name cannot be simulated (a line break, a control character, too long), or None."""
+    if not name.strip():
+        return "an empty GPU name"
+    if not name.isprintable():
+        return "a GPU name holds a line break or control character"
+    if len(name.encode("utf-8")) > GPU_NAME_BYTES:
+        return f"a GPU name longer than the {GPU_NAME_BYTES} bytes NVML reports"
+    return None
+
+
+def _checked(profile: Profile, gpus: Sequence[Gpu]) -> None:
+    """Every value render_config writes, as the C parser reads it; ProfileError otherwise (defence in depth)."""
+    where = f"simulated driver configuration of {profile.name[:64]!r}"
+    _need(bool(_NAME_RE.fullmatch(profile.name)), f"{where}: profile", "lower-case letters, digits and '-'")
+    _need(bool(_DRIVER_RE.fullmatch(profile.driver_version)), f"{where}: driver_version", "e.g. 535.183.01")
+    _need(len(gpus) <= MAX_GPUS, where, f"at most {MAX_GPUS} GPUs (the simulated driver's limit), got {len(gpus)}")
+    for i, gpu in enumerate(gpus):
+        at = f"{where}: gpu[{i}]"
+        problem = gpu_name_problem(gpu.name)
+        _need(problem is None, f"{at}.name", str(problem))
+        _need(bool(_CC_RE.fullmatch(gpu.compute_capability)), f"{at}.compute_capability", "MAJOR.MINOR")
+        _need(bool(_UUID_RE.fullmatch(gpu.uuid)), f"{at}.uuid", "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx")
+        _need(bool(_BUS_RE.fullmatch(gpu.pci_bus_id)), f"{at}.pci_bus_id", "DDDDDDDD:BB:DD.F")
+
+
 def render_config(profile: Profile, gpus: Sequence[Gpu] | None = None, *, require_device_nodes: bool = False) -> str:
     """The key=value text the simulated libraries read (images/simdriver/sim_config.c), one [gpu] block each.
 
@@ -197,6 +228,7 @@ def render_config(profile: Profile, gpus: Sequence[Gpu] | None = None, *, requir
     and /dev/nvidia<minor>, as the real ones do inside a container.
     """
     chosen = profile.gpus if gpus is None else tuple(gpus)
+    _checked(profile, chosen)
     lines = [
         f"# refenv simulated driver: host profile {profile.name}",
         "format=1",

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.inputs import InputError
+from refenv import accepts
 from refenv.engine import MANAGED
+from refenv.errors import RefenvError
 from refenv.matrix import RunSettings, Scenario
 from refenv.toolkit import Injection
 
@@ -50,6 +53,12 @@ def container_env(scenario: Scenario, gpu_request: str | None) -> dict[str, str]
         env["NVIDIA_VISIBLE_DEVICES"] = gpu_request
         env["NVIDIA_DRIVER_CAPABILITIES"] = "compute,utility"
     env.update(scenario.env_dict)
+    for key, value in env.items():
+        try:
+            # A NUL or a newline in CUDA_VISIBLE_DEVICES (say, from a pasted report) never reaches a container.
+            accepts.env_value(value, key)
+        except InputError as exc:
+            raise RefenvError(f"scenario {scenario.name}: {exc}") from None
     return env
 
 

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from harness import compat
+from harness.inputs import InputError
+from refenv import accepts
 from refenv.errors import LockError
 from refenv.matrix import Environment
 
@@ -164,17 +166,31 @@ def pip_download(args: list[str], dest: Path, log: Any = None) -> None:
                         "check the torch version and variant in matrix.yaml, and that the package index is reachable")
 
 
+def download_args(env: Environment) -> list[str]:
+    """`pip download`'s arguments for an environment; every requirement comes after "--", checked first."""
+    inputs = inputs_of(env)
+    py = env.python.replace(".", "")
+    args = ["--python-version", env.python, "--abi", f"cp{py}", "--abi", "abi3", "--abi", "none"]
+    try:
+        # Checked again here, for environments made in code (reproduce) as well as from matrix.yaml.
+        requirements = [accepts.requirement(r, f"{env.name}: requirement") for r in inputs["requirements"]]
+        if inputs["extra_index_url"]:
+            args.append(f"--extra-index-url={accepts.url(inputs['extra_index_url'], f'{env.name}: index_url')}")
+    except InputError as exc:
+        raise LockError(str(exc), "a requirement is a package name with optional versions, never a pip option") \
+            from None
+    # After "--" pip reads every word as a requirement: "-r/etc/passwd" cannot become an option.
+    return [*args, "--", *requirements]
+
+
 def resolve(env: Environment, wheelhouse: Path, log: Any = None) -> Lock:
     """Resolve the environment's requirements on the host and pin what pip chose."""
     inputs = inputs_of(env)
+    args = download_args(env)
     wheelhouse.mkdir(parents=True, exist_ok=True)
-    py = env.python.replace(".", "")
-    args = ["--python-version", env.python, "--abi", f"cp{py}", "--abi", "abi3", "--abi", "none"]
-    if inputs["extra_index_url"]:
-        args += ["--extra-index-url", inputs["extra_index_url"]]
     cache = HashCache(wheelhouse)
     with tempfile.TemporaryDirectory(dir=wheelhouse, prefix=".resolve-") as tmp:
-        pip_download([*args, *inputs["requirements"]], Path(tmp), log)
+        pip_download(args, Path(tmp), log)
         wheels = []
         for file in sorted(Path(tmp).iterdir()):
             m = WHEEL_RE.match(file.name)

@@ -10,6 +10,7 @@ import os
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
     from refenv.engine import Engine
@@ -34,3 +35,9 @@ def engine() -> Engine:
         pytest.fail(f"CI=true and the docker tier needs a Docker engine: {error.message}\n  {error.hint}",
                     pytrace=False)
     pytest.skip(f"{error.message}; {error.hint}; or deselect the tier: -m 'not docker'")
+
+
+# Property-based tests: modest example counts keep the unit tier fast on a shared machine; the
+# deadline is off because a busy machine makes timing flaky (the linear-time tests measure time themselves).
+settings.register_profile("refenv", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "refenv"))

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
+import re
 import sys
 from typing import Any
 
+from harness.inputs import InputError, dumps_json, float_arg, int_arg, parse_float, shorten
 from harness.memory import activations, inference, optimizers, sharding
 from harness.memory.budget import Budget, gpu_budget, gpu_table, judge, parse_budget
 from harness.memory.estimate import InferSetup, TrainSetup, estimate_inference, estimate_training
@@ -19,6 +20,12 @@ from harness.memory.render import document, render_text
 from harness.memory.training import REGIMES
 from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_OK
 
+# Input bounds: far beyond any real model or run, small enough that no loop or product runs away.
+MAX_PARAMS = 1e15
+MAX_COUNT = 100_000_000
+MAX_BUDGET = 1e18
+_BUDGET_RE = re.compile(r"[ \t]*([0-9.eE+-]{1,40})[ \t]*([A-Za-z]{0,3})[ \t]*")
+
 
 def register(subparsers: Any) -> None:
     """Add the `memory` command."""
@@ -30,25 +37,27 @@ def register(subparsers: Any) -> None:
     src = p.add_mutually_exclusive_group()
     src.add_argument("--model", help=f"a named model ({', '.join(sorted(presets()))})")
     src.add_argument("--config", metavar="PATH", help="an HF-style config.json")
-    src.add_argument("--params", type=float, metavar="N", help="a bare parameter count, e.g. 7e9")
+    src.add_argument("--params", type=float_arg(1, MAX_PARAMS), metavar="N", help="a bare parameter count, e.g. 7e9")
     p.add_argument("--mode", choices=("train", "infer"), default="train")
     p.add_argument("--regime", choices=tuple(REGIMES), default="mixed")
     p.add_argument("--optimizer", choices=optimizers.OPTIMIZERS, default=optimizers.ADAMW)
-    p.add_argument("--adam8bit-block", type=int, default=optimizers.DEFAULT_8BIT_BLOCK, metavar="N")
-    p.add_argument("--lora-rank", type=int, default=0, metavar="R", help="train LoRA adapters of rank R")
+    p.add_argument("--adam8bit-block", type=int_arg(1, 1 << 30), default=optimizers.DEFAULT_8BIT_BLOCK, metavar="N")
+    p.add_argument("--lora-rank", type=int_arg(0, 1 << 16), default=0, metavar="R",
+                   help="train LoRA adapters of rank R")
     p.add_argument("--lora-targets", default=DEFAULT_TARGETS, help="q_proj,v_proj | attention | all-linear | ...")
     p.add_argument("--qlora", action="store_true", help="NF4 base weights (implies LoRA, rank 16 by default)")
     p.add_argument("--sharding", choices=sharding.SHARDINGS, default=None)
-    p.add_argument("--gpus", type=int, default=1, metavar="N")
-    p.add_argument("--micro-batch", type=int, default=1, metavar="B")
-    p.add_argument("--seq", type=int, default=2048, metavar="S", help="training sequence length")
-    p.add_argument("--grad-accum", type=int, default=1, metavar="K")
+    p.add_argument("--gpus", type=int_arg(1, 1 << 20), default=1, metavar="N")
+    p.add_argument("--micro-batch", type=int_arg(1, MAX_COUNT), default=1, metavar="B")
+    p.add_argument("--seq", type=int_arg(1, MAX_COUNT), default=2048, metavar="S", help="training sequence length")
+    p.add_argument("--grad-accum", type=int_arg(1, MAX_COUNT), default=1, metavar="K")
     p.add_argument("--attention", choices=activations.ATTENTIONS, default="flash")
     p.add_argument("--checkpointing", choices=activations.CHECKPOINTING, default="none")
     p.add_argument("--weights", choices=inference.WEIGHT_PRECISIONS, default="bf16", help="inference weights")
     p.add_argument("--kv-dtype", choices=tuple(inference.KV_DTYPES), default="bf16")
-    p.add_argument("--batch", type=int, default=1, help="inference batch")
-    p.add_argument("--context", type=int, default=4096, help="inference context (tokens per sequence)")
+    p.add_argument("--batch", type=int_arg(1, MAX_COUNT), default=1, help="inference batch")
+    p.add_argument("--context", type=int_arg(1, MAX_COUNT), default=4096,
+                   help="inference context (tokens per sequence)")
     target = p.add_mutually_exclusive_group()
     target.add_argument("--gpu", help="judge against a named GPU, e.g. H100-SXM")
     target.add_argument("--budget", help="judge against a byte budget, e.g. 24GiB")
@@ -96,8 +105,30 @@ def _budget(args: argparse.Namespace) -> Budget | None:
     if args.gpu:
         return gpu_budget(args.gpu)
     if args.budget:
-        return parse_budget(args.budget)
+        return parse_budget(_checked_budget(args.budget))
     return None
+
+
+def _checked_budget(text: str) -> str:
+    """A size of ASCII digits with a unit, finite and at most MAX_BUDGET bytes, before the arithmetic sees it."""
+    m = _BUDGET_RE.fullmatch(text)
+    number = m.group(1) if m else None
+    try:
+        if number is None:
+            raise InputError(f"--budget {shorten(text)}: expected a size such as 24GiB, 80GB or 2.5e10 (bytes)")
+        parse_float(number, "--budget", 0, MAX_BUDGET)
+    except InputError as exc:
+        raise MemoryInputError(str(exc)) from None
+    return text
+
+
+def _check_text_options(args: argparse.Namespace) -> None:
+    """Names and paths are short printable text: a 5,000-character or multi-line value is a mistake."""
+    for option in ("model", "config", "gpu", "budget", "lora_targets"):
+        value = getattr(args, option, None)
+        if isinstance(value, str) and (len(value) > 1000 or not value.isprintable()):
+            flag = "--" + option.replace("_", "-")
+            raise MemoryInputError(f"{flag}: expected a short name or path, got {shorten(value)}")
 
 
 def _list(what: str) -> str:
@@ -113,13 +144,14 @@ def _verify(args: argparse.Namespace) -> int:
     from harness.memory.verify import render_verification, run_verification
 
     doc = run_verification(quick=not args.full, device=args.device)
-    print(json.dumps(doc, indent=2) if args.json else render_verification(doc))
+    print(dumps_json(doc, indent=2) if args.json else render_verification(doc))
     return EXIT_OK if doc["status"] == "PASS" else EXIT_FAILING
 
 
 def run(args: argparse.Namespace) -> int:
     """Exit 0 when it fits (or no budget was given), 1 when it does not, 2 on bad input."""
     try:
+        _check_text_options(args)
         if args.list:
             print(_list(args.list))
             return EXIT_OK
@@ -131,10 +163,10 @@ def run(args: argparse.Namespace) -> int:
         budget = _budget(args)
         fit = judge(est.ledgers.total, budget) if budget else None
         plans = ladder(model, setup, budget) if args.fit else None
-    except MemoryInputError as exc:
+    except (MemoryInputError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    print(json.dumps(document(est, fit, plans), indent=2) if args.json else render_text(est, fit, plans))
+    print(dumps_json(document(est, fit, plans), indent=2) if args.json else render_text(est, fit, plans))
     if fit is None or fit.fits or (plans and plans[-1].fit.fits):
         return EXIT_OK
     return EXIT_FAILING

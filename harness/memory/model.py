@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Union
 
+from harness.inputs import shorten
+
 
 class MemoryInputError(ValueError):
     """Bad input to the memory arithmetic; the message names the field and what is expected."""
@@ -66,15 +68,26 @@ class BareModel:
 Model = Union[ModelConfig, BareModel]  # noqa: UP007  (a runtime alias: X | Y needs 3.10)
 
 
+# Upper bounds of a config.json's sizes: far beyond any published model (the largest have ~200 layers,
+# hidden sizes of ~30k and vocabularies of ~1M), small enough that per-layer loops and products stay quick
+# ("num_hidden_layers": 1e12 would loop for hours; "hidden_size": 1e300 is not a model).
+_MAXIMA = {"num_hidden_layers": 10_000, "n_layer": 10_000, "num_attention_heads": 65_536, "n_head": 65_536,
+           "num_key_value_heads": 65_536, "num_local_experts": 65_536, "num_experts_per_tok": 65_536}
+_MAX_SIZE = 1 << 26  # hidden, intermediate, head_dim, vocab and positions: 67M
+
+
 def _int(d: dict[str, Any], key: str, where: str, *, minimum: int = 1) -> int:
     value = d.get(key)
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer():
+        if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
             value = int(value)
         else:
-            raise MemoryInputError(f"{where}: {key!r} must be an integer, got {value!r}")
+            raise MemoryInputError(f"{where}: {key!r} must be an integer, got {shorten(value)}")
     if value < minimum:
         raise MemoryInputError(f"{where}: {key!r} must be >= {minimum}, got {value}")
+    maximum = _MAXIMA.get(key, _MAX_SIZE)
+    if value > maximum:
+        raise MemoryInputError(f"{where}: {key!r} must be <= {maximum}, got {shorten(value)}")
     return value
 
 
@@ -88,7 +101,7 @@ def _float(d: dict[str, Any], keys: tuple[str, ...], where: str) -> float:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-            raise MemoryInputError(f"{where}: {key!r} must be a probability in [0, 1), got {value!r}")
+            raise MemoryInputError(f"{where}: {key!r} must be a probability in [0, 1), got {shorten(value)}")
         return float(value)
     return 0.0
 
@@ -96,7 +109,7 @@ def _float(d: dict[str, Any], keys: tuple[str, ...], where: str) -> float:
 def _bool(d: dict[str, Any], key: str, where: str, default: bool) -> bool:
     value = d.get(key, default)
     if not isinstance(value, bool):
-        raise MemoryInputError(f"{where}: {key!r} must be true or false, got {value!r}")
+        raise MemoryInputError(f"{where}: {key!r} must be true or false, got {shorten(value)}")
     return value
 
 

@@ -9,7 +9,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness.inputs import InputError, label, load_json_file
 from harness.memory.model import MemoryInputError, ModelConfig, from_hf_config
+
+CONFIG_CAP = 1 << 20  # an HF config.json is 1-3 kB
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "model_presets.json"
 _SIZE_RE = re.compile(r"^(\d+(?:\.\d+)?)([MB])$")
@@ -70,12 +73,9 @@ def load_config_file(path: str) -> ModelConfig:
     """Read an HF-style config.json from disk; errors name the file."""
     p = Path(path)
     try:
-        data: Any = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise MemoryInputError(f"--config {path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise MemoryInputError(f"--config {path}: cannot read it ({exc})") from None
-    except json.JSONDecodeError as exc:
-        raise MemoryInputError(f"--config {path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+        # Bounded (a device or pipe reports size 0), nesting bounded, NaN/Infinity and 1e400 refused.
+        data: Any = load_json_file(p, f"--config {label(path)}", cap=CONFIG_CAP)
+    except InputError as exc:
+        raise MemoryInputError(str(exc)) from None
     name = p.parent.name if p.name == "config.json" and p.parent.name else p.stem
     return from_hf_config(data, name, source=str(path))

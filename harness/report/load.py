@@ -6,8 +6,10 @@ import codecs
 import dataclasses
 import json
 import re
+import sys
 from pathlib import Path
 
+from harness.inputs import InputError, read_stream
 from harness.report.anytext import parse_report
 from harness.report.document import parse_document
 from harness.report.model import ParsedReport, ReportError
@@ -72,6 +74,15 @@ def decode(data: bytes) -> tuple[str, str | None]:
     return text, note
 
 
+def read_stdin() -> bytes:
+    """Standard input, bounded like a file: it may be a pipe that never ends."""
+    try:
+        return read_stream(sys.stdin.buffer, "standard input", MAX_BYTES)
+    except InputError as exc:
+        raise ReportError(f"{exc}: a report is the collect_env output and the warnings above it, not a whole "
+                          "log") from None
+
+
 def _with_decoding(data: bytes) -> ParsedReport:
     text, note = decode(data)
     report = parse_text(text)
@@ -88,11 +99,10 @@ def _read(path: Path) -> bytes:
             raise ReportError(f"{path} is {size} bytes long, more than a report: pass the collect_env output "
                               "and the warnings above it, not a whole log")
         with path.open("rb") as f:  # st_size is 0 for devices and pipes: the read itself is bounded
-            data = f.read(MAX_BYTES + 1)
-        if len(data) > MAX_BYTES:
-            raise ReportError(f"{path} holds more than {MAX_BYTES} bytes, more than a report: pass the collect_env "
-                              "output and the warnings above it, not a whole log")
-        return data
+            return read_stream(f, str(path), MAX_BYTES)
+    except InputError as exc:
+        raise ReportError(f"{exc}: a report is the collect_env output and the warnings above it, not a whole "
+                          "log") from None
     except FileNotFoundError:
         raise ReportError(f"cannot read {path}: no such file (pass a file holding a collect_env output or a "
                           "saved diagnose document, or '-' for standard input)") from None

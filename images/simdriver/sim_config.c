@@ -50,6 +50,64 @@ static int parse_int(const char *text, long long lo, long long hi, long long *ou
     return 0;
 }
 
+/* A value copied into a fixed buffer must fit whole and be printable: a truncated or multi-line GPU
+ * name would be a different GPU than the host asked for. */
+static int set_text(char *dst, size_t cap, const char *value)
+{
+    const unsigned char *c;
+    if (strlen(value) >= cap) {
+        return -1;
+    }
+    for (c = (const unsigned char *)value; *c; c++) {
+        if (*c < 0x20 || *c == 0x7f) {
+            return -1;
+        }
+    }
+    copy_str(dst, cap, value);
+    return 0;
+}
+
+/* MAJOR.MINOR in decimal digits only: sscanf's %d would take signs, spaces and overflow silently. */
+static int parse_cc(const char *text, int *major, int *minor)
+{
+    const char *dot = strchr(text, '.');
+    char part[8];
+    long long v;
+    size_t n = dot ? (size_t)(dot - text) : 0;
+    if (dot == NULL || n == 0 || n >= sizeof part || !isdigit((unsigned char)text[0]) ||
+        !isdigit((unsigned char)dot[1])) {
+        return -1;
+    }
+    memcpy(part, text, n);
+    part[n] = '\0';
+    if (parse_int(part, 1, 99, &v) != 0) {
+        return -1;
+    }
+    *major = (int)v;
+    if (parse_int(dot + 1, 0, 99, &v) != 0) {
+        return -1;
+    }
+    *minor = (int)v;
+    return 0;
+}
+
+/* Each key once per section (the top, or one [gpu] block): a repeated name= is what an injected line
+ * break in a GPU name would look like. Returns the key's bit, or 0 for an unknown key. */
+static unsigned key_bit(const char *key)
+{
+    static const char *const keys[] = {"format", "profile", "driver_version", "cuda_driver_version",
+                                       "nvml_init_error", "cuinit_error", "stub", "require_device_nodes",
+                                       "name", "memory_bytes", "compute_capability", "sm_count", "uuid",
+                                       "pci_bus_id", "pci_device_id", "minor"};
+    size_t i;
+    for (i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        if (strcmp(key, keys[i]) == 0) {
+            return 1u << i;
+        }
+    }
+    return 0;
+}
+
 static int hex_value(char c)
 {
     if (c >= '0' && c <= '9') {
@@ -122,9 +180,13 @@ static int set_top(sim_config *cfg, int line, const char *key, const char *value
             return fail(cfg, line, "unsupported format (expected 1)", value);
         }
     } else if (strcmp(key, "profile") == 0) {
-        copy_str(cfg->profile, sizeof cfg->profile, value);
+        if (set_text(cfg->profile, sizeof cfg->profile, value) != 0) {
+            return fail(cfg, line, "too long or not printable", key);
+        }
     } else if (strcmp(key, "driver_version") == 0) {
-        copy_str(cfg->driver_version, sizeof cfg->driver_version, value);
+        if (set_text(cfg->driver_version, sizeof cfg->driver_version, value) != 0) {
+            return fail(cfg, line, "too long or not printable", key);
+        }
     } else if (strcmp(key, "cuda_driver_version") == 0) {
         if (parse_int(value, 1000, 99990, &v) != 0) {
             return fail(cfg, line, "expected 1000*major + 10*minor", key);
@@ -150,15 +212,16 @@ static int set_gpu(sim_config *cfg, int line, sim_gpu *gpu, const char *key, con
 {
     long long v;
     if (strcmp(key, "name") == 0) {
-        copy_str(gpu->name, sizeof gpu->name, value);
+        if (set_text(gpu->name, sizeof gpu->name, value) != 0) {
+            return fail(cfg, line, "longer than 95 bytes or not printable", key);
+        }
     } else if (strcmp(key, "memory_bytes") == 0) {
         if (parse_int(value, 1, (long long)1 << 50, &v) != 0) {
             return fail(cfg, line, "expected a byte count", key);
         }
         gpu->memory_bytes = (unsigned long long)v;
     } else if (strcmp(key, "compute_capability") == 0) {
-        char tail;
-        if (sscanf(value, "%d.%d%c", &gpu->cc_major, &gpu->cc_minor, &tail) != 2 || gpu->cc_major < 1) {
+        if (parse_cc(value, &gpu->cc_major, &gpu->cc_minor) != 0) {
             return fail(cfg, line, "expected MAJOR.MINOR", key);
         }
     } else if (strcmp(key, "sm_count") == 0) {
@@ -196,6 +259,7 @@ int sim_config_parse(const char *text, sim_config *cfg)
     char line_buf[512];
     const char *p = text;
     int line = 0, g;
+    unsigned seen = 0, bit;
     sim_gpu *gpu = NULL;
 
     while (*p) {
@@ -221,13 +285,22 @@ int sim_config_parse(const char *text, sim_config *cfg)
             memset(gpu, 0, sizeof *gpu);
             gpu->minor = cfg->gpu_count;
             cfg->gpu_count++;
+            seen = 0;
             continue;
+        }
+        if (*s == '[') {
+            return fail(cfg, line, "unknown section (only [gpu])", NULL);
         }
         eq = strchr(s, '=');
         if (eq == NULL) {
             return fail(cfg, line, "expected key=value or [gpu]", NULL);
         }
         *eq = '\0';
+        bit = key_bit(trim(s));
+        if (bit != 0 && (seen & bit)) {
+            return fail(cfg, line, "key appears twice in its section", trim(s));
+        }
+        seen |= bit;
         if ((gpu ? set_gpu(cfg, line, gpu, trim(s), trim(eq + 1))
                  : set_top(cfg, line, trim(s), trim(eq + 1))) != 0) {
             return -1;
@@ -290,9 +363,13 @@ static void load(void)
         return;
     }
     n = fread(text, 1, 65536, f);
+    /* A longer file would be read cut short, mid-line: refused, not half-read. */
+    if (n == 65536 && fgetc(f) != EOF) {
+        fail(cfg, 0, "longer than 64 KiB", NULL);
+    }
     fclose(f);
     text[n] = '\0';
-    if (sim_config_parse(text, cfg) != 0) {
+    if (cfg->malformed || sim_config_parse(text, cfg) != 0) {
         /* A malformed file is a refenv bug, not a user's: say so once, where it will be seen. */
         fprintf(stderr, "refenv simulated driver: %s\n", cfg->message);
         cfg->gpu_count = 0;

@@ -18,8 +18,8 @@ from typing import Any
 from harness.probe import specs
 from refenv.profiles import DATA_FILE, Gpu
 
-_UUID_RE = re.compile(r"^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-_GB_RE = re.compile(r"(\d+)\s*GB\b", re.I)
+_UUID_RE = re.compile(r"GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_GB_RE = re.compile(r"([0-9]{1,5})\s*GB\b", re.I)
 # A made-up namespace for the UUIDs of reported GPUs that came without one (uuid5 of name and index).
 _NAMESPACE = uuid.UUID("6f1d8a52-4a3e-5c1b-9d0e-7a2b3c4d5e6f")
 # What an unknown GPU is simulated as: a capability every wheel refenv knows covers (sm_80), 16 GiB, 80 SMs.
@@ -76,6 +76,6 @@ def simulated_gpu(guess: GpuGuess, index: int) -> tuple[Gpu, str | None]:
         note = f"{guess.name}: torch's warning says compute capability {guess.compute_capability}, used over {cc}"
         cc = guess.compute_capability
     given = f"GPU-{guess.uuid[4:].lower()}" if guess.uuid and guess.uuid.upper().startswith("GPU-") else ""
-    ident = given if _UUID_RE.match(given) else f"GPU-{uuid.uuid5(_NAMESPACE, f'{index}/{guess.name}')}"
+    ident = given if _UUID_RE.fullmatch(given) else f"GPU-{uuid.uuid5(_NAMESPACE, f'{index}/{guess.name}')}"
     bus = f"00000000:{(index + 1) % 256:02X}:00.0"
     return Gpu(guess.name, memory, cc, sms, ident, bus, index), note

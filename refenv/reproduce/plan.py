@@ -11,9 +11,10 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from harness import compat
-from refenv import baseimage
+from harness.inputs import InputError, shorten
+from refenv import accepts, baseimage
 from refenv.matrix import Base, Environment, Host, Scenario
-from refenv.profiles import Gpu, Profile
+from refenv.profiles import MAX_GPUS, Gpu, Profile, gpu_name_problem
 from refenv.reproduce import builds, drivers
 from refenv.reproduce.builds import Build, Offer
 from refenv.reproduce.gpus import simulated_gpu
@@ -31,13 +32,24 @@ def environment_for(build: Build, known: Sequence[Environment], base: Base) -> E
     suite = baseimage.suite_for_python(build.python)
     if base.image is None and suite is not None and suite != base.bootstrap.suite:
         base = Base(None, replace(base.bootstrap, suite=suite))
-    return Environment(f"torch-{build.torch}-{build.variant}-py{build.python}", build.torch, build.variant,
-                       build.python, PACKAGES, None, base)
+    name = f"torch-{build.torch}-{build.variant}-py{build.python}"
+    try:
+        accepts.environment_name(name, "environment")  # it becomes a Docker image name
+    except InputError as exc:
+        raise ReproduceError(str(exc)) from None
+    return Environment(name, build.torch, build.variant, build.python, PACKAGES, None, base)
 
 
 def gpus_for(inferred: Inferred, driver: str, notes: list[str]) -> tuple[Gpu, ...]:
     """The reported GPUs, or, when the report lists none, those of a shipped profile of the driver's branch."""
     if inferred.gpus:
+        # Reported names go into the simulated driver's key=value configuration: checked before they do.
+        if len(inferred.gpus) > MAX_GPUS:
+            raise ReproduceError(f"{len(inferred.gpus)} GPUs: the simulated driver holds at most {MAX_GPUS}")
+        for g in inferred.gpus:
+            problem = gpu_name_problem(g.name)
+            if problem:
+                raise ReproduceError(f"GPU {shorten(g.name)}: {problem}")
         made = [simulated_gpu(g, i) for i, g in enumerate(inferred.gpus)]
         notes.extend(note for _, note in made if note)
         return tuple(gpu for gpu, _ in made)
@@ -66,6 +78,11 @@ def host_profile(inferred: Inferred, notes: list[str], name: str = HOST_NAME) ->
 
 
 def scenario_for(inferred: Inferred) -> Scenario:
+    for key, value in inferred.env:
+        try:
+            accepts.env_value(value, key)  # a NUL or newline must not reach the container's environment
+        except InputError as exc:
+            raise ReproduceError(str(exc)) from None
     access = "docker run --gpus all" if inferred.gpu_access else "docker run without --gpus"
     variables = " ".join(f"{k}={v!r}" for k, v in inferred.env)
     return Scenario(SCENARIO_NAME, "all" if inferred.gpu_access else "none", inferred.env,

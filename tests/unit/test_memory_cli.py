@@ -66,7 +66,7 @@ def test_config_file_and_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 @pytest.mark.parametrize(("argv", "fragment"), [
     (["--model", "llama-9"], "known models: gpt2"),
-    (["--params=-7e9"], "--params must be a positive"),
+    (["--params=-7e9"], "argument --params: must be >= 1, got '-7e9'"),
     (["--model", "gpt2", "--gpu", "Z80"], "known GPUs:"),
     (["--model", "gpt2", "--budget", "lots"], "--budget 'lots'"),
     (["--model", "gpt2", "--lora-rank", "8", "--lora-targets", "gate_proj"], "is not a Linear of gpt2"),

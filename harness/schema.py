@@ -38,6 +38,30 @@ EXIT_INTERNAL = 3        # a bug in refenv: an exception no check foresaw, repor
 
 
 @dataclass(frozen=True)
+class Remedy:
+    """A fix as data: its kind and parameters; `harness.catalogue.remedies` renders its words."""
+
+    kind: str
+    params: tuple[tuple[str, str], ...] = ()
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return dict(self.params).get(name, default)
+
+    def with_params(self, **values: object) -> Remedy:
+        """The same kind with these parameters set (None leaves a parameter out)."""
+        merged = dict(self.params)
+        merged.update({k: str(v) for k, v in values.items() if v is not None})
+        return Remedy(self.kind, tuple(sorted(merged.items())))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **dict(self.params)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Remedy:
+        return cls(str(d["kind"]), tuple(sorted((str(k), str(v)) for k, v in d.items() if k != "kind")))
+
+
+@dataclass(frozen=True)
 class Finding:
     """One judgement over the facts: what is wrong (or right), the evidence, and the fix."""
 
@@ -47,6 +71,7 @@ class Finding:
     evidence: tuple[str, ...] = ()
     remediation: tuple[str, ...] = ()
     layer: str = ""
+    remedy: Remedy | None = None  # the structured fix the remediation's words were rendered from
 
     def __post_init__(self) -> None:
         # An empty verdict marks context: a fact worth showing that decides nothing.
@@ -59,6 +84,7 @@ class Finding:
         d = asdict(self)
         d["evidence"] = list(self.evidence)
         d["remediation"] = list(self.remediation)
+        d["remedy"] = self.remedy.to_dict() if self.remedy else None
         return d
 
     @classmethod
@@ -70,6 +96,7 @@ class Finding:
             evidence=tuple(str(e) for e in d.get("evidence", ())),
             remediation=tuple(str(r) for r in d.get("remediation", ())),
             layer=str(d.get("layer", "")),
+            remedy=Remedy.from_dict(d["remedy"]) if isinstance(d.get("remedy"), dict) else None,
         )
 
 

@@ -22,11 +22,13 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from requests.exceptions import ConnectionError as RequestsConnectionError
 from requests.exceptions import ReadTimeout
 
+from harness import catalogue
 from refenv.errors import BuildError, EngineUnavailable, NoGpuRuntime, RefenvError
 
 LOG = logging.getLogger(__name__)
 MANAGED = "refenv.managed"
-NO_GPU_DRIVER = 'could not select device driver ""'
+# Docker's words when --gpus meets an engine without the NVIDIA runtime (the failure catalogue's rows).
+NO_GPU_RUNTIME = ("docker.no_gpu_runtime", "docker.unknown_runtime")
 START_HINT = ("start one: `sudo dockerd &` (Debian: apt-get install docker.io), or run `./go` which installs and "
               "starts it; set DOCKER_HOST if it listens elsewhere")
 
@@ -34,7 +36,7 @@ START_HINT = ("start one: `sudo dockerd &` (Debian: apt-get install docker.io), 
 def translate(exc: Exception) -> RefenvError:
     """Docker's errors as refenv's, each with what to do."""
     text = getattr(exc, "explanation", None) or str(exc)
-    if NO_GPU_DRIVER in str(text):
+    if catalogue.find(str(text), NO_GPU_RUNTIME) is not None:
         return NoGpuRuntime(
             "this Docker engine has no NVIDIA runtime, so --gpus cannot be honoured "
             f"(docker said: {text})",

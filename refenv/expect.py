@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import compat, cvd
+from harness import catalogue, compat, cvd
 from harness.schema import (
     ARCH_UNSUPPORTED,
     CPU_WHEEL,
@@ -30,11 +30,6 @@ from refenv.simdriver import SimDriver
 _NOWHERE = Path("/nonexistent")
 _DRIVER = SimDriver(_NOWHERE, _NOWHERE / "libcuda.so.1", _NOWHERE / "libnvidia-ml.so.1", _NOWHERE / "nvidia-smi", "")
 
-# What torch says first for each cuInit fault (facts/torch-failures.md; measured with the simulated driver).
-CUINIT_TEXT = {3: "CUDA driver initialization failed", 34: "stub library", 803: "Error 803", 804: "Error 804",
-               999: "CUDA unknown error"}
-NOT_COMPILED = "Torch not compiled with CUDA enabled"
-NO_GPUS = "No CUDA GPUs are available"
 
 
 def selection(scenario: Scenario) -> str | None:
@@ -50,7 +45,8 @@ def injection(profile: Profile, scenario: Scenario) -> toolkit.Injection:
 
 
 def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scenario) -> Expected:
-    """The expected primary verdict, every failing verdict, and a phrase of torch's message."""
+    """The expected primary verdict, every failing verdict, and the words torch's message must contain (the
+    failure catalogue's text for this torch release, harness.catalogue)."""
     verdicts: list[str] = []
     texts: list[str] = []
     reasons: list[str] = []
@@ -79,7 +75,7 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
         verdicts.append(DRIVER_BROKEN)
         code = 34 if stub else cuinit_error
         reasons.append(f"cuInit fails with {code}")
-        texts.append(CUINIT_TEXT[code])
+        texts.append(catalogue.torch_words_for_cuda_error(code, env.torch))
     if not libcuda:
         verdicts.append(NOT_VISIBLE)
         reasons.append("no CUDA driver library in the container" + (" (NVML only)" if nvml else ""))
@@ -88,14 +84,15 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
     if env.cuda is None:
         verdicts.append(CPU_WHEEL)
         reasons.append("a CPU-only wheel")
-        texts.insert(0, NOT_COMPILED)
+        texts.insert(0, catalogue.torch_text("torch.not_compiled", env.torch))
     elif profile is not None and ((libcuda and not stub) or nvml_works):
         dcv = profile.cuda_driver_version
         if not compat.runtime_accepts(env.cuda, dcv):
             verdicts.append(DRIVER_TOO_OLD)
             reasons.append(f"CUDA {env.cuda} runtime on a driver reporting {dcv}")
             if libcuda and not stub:
-                texts.insert(0, f"found version {dcv}")  # the runtime checks the version before cuInit
+                # the runtime checks the version before cuInit
+                texts.insert(0, catalogue.torch_text("torch.driver_too_old", env.torch, found=dcv))
 
     # Visibility.
     cvd_value = scenario.env_dict.get("CUDA_VISIBLE_DEVICES")
@@ -106,7 +103,7 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
             verdicts.append(NOT_VISIBLE)
             reasons.append(f"CUDA_VISIBLE_DEVICES={cvd_value!r} hides every device")
             if env.cuda and libcuda and DRIVER_BROKEN not in verdicts:
-                texts.append(NO_GPUS)
+                texts.append(catalogue.torch_text("torch.no_gpus", env.torch))
     if libcuda and not gpus and not (stub or cuinit_error not in (0, 100)):
         verdicts.append(NOT_VISIBLE)
         reasons.append("the driver sees no GPU")

@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import compat
+from refenv.faults import CUINIT_ERRORS, NVML_INIT_ERRORS, Faults
+
+__all__ = ["CUINIT_ERRORS", "NVML_INIT_ERRORS", "Faults", "Gpu", "Profile", "ProfileError"]
 
 DATA_FILE = Path(__file__).with_name("data") / "profiles.json"
 
@@ -29,17 +32,7 @@ _CC_RE = re.compile(r"[0-9]{1,2}\.[0-9]")
 MAX_GPUS = 64
 GPU_NAME_BYTES = 95
 
-# Faults the simulated driver knows how to raise, with what they stand for (NVML API reference,
-# nvmlReturn_t; CUDA Driver API reference, CUresult).
-NVML_INIT_ERRORS = {9: "Driver Not Loaded", 18: "Driver/library version mismatch", 999: "Unknown Error"}
-CUINIT_ERRORS = {
-    3: "CUDA_ERROR_NOT_INITIALIZED",
-    34: "CUDA_ERROR_STUB_LIBRARY",
-    100: "CUDA_ERROR_NO_DEVICE",
-    803: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
-    804: "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
-    999: "CUDA_ERROR_UNKNOWN",
-}
+# The faults the simulated driver knows how to raise live in refenv/faults.py (named by the failure catalogue).
 
 
 class ProfileError(ValueError):
@@ -57,15 +50,6 @@ class Gpu:
     uuid: str
     pci_bus_id: str  # NVML form, "00000000:18:00.0"
     minor: int  # /dev/nvidia<minor>, also the host's NVML index
-
-
-@dataclass(frozen=True)
-class Faults:
-    """What goes wrong on this host (0 / False: nothing)."""
-
-    nvml_init_error: int = 0
-    cuinit_error: int = 0
-    stub: bool = False  # libcuda is the toolkit's stub: every driver call answers 34
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from harness import catalogue
+from harness.catalogue.remedies import render
 from harness.classify import arch, driver, visibility, wheel
-from harness.classify.context import NO_GPUS_TEXT, Context
+from harness.classify.context import Context
 from harness.facts import Facts
 from harness.schema import (
     DRIVER_BROKEN,
@@ -23,6 +25,7 @@ from harness.schema import (
     WARNING,
     Diagnosis,
     Finding,
+    Remedy,
 )
 
 Check = Callable[[Context], "list[Finding]"]
@@ -93,12 +96,13 @@ def _torch_outcome(ctx: Context, explained: bool) -> list[Finding]:
                         "of this version", tuple(evidence), layer="torch")]
     if explained:
         return [Finding("", INFO, "what torch says", tuple(said), layer="torch")]
-    if ctx.torch_texts and ctx.torch_texts.strip() != NO_GPUS_TEXT:
+    if ctx.torch_texts and ctx.torch_texts.strip() != catalogue.entry("torch.no_gpus").text:
+        remedy = Remedy("check_logs", (("hint", "see torch's message above; run nvidia-smi and check dmesg"),))
         return [Finding(DRIVER_BROKEN, ERROR, "torch cannot use CUDA, for a reason the other checks do not explain",
-                        tuple(said), ("see torch's message above; run nvidia-smi and check dmesg",), layer="torch")]
+                        tuple(said), render(remedy), "torch", remedy)]
+    remedy = Remedy("expose_devices", (("where", "unknown"),))
     return [Finding(NOT_VISIBLE, ERROR, "torch sees no CUDA device and says nothing about why", tuple(said),
-                    ("a device is hidden: check CUDA_VISIBLE_DEVICES, and for a container --gpus / "
-                     "NVIDIA_VISIBLE_DEVICES",), layer="torch")]
+                    render(remedy), "torch", remedy)]
 
 
 def _unknowns(ctx: Context) -> list[str]:

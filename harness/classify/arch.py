@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from harness import compat, cvd, remedy
-from harness.classify.context import ARCH_WARN_RE, Context
-from harness.schema import ARCH_UNSUPPORTED, ERROR, Finding
+from harness import catalogue, compat, cvd
+from harness.catalogue.remedies import render
+from harness.classify.context import Context
+from harness.schema import ARCH_UNSUPPORTED, ERROR, Finding, Remedy
 
 LAYER = "wheel"
 
@@ -30,11 +31,14 @@ def check_arch(ctx: Context) -> list[Finding]:
                 continue
             seen.add(str(cc))
             findings.append(_finding(ctx, str(gpu.get("name") or "this GPU"), str(cc), arches))
-    for m in ARCH_WARN_RE.finditer(ctx.torch_texts):
-        cc = f"{int(m.group(2))}.{m.group(3)}"
+    for hit in ctx.torch_hits:
+        if hit.id != "torch.arch_not_compatible":
+            continue
+        sm = hit.params["sm"]
+        cc = f"{int(sm[:-1])}.{sm[-1]}"
         if cc not in seen:
             seen.add(cc)
-            findings.append(_finding(ctx, m.group(1).strip(), cc, arches or []))
+            findings.append(_finding(ctx, hit.params["name"].strip(), cc, arches or []))
     return findings
 
 
@@ -43,7 +47,8 @@ def _finding(ctx: Context, name: str, cc: str, arches: list[str]) -> Finding:
     if arches:
         evidence.append(f"torch {ctx.torch.get('version') or ''} is compiled for {' '.join(arches)}".replace("  ", " "))
     evidence.append("no cubin of the same major at or below it, and no PTX at or below it to JIT "
-                    "(kernels fail: 'no kernel image is available for execution on the device')")
-    fixes = remedy.wheel_for_arch(ctx.torch.get("version"), cc, ctx.driver_cuda_version)
+                    f"(kernels fail: '{catalogue.entry('cuda.no_kernel_image').text}')")
+    remedy = Remedy("install_wheel").with_params(torch=ctx.torch.get("version"), capability=cc,
+                                                 driver_cuda=ctx.driver_cuda_version)
     return Finding(ARCH_UNSUPPORTED, ERROR, f"{name} ({compat.sm_name(cc)}) is not among this torch's compiled "
-                   "architectures", tuple(evidence), tuple(fixes), LAYER)
+                   "architectures", tuple(evidence), render(remedy), LAYER, remedy)

@@ -2,29 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from harness import compat
+from harness.catalogue import Hit, scan_text
 from harness.facts import Facts, GpuFact
-
-TOO_OLD_RE = re.compile(r"too old \(found version (\d{1,9})\)")
-UNEXPECTED_RE = re.compile(r"Unexpected error from cudaGetDeviceCount\(\).*?Error (\d+): ([^\n]*)", re.S)
-ARCH_WARN_RE = re.compile(r"(?:^|\n)\s*(?:\S*Warning: )?(.+?) with CUDA capability sm_(\d+)(\d) is not compatible")
-NO_DRIVER_TEXT = "Found no NVIDIA driver on your system"
-NOT_COMPILED_TEXT = "Torch not compiled with CUDA enabled"
-NO_GPUS_TEXT = "No CUDA GPUs are available"
-MISMATCH_TEXT = "Driver/library version mismatch"
-
-# What torch says for each cuInit failure (c10/cuda/CUDAFunctions.cpp; facts/torch-failures.md).
-TORCH_CUINIT_TEXTS = {
-    "CUDA driver initialization failed": 3,
-    "CUDA driver is a stub library": 34,
-    "system has unsupported display driver / cuda driver combination": 803,
-    "forward compatibility was attempted on non supported HW": 804,
-    "CUDA unknown error": 999,
-}
 
 
 @dataclass(frozen=True)
@@ -71,9 +54,18 @@ class Context:
         return "\n".join(p for p in parts if p)
 
     @property
+    def torch_hits(self) -> list[Hit]:
+        """The failure catalogue's messages in what torch said (harness.catalogue)."""
+        return scan_text(self.torch_texts)
+
+    def said(self, *ids: str) -> Hit | None:
+        """The first of these catalogue entries torch said, if any."""
+        return next((h for h in self.torch_hits if h.id in ids), None)
+
+    @property
     def too_old_found(self) -> int | None:
-        m = TOO_OLD_RE.search(self.torch_texts)
-        return int(m.group(1)) if m else None
+        hit = self.said("torch.driver_too_old")
+        return int(hit.params["found"]) if hit else None
 
     @property
     def driver_string(self) -> str | None:
@@ -129,7 +121,7 @@ class Context:
     def cpu_wheel(self) -> bool:
         t = self.torch
         version = t.get("version") or ""
-        if version.endswith("+cpu") or NOT_COMPILED_TEXT in self.torch_texts:
+        if version.endswith("+cpu") or self.said("torch.not_compiled"):
             return True
         return bool(t.get("importable")) and t.get("cuda") is None and not t.get("hip")
 

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from harness import remedy
-from harness.classify.context import (
-    MISMATCH_TEXT,
-    NO_DRIVER_TEXT,
-    TORCH_CUINIT_TEXTS,
-    UNEXPECTED_RE,
-    Context,
-    fmt_driver,
-)
-from harness.schema import DRIVER_BROKEN, ERROR, INFO, NO_DRIVER, NOT_VISIBLE, Finding
+from harness import catalogue
+from harness.catalogue.remedies import render
+from harness.classify.context import Context, fmt_driver
+from harness.schema import DRIVER_BROKEN, ERROR, INFO, NO_DRIVER, NOT_VISIBLE, Finding, Remedy
 
 LAYER = "driver"
-NVML_LIBRARY_NOT_FOUND = 12
-NVML_DRIVER_NOT_LOADED = 9
-NVML_LIB_RM_VERSION_MISMATCH = 18
-CUDA_ERROR_NO_DEVICE = 100
+NVML_LIBRARY_NOT_FOUND = catalogue.code_of("nvml.library_not_found")
+CUDA_ERROR_NO_DEVICE = catalogue.code_of("cuda.no_device")
+# The layers whose coded errors mean the driver itself fails (the catalogue's rows with a CUDA code).
+_CUDA_LAYERS = ("torch", "cuda_driver", "cuda_runtime")
+
+
+def _finding(verdict: str, title: str, evidence: list[str] | tuple[str, ...], remedy: Remedy) -> Finding:
+    return Finding(verdict, ERROR, title, tuple(evidence), render(remedy), LAYER, remedy)
 
 
 def _absence_evidence(ctx: Context) -> list[str]:
@@ -66,47 +64,39 @@ def check_presence(ctx: Context) -> list[Finding]:
                      "CUDA driver library (libcuda.so.1): torch finds no driver")
         else:
             title = "the container toolkit injected NVML but not the CUDA driver library (libcuda.so.1)"
-        fix = ("start the container with NVIDIA_DRIVER_CAPABILITIES=compute,utility (or 'all'); "
-               "the default, when unset, is compute,utility")
-        return [Finding(NOT_VISIBLE, ERROR, title, tuple(evidence), (fix,), LAYER)]
+        return [_finding(NOT_VISIBLE, title, evidence, Remedy("add_capability", (("capability", "compute"),)))]
     if nvml_present:
-        return [Finding(DRIVER_BROKEN, ERROR, "the NVIDIA driver is installed only in part: NVML is there, "
-                        "libcuda.so.1 is not", tuple(_absence_evidence(ctx)),
-                        ("reinstall the driver's CUDA user-mode library (Debian/Ubuntu: the libnvidia-compute-<branch> "
-                         "or cuda-drivers package, matching the kernel module's version)",), LAYER)]
+        return [_finding(DRIVER_BROKEN, "the NVIDIA driver is installed only in part: NVML is there, "
+                         "libcuda.so.1 is not", _absence_evidence(ctx), Remedy("reinstall_libraries"))]
     if ctx.in_container:
         evidence = _absence_evidence(ctx)
         nvd = ctx.vis.get("nvidia_visible_devices")
-        fixes = remedy.container_gpu_access()
+        access = Remedy("enable_gpu_access")
         if nvd is not None and nvd.strip().lower() in ("void", "", "none"):
             evidence.insert(0, f"NVIDIA_VISIBLE_DEVICES={nvd!r}: the toolkit injects no GPU")
-            fixes = [f"set NVIDIA_VISIBLE_DEVICES=all (or GPU indices / UUIDs) instead of {nvd!r}", *fixes]
+            access = access.with_params(nvidia_visible_devices=nvd)
         if ctx.vis.get("container_evidence"):
             evidence.append(f"in a container: {ctx.vis['container_evidence']}")
-        return [Finding(NOT_VISIBLE, ERROR, "this container was started without GPU access: no NVIDIA device, "
-                        "no driver library", tuple(evidence), tuple(fixes), LAYER)]
-    fixes = ["install the NVIDIA driver for this GPU (https://www.nvidia.com/Download/index.aspx, or the "
-             "distribution's package, e.g. apt install nvidia-driver) and reboot"]
-    if ctx.torch.get("cuda"):
-        fixes.append(f"for this torch (CUDA {ctx.torch['cuda']}): {remedy.driver_floor_text(ctx.torch['cuda'])}")
-    return [Finding(NO_DRIVER, ERROR, "no NVIDIA driver on this machine", tuple(_absence_evidence(ctx)),
-                    tuple(fixes), LAYER)]
+        return [_finding(NOT_VISIBLE, "this container was started without GPU access: no NVIDIA device, "
+                         "no driver library", evidence, access)]
+    install = Remedy("install_driver").with_params(cuda=ctx.torch.get("cuda"))
+    return [_finding(NO_DRIVER, "no NVIDIA driver on this machine", _absence_evidence(ctx), install)]
 
 
 def _presence_from_torch(ctx: Context) -> list[Finding]:
     """When the libraries were not probed (a pasted report), torch's words decide."""
-    if NO_DRIVER_TEXT not in ctx.torch_texts:
+    hit = ctx.said("torch.no_driver")
+    if hit is None:
         return []
-    evidence = (f"torch: {NO_DRIVER_TEXT}",)
+    evidence = (f"torch: {hit.text}",)
     if ctx.in_container:
-        return [Finding(NOT_VISIBLE, ERROR, "this container was started without GPU access", evidence,
-                        tuple(remedy.container_gpu_access()), LAYER)]
+        return [_finding(NOT_VISIBLE, "this container was started without GPU access", evidence,
+                         Remedy("enable_gpu_access"))]
     if ctx.driver_string:
-        return [Finding(DRIVER_BROKEN, ERROR, f"torch finds no driver, though {fmt_driver(ctx)} is reported",
-                        evidence, ("the driver's libcuda.so.1 is not on the loader path of this Python: check "
-                                   "`ldconfig -p | grep libcuda` and LD_LIBRARY_PATH",), LAYER)]
-    return [Finding(NO_DRIVER, ERROR, "no NVIDIA driver on this machine", evidence,
-                    ("install the NVIDIA driver (https://www.nvidia.com/Download/index.aspx) and reboot",), LAYER)]
+        return [_finding(DRIVER_BROKEN, f"torch finds no driver, though {fmt_driver(ctx)} is reported",
+                         evidence, Remedy("fix_loader_path"))]
+    return [_finding(NO_DRIVER, "no NVIDIA driver on this machine", evidence,
+                     Remedy("install_driver", (("detail", "short"),)))]
 
 
 def check_health(ctx: Context) -> list[Finding]:
@@ -126,9 +116,8 @@ def check_health(ctx: Context) -> list[Finding]:
         torch_words = ctx.torch.get("init_warning")
         if torch_words:
             evidence.append(f"torch: CUDA initialization: {torch_words}")
-        fixes = remedy.CUINIT_FIXES.get(rc, [f"cuInit failed with {name}: see the driver's logs (dmesg)"])
-        findings.append(Finding(DRIVER_BROKEN, ERROR, f"the CUDA driver fails to initialise: {message}",
-                                tuple(evidence), tuple(fixes), LAYER))
+        findings.append(_finding(DRIVER_BROKEN, f"the CUDA driver fails to initialise: {message}", evidence,
+                                 _cuda_remedy(rc, name)))
     elif rc is None and not ctx.runtime_accepted_simulated:
         findings.extend(_health_from_torch(ctx))
     return findings
@@ -141,34 +130,42 @@ def _nvml_finding(ctx: Context, code: int | None, text: str) -> Finding:
     module = ctx.driver.get("kernel_module_version")
     if module:
         evidence.append(f"kernel module: {module}")
-    if code == NVML_LIB_RM_VERSION_MISMATCH or MISMATCH_TEXT.lower() in text.lower():
-        return Finding(DRIVER_BROKEN, ERROR, "the driver's kernel module and its user-mode libraries are different "
-                       "versions (Driver/library version mismatch)", tuple(evidence),
-                       ("the driver was upgraded without a reboot: reboot, or unload and reload the modules "
-                        "(sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia nvidia_uvm)",),
-                       LAYER)
-    if code == NVML_DRIVER_NOT_LOADED or "not loaded" in text.lower():
-        return Finding(DRIVER_BROKEN, ERROR, "the NVIDIA kernel module is not loaded", tuple(evidence),
-                       ("load it (sudo modprobe nvidia) and check dmesg; with Secure Boot the module must be signed; "
-                        "after a kernel update, rebuild it (dkms autoinstall)",), LAYER)
-    return Finding(DRIVER_BROKEN, ERROR, f"NVML cannot initialise: {text}", tuple(evidence),
-                   ("check the driver installation: nvidia-smi, dmesg | grep -i nvrm",), LAYER)
+    if code is None:
+        hit = catalogue.find(text, [e.id for e in catalogue.entries() if e.code and e.code.api == "nvml"])
+        code = hit.entry.code.value if hit and hit.entry.code else None
+    entry = catalogue.by_nvml_return(code) if isinstance(code, int) else None
+    remedy = entry.remedy if entry and entry.remedy else Remedy("check_logs")
+    if entry is not None and entry.id == "nvml.version_mismatch":
+        title = ("the driver's kernel module and its user-mode libraries are different versions "
+                 f"({entry.code.text if entry.code else text})")
+    elif entry is not None and entry.id == "nvml.driver_not_loaded":
+        title = "the NVIDIA kernel module is not loaded"
+    else:
+        title = f"NVML cannot initialise: {text}"
+    return _finding(DRIVER_BROKEN, title, evidence, remedy)
+
+
+def _cuda_remedy(rc: int, name: str | None = None) -> Remedy:
+    """The catalogue's fix for a CUDA error code, or a look at the driver's logs naming it."""
+    entry = catalogue.by_cuda_error(rc)
+    if entry is not None and entry.remedy is not None:
+        return entry.remedy
+    return Remedy("check_logs").with_params(code=rc, name=name if name and name != "?" else None)
 
 
 def _health_from_torch(ctx: Context) -> list[Finding]:
     texts = ctx.torch_texts
-    if not texts:
-        return []
-    for phrase, rc in TORCH_CUINIT_TEXTS.items():
-        if phrase in texts:
-            return [Finding(DRIVER_BROKEN, ERROR, f"the CUDA driver fails to initialise: {phrase}",
-                            (f"torch: {_line_with(texts, phrase)}",), tuple(remedy.CUINIT_FIXES[rc]), LAYER)]
-    m = UNEXPECTED_RE.search(texts)
-    if m:
-        rc = int(m.group(1))
-        return [Finding(DRIVER_BROKEN, ERROR, f"the CUDA driver fails: error {rc}: {m.group(2).strip()}",
-                        (f"torch: {_line_with(texts, 'Unexpected error')}",),
-                        tuple(remedy.CUINIT_FIXES.get(rc, ["see the driver's logs (dmesg | grep -i nvrm)"])), LAYER)]
+    hits = ctx.torch_hits
+    for hit in hits:
+        e = hit.entry
+        if e.verdict == DRIVER_BROKEN and e.layer in _CUDA_LAYERS and e.code is not None:
+            return [_finding(DRIVER_BROKEN, f"the CUDA driver fails to initialise: {hit.text}",
+                             (f"torch: {_line_with(texts, hit.text)}",), _cuda_remedy(e.code.value))]
+    unexpected = next((h for h in hits if h.id == "torch.unexpected_error"), None)
+    if unexpected is not None:
+        rc = int(unexpected.params["code"])
+        return [_finding(DRIVER_BROKEN, f"the CUDA driver fails: error {rc}: {unexpected.params['text'].strip()}",
+                         (f"torch: {_line_with(texts, unexpected.text[:40])}",), _cuda_remedy(rc))]
     return []
 
 

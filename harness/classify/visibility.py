@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from harness import cvd
+from harness import catalogue, cvd
+from harness.catalogue.remedies import render
 from harness.classify.context import Context
-from harness.schema import ERROR, INFO, NOT_VISIBLE, Finding
+from harness.schema import ERROR, INFO, NOT_VISIBLE, Finding, Remedy
 
 LAYER = "visibility"
-CUDA_ERROR_NO_DEVICE = 100
+CUDA_ERROR_NO_DEVICE = catalogue.code_of("cuda.no_device")
 
 
 def _uuids(ctx: Context) -> list[str] | None:
@@ -44,12 +45,10 @@ def check_cuda_visible_devices(ctx: Context) -> list[Finding]:
         evidence.append("torch.cuda.device_count() = 0, and torch says nothing about why")
     if ctx.torch.get("init_error"):
         evidence.append(f"torch.cuda.init(): {ctx.torch['init_error']}")
-    fixes = ["unset CUDA_VISIBLE_DEVICES to see every device, or set it to ordinals / GPU- UUIDs that exist"
-             + (f" ({_device_list(ctx)})" if _device_list(ctx) else " (nvidia-smi -L lists them)")]
-    if value.strip().lower() == "all":
-        fixes.insert(0, "'all' is a keyword of NVIDIA_VISIBLE_DEVICES (the container toolkit), not of "
-                        "CUDA_VISIBLE_DEVICES, where it hides everything")
-    return [Finding(NOT_VISIBLE, ERROR, "CUDA_VISIBLE_DEVICES hides every GPU", tuple(evidence), tuple(fixes), LAYER)]
+    remedy = Remedy("unset_variable").with_params(name="CUDA_VISIBLE_DEVICES", value=value,
+                                                  devices=_device_list(ctx) or None)
+    return [Finding(NOT_VISIBLE, ERROR, "CUDA_VISIBLE_DEVICES hides every GPU", tuple(evidence), render(remedy), LAYER,
+                    remedy)]
 
 
 def check_no_device(ctx: Context) -> list[Finding]:
@@ -62,7 +61,7 @@ def check_no_device(ctx: Context) -> list[Finding]:
         return []
     evidence = []
     if rc == CUDA_ERROR_NO_DEVICE:
-        message = ctx.libcuda.get("cuinit_message") or "no CUDA-capable device is detected"
+        message = ctx.libcuda.get("cuinit_message") or catalogue.entry("cuda.no_device").text
         evidence.append(f"cuInit(0) = 100 ({message})")
     if devices == []:
         evidence.append("NVML lists no device")
@@ -70,10 +69,9 @@ def check_no_device(ctx: Context) -> list[Finding]:
     if ctx.in_container:
         if nvd is not None:
             evidence.append(f"NVIDIA_VISIBLE_DEVICES={nvd!r}")
-        fixes = ("start the container with the GPUs it should see: NVIDIA_VISIBLE_DEVICES=all or --gpus all "
-                 "(NVIDIA_VISIBLE_DEVICES=none gives the driver libraries but no device)",)
+        remedy = Remedy("expose_devices", (("where", "container"),))
         title = "the container has the driver but no GPU device"
     else:
-        fixes = ("check that the GPU is seen by the system (lspci | grep -i nvidia) and by the driver (nvidia-smi)",)
+        remedy = Remedy("expose_devices", (("where", "host"),))
         title = "the driver sees no GPU"
-    return [Finding(NOT_VISIBLE, ERROR, title, tuple(evidence), fixes, LAYER)]
+    return [Finding(NOT_VISIBLE, ERROR, title, tuple(evidence), render(remedy), LAYER, remedy)]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from harness import compat, remedy
-from harness.classify.context import NOT_COMPILED_TEXT, Context, fmt_driver
-from harness.schema import CPU_WHEEL, DRIVER_TOO_OLD, ERROR, INFO, WARNING, Finding
+from harness import compat
+from harness.catalogue import wheels
+from harness.catalogue.remedies import render
+from harness.classify.context import Context, fmt_driver
+from harness.schema import CPU_WHEEL, DRIVER_TOO_OLD, ERROR, INFO, WARNING, Finding, Remedy
 
 LAYER = "wheel"
 
@@ -14,7 +16,7 @@ def check_import(ctx: Context) -> list[Finding]:
     if t.get("error"):
         return [Finding("", WARNING, "torch could not be examined", (str(t["error"]),), layer=LAYER)]
     if t.get("importable") is False:
-        fixes = (remedy.wheel_for_driver(None, ctx.driver_cuda_version) if ctx.driver_cuda_version
+        fixes = (wheels.wheel_for_driver(None, ctx.driver_cuda_version) if ctx.driver_cuda_version
                  else ["pip install torch"])
         return [Finding("", WARNING, "torch is not importable here, so the wheel layer cannot be judged",
                         (f"import torch: {t.get('import_error')}",), tuple(fixes), LAYER)]
@@ -34,18 +36,15 @@ def check_cpu_wheel(ctx: Context) -> list[Finding]:
     version = t.get("version") or ""
     evidence = [f"torch.__version__ = {version!r}" if version else "torch version unknown",
                 "torch.version.cuda = None (no CUDA in this build)"]
-    if NOT_COMPILED_TEXT in ctx.torch_texts:
-        evidence.append(f"torch: {NOT_COMPILED_TEXT}")
+    said = ctx.said("torch.not_compiled")
+    if said:
+        evidence.append(f"torch: {said.text}")
     dcv = ctx.driver_cuda_version
     if dcv:
         evidence.append(f"this machine's {fmt_driver(ctx)}")
-        fixes = remedy.wheel_for_driver(version or None, dcv)
-    elif version:
-        fixes = remedy.default_wheel(version)
-    else:
-        fixes = ["install a CUDA build of torch: see https://pytorch.org/get-started/locally/"]
+    remedy = Remedy("install_wheel").with_params(torch=version or None, driver_cuda=dcv)
     return [Finding(CPU_WHEEL, ERROR, "this torch is a CPU-only build: it cannot use a GPU",
-                    tuple(evidence), tuple(fixes), LAYER)]
+                    tuple(evidence), render(remedy), LAYER, remedy)]
 
 
 def check_driver_too_old(ctx: Context) -> list[Finding]:
@@ -70,10 +69,13 @@ def check_driver_too_old(ctx: Context) -> list[Finding]:
                             f"{floor[1]} (>= {floor[0]})")
     if ctx.torch.get("init_warning"):
         evidence.append(f"torch: CUDA initialization: {ctx.torch['init_warning'].split('. Please')[0]}.")
-    fixes = []
     if cuda:
-        fixes.append(f"upgrade the driver: {remedy.driver_floor_text(cuda)}")
-    fixes.extend(f"or keep the driver and install a torch it runs: {line}"
-                 for line in remedy.wheel_for_driver(t.get("version"), dcv))
+        remedy = Remedy("install_driver").with_params(action="upgrade", cuda=cuda, torch=t.get("version"),
+                                                      driver_cuda=dcv)
+    else:
+        remedy = Remedy("install_wheel").with_params(torch=t.get("version"), driver_cuda=dcv)
+    fixes = render(remedy)
+    if not cuda:
+        fixes = tuple(f"or keep the driver and install a torch it runs: {line}" for line in fixes)
     return [Finding(DRIVER_TOO_OLD, ERROR, f"the driver is too old for this torch's CUDA {cuda or ''} runtime".replace(
-        "  ", " "), tuple(evidence), tuple(fixes), LAYER)]
+        "  ", " "), tuple(evidence), fixes, LAYER, remedy)]

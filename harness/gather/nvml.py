@@ -10,10 +10,12 @@ import contextlib
 import ctypes
 from typing import Any
 
+from harness import catalogue
 from harness.facts import GpuFact, NvmlFact
 
 LIBNVML = "libnvidia-ml.so.1"
-NVML_ERROR_LIBRARY_NOT_FOUND = 12  # nvmlReturn_t
+# nvmlReturn_t NVML_ERROR_LIBRARY_NOT_FOUND, as the failure catalogue names it.
+NVML_ERROR_LIBRARY_NOT_FOUND = catalogue.code_of("nvml.library_not_found")
 
 
 def _s(value: Any) -> str:

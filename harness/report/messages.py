@@ -1,98 +1,75 @@
 """torch's and the driver's failure messages pasted above a dump, read into facts.
 
-The texts are torch's own (c10/cuda/CUDAFunctions.cpp, torch/cuda/__init__.py) and NVIDIA's
-(nvidia-smi, NVML, nvidia-container-cli), as tabulated in facts/torch-failures.md.
+The messages themselves, with their sources, live in the failure catalogue (`harness.catalogue`,
+data/failures.json); this module scans each line with it and turns what it finds into facts and notes.
 """
 
 from __future__ import annotations
 
 import re
 
+from harness import catalogue
+from harness.catalogue import Hit
 from harness.facts import GpuFact
 from harness.report.model import Builder, Line
 from harness.report.text import strip_triggered
 
 _INIT_PREFIX = "CUDA initialization: "
-# Messages torch raises (or, before 2.x, warned) when CUDA cannot start: the message starts here.
-_INIT_MESSAGES = re.compile(
-    r"The NVIDIA driver on your system is too old|Found no NVIDIA driver on your system|"
-    r"CUDA unknown error - this may be due to|CUDA driver initialization failed|"
-    r"Unexpected error from cudaGetDeviceCount\(\)|No CUDA GPUs are available|"
-    r"Torch not compiled with CUDA enabled|CUDA driver version is insufficient for CUDA runtime version"
-)
+# The catalogue rows torch raises (or, before 2.x, warned) when CUDA cannot start: the message starts there.
+_INIT_IDS = ("torch.driver_too_old", "torch.no_driver", "torch.unknown_error", "torch.init_failed",
+             "torch.unexpected_error", "torch.no_gpus", "torch.not_compiled", "cuda.insufficient_driver")
 # The message is what was raised when it opens the line or follows 'SomeError: ' (not a traceback's
-# source line such as `raise AssertionError("Torch not compiled with CUDA enabled")`).
-_RAISED_RE = re.compile(r"(?:Error|Exception|Warning):\s*$")
-_TOO_OLD_RE = re.compile(r"too old \(found version (\d{1,9})\)")
-_NOT_COMPILED = "Torch not compiled with CUDA enabled"
-_ARCH_RE = re.compile(
-    r"(?:^|Warning:\s*)(?P<name>[^:]{1,120}?) with CUDA capability sm_(?P<sm>\d{2,4}) is not compatible")
-_SUPPORTS_RE = re.compile(r"The current PyTorch install supports CUDA capabilities ((?:\s*(?:sm|compute)_\d+a?)+)")
-# torch 1.x warned '... which is of cuda capability 3.0'; recent releases (2.13, 2.14 here, in
-# torch/cuda/__init__.py _warn_unsupported_code) say '... of compute capability (CC) 6.1.' and list
-# the capabilities they were built for, one '- 7.5 which supports hardware CC ...' line each.
-_FOUND_GPU_RE = re.compile(
-    r"Found GPU(\d{1,4}) (.{1,120}?) which is of (?:cuda capability|compute capability \(CC\)) (\d{1,3})\.(\d{1,3})")
-_CC_LIST_HEAD = "The following list shows the CCs this version of PyTorch was built for"
-_CC_ITEM_RE = re.compile(r"^- (\d+)\.(\d+) which supports hardware CC")
-_NVML_RE = re.compile(r"Failed to initialize NVML: (\S.*)")
-_CLI_NVML_RE = re.compile(r"nvml error: (\S.*)", re.I)
-_SMI_FAILED = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"
-_CANT_NVML = "Can't initialize NVML"
-_NO_KERNEL = "no kernel image is available for execution on the device"
-_NO_RUNTIME_RE = re.compile(r'could not select device driver "[^"]*" with capabilities: \[\[gpu\]\]')
-_REQUIREMENT_RE = re.compile(r"nvidia-container-cli: requirement error: unsatisfied condition: (\S+?),")
-
-# nvmlErrorString texts and their nvmlReturn_t codes (NVML API reference, nvmlReturn_t).
-NVML_ERRORS = {
-    "driver/library version mismatch": 18,
-    "driver not loaded": 9,
-    "insufficient permissions": 4,
-    "unknown error": 999,
-    "gpu is lost": 15,
-    "gpu access blocked by the operating system": 17,
-    "nvml shared library not found": 12,
-}
+# source line that raises it, `raise AssertionError("...")`).
+_RAISED_RE = re.compile(r"\w{1,80}(?:Error|Exception|Warning):\s{0,8}$")
+_ARCH_PREFIX = re.compile(r"sm_|compute_")
 
 
 def read(b: Builder, lines: list[Line]) -> None:
     """Every recognised message in the report, first occurrence first."""
     for i, line in enumerate(lines):
-        text = line.text
-        if not text:
+        if not line.text:
             continue
-        _read_init(b, line)
-        _read_arch(b, line)
-        if _CC_LIST_HEAD in text:
+        hits = catalogue.scan(line.text)
+        if not hits:
+            continue
+        found = {h.id: h for h in reversed(hits)}  # the first hit of each entry
+        _read_init(b, line, hits, found)
+        _read_arch(b, line, found)
+        if "torch.cc_list_head" in found:
             _read_cc_list(b, lines[i + 1:], line)
-        _read_nvml(b, line)
-        _read_other(b, line)
+        _read_nvml(b, line, found)
+        _read_other(b, line, found)
 
 
-def _read_init(b: Builder, line: Line) -> None:
+def _raised(text: str, at: int) -> bool:
+    return at == 0 or bool(_RAISED_RE.search(text, max(0, at - 100), at))
+
+
+def _read_init(b: Builder, line: Line, hits: list[Hit], found: dict[str, Hit]) -> None:
     text = line.text
     at = text.find(_INIT_PREFIX)
-    m = _INIT_MESSAGES.search(text)
+    init = next((h for h in hits if h.id in _INIT_IDS), None)
     if at >= 0:
         message = strip_triggered(text[at + len(_INIT_PREFIX):])
         if not b.put("torch.init_warning", message, line):
             _warn(b, message, line)
-    elif m and (not text[:m.start()].strip() or _RAISED_RE.search(text[max(0, m.start() - 40):m.start()])):
-        b.put("torch.init_error", strip_triggered(text[m.start():]), line)
+    elif init is not None and _raised(text, init.start):
+        b.put("torch.init_error", strip_triggered(text[init.start:]), line)
     else:
         return
-    too_old = _TOO_OLD_RE.search(text)
+    too_old = found.get("torch.driver_too_old")
     if too_old:
-        version = int(too_old.group(1))
+        version = int(too_old.params["found"])
         b.put("driver.libcuda.driver_version", version, line)
         b.put("driver.libcuda.loaded", True, line)
         b.note(f"the driver's libcuda reports CUDA {version // 1000}.{version % 1000 // 10} ({version}): "
                "torch read it with cudaDriverGetVersion and found it too old for its runtime")
-    if _NOT_COMPILED in text and not b.known("torch.cuda"):
+    not_compiled = found.get("torch.not_compiled")
+    if not_compiled and not b.known("torch.cuda"):
         b.put("torch.importable", True, line)
         b.put("torch.cuda", None, line)
-        b.note("a CPU-only torch: it says 'Torch not compiled with CUDA enabled'")
-    if "Found no NVIDIA driver" in text:
+        b.note(f"a CPU-only torch: it says '{not_compiled.text}'")
+    if "torch.no_driver" in found:
         b.note("torch found no driver: the CUDA runtime got driver version 0, which it reports when "
                "libcuda.so.1 cannot be loaded (torch's words are kept; libcuda was not probed)")
 
@@ -107,33 +84,35 @@ def _warn(b: Builder, message: str, line: Line) -> None:
         warnings.append(message)
 
 
-def _read_arch(b: Builder, line: Line) -> None:
+def _read_arch(b: Builder, line: Line, found: dict[str, Hit]) -> None:
     text = line.text
-    m = _ARCH_RE.search(text)
-    if m:
-        name, sm = m.group("name").strip(), m.group("sm")
+    arch = found.get("torch.arch_not_compatible")
+    if arch:
+        name, sm = arch.params["name"].strip(), arch.params["sm"]
         cc = f"{int(sm[:-1])}.{sm[-1]}"
-        _warn(b, strip_triggered(text[m.start("name"):]), line)
+        _warn(b, strip_triggered(text[text.find(name, arch.start):]), line)
         _set_capability(b, name, cc, None, line)
         b.note(f"{name}: compute capability {cc}, from torch's warning that sm_{sm} is not compatible")
-    old = _FOUND_GPU_RE.search(text)
+    old = found.get("torch.gpu_too_old")
     if old:
-        cc = f"{old.group(3)}.{old.group(4)}"
-        _warn(b, strip_triggered(text[old.start():]), line)
-        _set_capability(b, old.group(2).strip(), cc, int(old.group(1)), line)
-    supports = _SUPPORTS_RE.search(text)
-    if supports and b.put("torch.arch_list", supports.group(1).split(), line):
-        b.note(f"the wheel's architectures ({supports.group(1).strip()}), from torch's warning")
+        cc = f"{old.params['major']}.{old.params['minor']}"
+        _warn(b, strip_triggered(text[old.start:]), line)
+        _set_capability(b, old.params["name"].strip(), cc, int(old.params["index"]), line)
+    supports = found.get("torch.arch_list")
+    if supports:
+        arches = [a for a in supports.params["arches"].split() if _ARCH_PREFIX.match(a)]
+        if arches and b.put("torch.arch_list", arches, line):
+            b.note(f"the wheel's architectures ({' '.join(arches)}), from torch's warning")
 
 
 def _read_cc_list(b: Builder, following: list[Line], head: Line) -> None:
-    """torch 2.8+'s list of the capabilities it was built for, as sm_XY names."""
+    """torch 2.13+'s list of the capabilities it was built for, as sm_XY names."""
     arches: list[str] = []
     for line in following:
-        m = _CC_ITEM_RE.match(line.text)
-        if not m:
+        item = next((h for h in catalogue.scan(line.text) if h.id == "torch.cc_list_item"), None)
+        if item is None:
             break
-        arch = f"sm_{m.group(1)}{m.group(2)}"
+        arch = f"sm_{item.params['major']}{item.params['minor']}"
         if arch not in arches:
             arches.append(arch)
     if arches and b.put("torch.arch_list", arches, head):
@@ -153,37 +132,42 @@ def _set_capability(b: Builder, name: str, cc: str, index: int | None, line: Lin
         b.add_device("torch.devices", seen, line)
 
 
-def _read_nvml(b: Builder, line: Line) -> None:
+def _read_nvml(b: Builder, line: Line, found: dict[str, Hit]) -> None:
     text = line.text
-    m = _NVML_RE.search(text) or (_CLI_NVML_RE.search(text) if "nvidia-container-cli" in text else None)
-    if m:
-        reason = m.group(1).strip()
-        code = NVML_ERRORS.get(reason.lower())
-        if code == 18:
-            reason = "Driver/library version mismatch"
+    failed = found.get("nvml.init_failed")
+    cant = found.get("torch.cant_init_nvml")
+    if failed:
+        reason = failed.params["reason"].strip()
+        code = catalogue.nvml_code_of(reason)
+        entry = catalogue.by_nvml_return(code) if code is not None else None
+        if entry is not None and entry.code is not None:
+            reason = entry.code.text  # NVML's own spelling, whatever case the tool printed
         if b.put("driver.nvml.init_error", reason, line):
             b.put("driver.nvml.init_error_code", code, line)
-            b.put("driver.nvml.loaded", code != 12, line)
-    elif _CANT_NVML in text:
-        _warn(b, _CANT_NVML, line)
-        if b.put("driver.nvml.init_error", _CANT_NVML, line):
+            b.put("driver.nvml.loaded", code != catalogue.code_of("nvml.library_not_found"), line)
+    elif cant:
+        _warn(b, cant.text, line)
+        if b.put("driver.nvml.init_error", cant.text, line):
             b.put("driver.nvml.loaded", True, line)
-            b.note("torch could load libnvidia-ml.so.1 but nvmlInit failed ('Can't initialize NVML'); "
+            b.note(f"torch could load libnvidia-ml.so.1 but nvmlInit failed ('{cant.text}'); "
                    "NVML's own reason is not in the report")
-    if _SMI_FAILED in text:
+    smi = found.get("smi.no_driver")
+    if smi:
         b.put("driver.nvidia_smi.works", False, line, overwrite=True)
-        b.put("driver.nvidia_smi.output", text[text.find(_SMI_FAILED):], line)
+        b.put("driver.nvidia_smi.output", text[smi.start:], line)
 
 
-def _read_other(b: Builder, line: Line) -> None:
+def _read_other(b: Builder, line: Line, found: dict[str, Hit]) -> None:
     text = line.text
-    if _NO_KERNEL in text:
-        _warn(b, strip_triggered(text[text.find(_NO_KERNEL):]), line)
-        b.note(f"line {line.number}: '{_NO_KERNEL}': the wheel has no kernels for this GPU's architecture")
-    if _NO_RUNTIME_RE.search(text):
-        b.note(f"line {line.number}: docker has no NVIDIA runtime on that host ('could not select device "
-               "driver \"\" with capabilities: [[gpu]]'): install the NVIDIA container toolkit")
-    req = _REQUIREMENT_RE.search(text)
+    no_kernel = found.get("cuda.no_kernel_image")
+    if no_kernel:
+        _warn(b, strip_triggered(text[no_kernel.start:]), line)
+        b.note(f"line {line.number}: '{no_kernel.text}': the wheel has no kernels for this GPU's architecture")
+    no_runtime = found.get("docker.no_gpu_runtime")
+    if no_runtime:
+        b.note(f"line {line.number}: docker has no NVIDIA runtime on that host ('{no_runtime.text}'): install the "
+               "NVIDIA container toolkit")
+    req = found.get("toolkit.requirement")
     if req:
-        b.note(f"line {line.number}: the image requires {req.group(1)} and the host driver does not meet it "
-               "(nvidia-container-cli refused to start the container)")
+        b.note(f"line {line.number}: the image requires {req.params['condition']} and the host driver does not "
+               "meet it (nvidia-container-cli refused to start the container)")

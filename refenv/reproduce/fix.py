@@ -1,6 +1,8 @@
 """`--verify-fix`: the remediation as a changed cell, chosen so the compatibility rules predict OK (pure).
 
-A wheel fix is a new environment with the variant the remedy names (`harness.remedy`, `compat.best_variant`),
+The classifier's primary finding carries a structured remedy (harness.schema.Remedy, rendered by
+harness.catalogue.remedies); its kind decides which change is made, the verdict only when a document has none.
+A wheel fix is a new environment with the variant the remedy names (`harness.catalogue.wheels`, `compat.best_variant`),
 or the nearest build that can be had here; a driver fix is a shipped profile of the branch the remedy
 recommends, keeping the reported GPUs; a broken driver is fixed by the same driver without its fault
 (what a reboot or module reload gives); a visibility fix changes the scenario.
@@ -8,11 +10,22 @@ recommends, keeping the reported GPUs; a broken driver is fixed by the same driv
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 from harness import compat
-from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NO_DRIVER, NOT_VISIBLE, OK
+from harness.schema import (
+    ARCH_UNSUPPORTED,
+    CPU_WHEEL,
+    DRIVER_BROKEN,
+    DRIVER_TOO_OLD,
+    ERROR,
+    NO_DRIVER,
+    NOT_VISIBLE,
+    OK,
+    Remedy,
+)
 from refenv import expect
 from refenv.matrix import Base, Environment, Host, Scenario
 from refenv.profiles import Faults, Profile
@@ -89,7 +102,7 @@ def _covers(series: str, variant: str, r: Reproduction) -> bool:
 
 
 def wanted_build(r: Reproduction, verdict: str) -> tuple[str, str] | None:
-    """(torch, variant) the remedy names for this host (harness.remedy's order: the same release first)."""
+    """(torch, variant) the remedy names for this host (harness.catalogue.wheels' order: the same release first)."""
     torch = r.environment.torch
     series = compat.torch_series(torch)
     table = compat.load().torch_releases
@@ -130,9 +143,26 @@ def wheel_fix(r: Reproduction, verdict: str, offer: Offer, known: Sequence[Envir
     return FixPlan("wheel", summary, fixed, predicted(fixed))
 
 
+# Which change each remedy kind is (harness.catalogue.model.REMEDY_KINDS); kinds not named here fix
+# the driver in place (a reboot, a module reload, a library path: the same driver without its fault).
+_WHEEL_KINDS = ("install_wheel",)
+_DRIVER_KINDS = ("install_driver",)
+_SCENARIO_KINDS = ("enable_gpu_access", "install_toolkit", "unset_variable", "add_capability", "expose_devices")
+
+
+def chosen_remedy(verdict: str, findings: Sequence[Mapping[str, Any]]) -> Remedy | None:
+    """The structured remedy of the primary finding (the first error of the primary verdict), if it has one."""
+    for f in findings:
+        if f.get("severity") == ERROR and f.get("verdict") == verdict:
+            raw = f.get("remedy")
+            return Remedy.from_dict(raw) if isinstance(raw, dict) and raw.get("kind") else None
+    return None
+
+
 def plan_fix(r: Reproduction, verdict: str, offer: Offer, known: Sequence[Environment], base: Base,
-             prefer: str = "auto") -> FixPlan | None:
-    """The remediation for the reproduced verdict as a cell; None when there is nothing to fix or no fix fits."""
+             prefer: str = "auto", remedy: Remedy | None = None) -> FixPlan | None:
+    """The remediation for the reproduced verdict as a cell: the change the classifier's remedy names (by the
+    verdict when there is none); None when there is nothing to fix or no fix fits."""
     if verdict == OK:
         return None
 
@@ -157,6 +187,15 @@ def plan_fix(r: Reproduction, verdict: str, offer: Offer, known: Sequence[Enviro
         NOT_VISIBLE: [scenario, driver] if r.profile is not None else [driver],
     }
     order = choices.get(verdict, [])
+    if remedy is not None:
+        if remedy.kind in _WHEEL_KINDS:
+            order = [wheel]
+        elif remedy.kind in _DRIVER_KINDS:
+            order = choices[DRIVER_TOO_OLD] if verdict == DRIVER_TOO_OLD else [driver]
+        elif remedy.kind in _SCENARIO_KINDS:
+            order = [scenario, driver] if r.profile is not None else [driver]
+        else:
+            order = [healthy]
     for attempt in order:
         found = attempt()
         if found is not None and found.predicted == OK:

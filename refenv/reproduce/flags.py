@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from harness import compat
 from harness.inputs import InputError, shorten
 from refenv import accepts
+from refenv.faults import FAULTS
 from refenv.profiles import MAX_GPUS, Faults, gpu_name_problem
 from refenv.reproduce.gpus import GpuGuess
 from refenv.reproduce.model import Inferred, ReproduceError
@@ -18,16 +19,7 @@ _DRIVER_RE = re.compile(r"[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?")
 _PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
 _COUNT_RE = re.compile(r"([0-9]{1,3})[ \t]*[x×][ \t]*(.+)", re.DOTALL)
 MAX_FLAG = 200  # characters: every flag value is a short name or version
-# The faults a flag can name, as the simulated driver raises them (refenv/profiles.py).
-FAULTS = {
-    "mismatch": Faults(nvml_init_error=18, cuinit_error=803),
-    "not-loaded": Faults(nvml_init_error=9, cuinit_error=100),
-    "stub": Faults(stub=True),
-    "cuinit-3": Faults(cuinit_error=3),
-    "cuinit-803": Faults(cuinit_error=803),
-    "cuinit-804": Faults(cuinit_error=804),
-    "cuinit-999": Faults(cuinit_error=999),
-}
+__all__ = ["FAULTS", "from_flags", "parse_gpus"]  # FAULTS: the names --fault takes (refenv/faults.py)
 
 
 def _check_lengths(**flags: str | None) -> None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness import compat
+from harness import catalogue, compat
 from harness.classify import classify
-from harness.classify.context import MISMATCH_TEXT, NO_DRIVER_TEXT, TORCH_CUINIT_TEXTS, UNEXPECTED_RE
 from harness.report import ParsedReport
 from harness.report.hints import ENV_FACTS
 from harness.schema import ERROR, FAILING
+from refenv import faults as named
 from refenv.profiles import CUINIT_ERRORS, Faults
 from refenv.reproduce import drivers
 from refenv.reproduce.gpus import GpuGuess
@@ -62,21 +62,25 @@ def faults_from(facts: dict[str, Any], texts: str, evidence: list[str]) -> Fault
     """The faults torch's and NVML's messages name."""
     nvml = ((facts.get("driver") or {}).get("nvml") or {})
     code, text = nvml.get("init_error_code"), str(nvml.get("init_error") or "")
-    if code == 18 or MISMATCH_TEXT.lower() in text.lower():
-        evidence.append("NVML: Driver/library version mismatch -> NVML error 18 and cuInit 803 (a driver upgraded "
-                        "without a reboot)")
-        return Faults(nvml_init_error=18, cuinit_error=803)
-    if code == 9:
-        evidence.append("NVML: Driver Not Loaded -> NVML error 9 and cuInit 100 (the kernel module is not loaded)")
-        return Faults(nvml_init_error=9, cuinit_error=100)
-    rc = next((value for phrase, value in TORCH_CUINIT_TEXTS.items() if phrase in texts), None)
-    m = UNEXPECTED_RE.search(texts)
-    if rc is None and m and int(m.group(1)) in CUINIT_ERRORS:
-        rc = int(m.group(1))
-    if rc is None:
+    if not isinstance(code, int) and text:
+        code = catalogue.nvml_code_of(text)
+    fault = named.for_nvml(code)
+    if fault is not None:
+        f = fault.faults
+        evidence.append(f"NVML: {catalogue.nvml_error_texts()[f.nvml_init_error]} -> NVML error {f.nvml_init_error} "
+                        f"and cuInit {f.cuinit_error} ({catalogue.entry(fault.entry).meaning})")
+        return f
+    hits = catalogue.scan_text(texts)
+    rc = next((h.entry.code.value for h in hits if h.entry.code and h.entry.code.api == "cuda_driver"
+               and h.entry.code.value in CUINIT_ERRORS), None)
+    unexpected = next((h for h in hits if h.id == "torch.unexpected_error"), None)
+    if rc is None and unexpected and int(unexpected.params["code"]) in CUINIT_ERRORS:
+        rc = int(unexpected.params["code"])
+    found = named.for_cuda_error(rc) if rc is not None else None
+    if rc is None or found is None:
         return Faults()
     evidence.append(f"torch's message names cuInit error {rc} ({CUINIT_ERRORS[rc]})")
-    return Faults(stub=True) if rc == 34 else Faults(cuinit_error=rc)
+    return found
 
 
 def _driver(facts: dict[str, Any], details: dict[str, str], os_name: str, evidence: list[str]) -> tuple[
@@ -166,7 +170,7 @@ def infer(report: ParsedReport) -> Inferred:
     gpu_access = _NO_GPU_FLAG not in str(vis.get("container_evidence") or "")
     if not gpu_access:
         evidence.append(f"a container started without GPU access ({vis.get('container_evidence')})")
-    no_driver = NO_DRIVER_TEXT in texts and driver is None and gpu_access
+    no_driver = catalogue.find(texts, ["torch.no_driver"]) is not None and driver is None and gpu_access
     if no_driver:
         evidence.append("torch found no NVIDIA driver, and the report names none: a host without a driver")
     env = _environment(facts)

@@ -2,36 +2,33 @@
 
 from __future__ import annotations
 
-import re
 import textwrap
 from collections.abc import Sequence
 
+from harness import catalogue
 from harness.report.text import strip_triggered
 from harness.schema import NO_DRIVER, NOT_VISIBLE
 from refenv.reproduce.model import Reported, Reproduction
-from refenv.reproduce.run import CellRun, Outcome
+from refenv.reproduce.run import NO_REMEDY, CellRun, Outcome
 from refenv.results import CellResult
 
 LABEL, COLUMN = 18, 50
-# What tells one failure from another in torch's words (facts/torch-failures.md, "Messages").
-_KEYS = (re.compile(r"found version \d+"), re.compile(r"Error \d+"), re.compile(r"CUDA unknown error"),
-         re.compile(r"Found no NVIDIA driver"), re.compile(r"No CUDA GPUs are available"),
-         re.compile(r"Torch not compiled with CUDA enabled"), re.compile(r"CUDA driver initialization failed"),
-         re.compile(r"stub library"))
-
-
 def normalized(message: str | None) -> str:
     """torch's message without the '(Triggered internally at ...)' suffix and with single spaces."""
     return " ".join(strip_triggered(message or "").split())
 
 
 def message_key(message: str | None) -> str | None:
-    """The words that identify the failure: 'found version 12080', 'Error 803', ..."""
-    for pattern in _KEYS:
-        m = pattern.search(message or "")
-        if m:
-            return m.group(0)
-    return None
+    """What identifies the failure, from the first failing message the catalogue finds in it: the number a
+    message carries ('found version 12080', 'Error 803'), else its words ('CUDA unknown error', ...)."""
+    hit = next((h for h in catalogue.scan_text(message or "") if h.entry.verdict), None)
+    if hit is None:
+        return None
+    if "found" in hit.params:
+        return f"found version {hit.params['found']}"
+    if "code" in hit.params:
+        return f"Error {hit.params['code']}"
+    return hit.text
 
 
 def messages_agree(reported: str | None, reproduced: str | None) -> str:
@@ -165,4 +162,4 @@ def succeeded(outcome: Outcome) -> bool:
     if outcome.fixed is not None:
         fo = outcome.fixed.cell.observed
         ok = ok and fo is not None and fo.verdict == "OK"
-    return ok and not (outcome.fix is None and outcome.fix_note and "no remedy" in outcome.fix_note)
+    return ok and outcome.fix_status != NO_REMEDY

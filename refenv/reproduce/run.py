@@ -16,7 +16,7 @@ from refenv import paths, wheelhouse
 from refenv.errors import LockError
 from refenv.matrix import Base, Environment, Matrix, RunSettings
 from refenv.matrix_load import load
-from refenv.reproduce.fix import plan_fix
+from refenv.reproduce.fix import chosen_remedy, plan_fix
 from refenv.reproduce.model import FixPlan, Inferred, Reproduction
 from refenv.reproduce.offer import probe_offer
 from refenv.reproduce.plan import plan
@@ -43,6 +43,11 @@ class CellRun:
     folder: Path
 
 
+# What became of --verify-fix (the exit status reads this, never the note's words).
+NOT_ASKED, NOT_RUN, NOTHING_TO_FIX = "not_asked", "not_run", "nothing_to_fix"
+NO_REMEDY, VERIFIED = "no_remedy", "verified"
+
+
 @dataclass(frozen=True)
 class Outcome:
     source: str
@@ -50,7 +55,8 @@ class Outcome:
     original: CellRun
     fix: FixPlan | None = None
     fixed: CellRun | None = None
-    fix_note: str | None = None    # why no fix was run
+    fix_note: str | None = None    # why no fix was run, in words
+    fix_status: str = NOT_ASKED    # one of the statuses above
 
 
 def cache_matrix_path() -> Path:
@@ -105,11 +111,16 @@ def reproduce(inferred: Inferred, source: str, settings: Settings, ui: UI) -> Ou
     observed = original.cell.observed
     if observed is None:
         return Outcome(source, inferred, original, fix_note=f"nothing to fix: the cell did not run "
-                       f"({original.cell.status}: {original.cell.reason})")
-    fix = plan_fix(reproduction, observed.verdict, offer, known, base, settings.prefer)
+                       f"({original.cell.status}: {original.cell.reason})", fix_status=NOT_RUN)
+    remedy = chosen_remedy(observed.verdict, observed.findings)
+    fix = plan_fix(reproduction, observed.verdict, offer, known, base, settings.prefer, remedy)
     if fix is None:
-        note = ("nothing to fix: the reproduced verdict is OK" if observed.verdict == "OK" else
-                f"no remedy for {observed.verdict} can be built and run here so that the rules predict OK")
-        return Outcome(source, inferred, original, fix_note=note)
+        if observed.verdict == "OK":
+            return Outcome(source, inferred, original, fix_note="nothing to fix: the reproduced verdict is OK",
+                           fix_status=NOTHING_TO_FIX)
+        what = f"the remedy ({remedy.kind})" if remedy else f"no remedy for {observed.verdict}"
+        return Outcome(source, inferred, original, fix_status=NO_REMEDY,
+                       fix_note=f"{what} cannot be built and run here so that the rules predict OK")
     ui.stage(f"verifying the fix: {fix.summary}")
-    return Outcome(source, inferred, original, fix, run_cell(fix.reproduction, settings, run, ui))
+    return Outcome(source, inferred, original, fix, run_cell(fix.reproduction, settings, run, ui),
+                   fix_status=VERIFIED)

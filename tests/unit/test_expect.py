@@ -35,6 +35,11 @@ TORCH_SAYS = {
     999: "CUDA unknown error - this may be due to an incorrectly set up environment",
 }
 
+TOO_OLD = ("The NVIDIA driver on your system is too old (found version {version}). Please update your GPU driver by "
+           "downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx "
+           "Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your "
+           "version of the CUDA driver.")
+
 CU130 = Environment("cu130", "2.14.1", "cu130")
 CU128 = Environment("cu128", "2.10.0", "cu128")
 CPU = Environment("cpu", "2.13.0", "cpu")
@@ -56,7 +61,8 @@ def env_scenario(**env: str) -> Scenario:
 def test_a_runtime_newer_than_the_driver_is_too_old(env: Environment, profile: str, version: int) -> None:
     got = on(env, profile)
     assert got.verdict == DRIVER_TOO_OLD
-    assert got.torch_text == f"found version {version}"
+    assert got.torch_text and f"found version {version}" in got.torch_text
+    assert got.torch_text == TOO_OLD.format(version=version)
     assert not compat.runtime_accepts(str(env.cuda), version)
 
 
@@ -96,7 +102,7 @@ def test_cuda_visible_devices_that_keep_a_gpu(value: str) -> None:
                                                ("r580-mismatch", 803)])
 def test_driver_faults_are_broken_with_torchs_phrase(profile: str, code: int) -> None:
     got = on(CU130, profile)
-    assert got.verdict == DRIVER_BROKEN and got.torch_text and got.torch_text in TORCH_SAYS[code]
+    assert got.verdict == DRIVER_BROKEN and got.torch_text and TORCH_SAYS[code] in got.torch_text
     # A broken driver hides nothing else: the same host with every GPU hidden is still broken first.
     hidden = on(CU130, profile, env_scenario(CUDA_VISIBLE_DEVICES=""))
     assert hidden.verdict == DRIVER_BROKEN and hidden.torch_text == got.torch_text

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from harness.classify import classify
 from harness.report import load_report
-from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK
+from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK, Remedy
 from refenv import matrix_load
 from refenv.matrix import Base, Bootstrap
 from refenv.profiles import Faults
 from refenv.reproduce import Inferred, Reproduction, from_flags, infer
 from refenv.reproduce.builds import Offer
-from refenv.reproduce.fix import plan_fix, predicted
+from refenv.reproduce.fix import chosen_remedy, plan_fix, predicted
 from refenv.reproduce.gpus import GpuGuess, simulated_gpu
 from refenv.reproduce.plan import plan
 
@@ -154,3 +155,29 @@ def test_nothing_to_fix() -> None:
                    environment=MATRIX.environment("torch-2.13.0-cpu"))
     assert predicted(bare) == CPU_WHEEL
     assert plan_fix(bare, CPU_WHEEL, OFFLINE, KNOWN, BASE) is None
+
+
+def _remedy_of(name: str) -> tuple[str, Remedy | None]:
+    """The classifier's verdict and primary remedy over a report, as the cell's diagnosis carries it."""
+    diagnosis = classify(load_report(DATA / "reproduce" / name).facts)
+    return diagnosis.verdict, chosen_remedy(diagnosis.verdict, [f.to_dict() for f in diagnosis.findings])
+
+
+@pytest.mark.parametrize(("name", "kind", "fix_kind"), [
+    ("mismatch-r580.txt", "reboot", "driver"),
+    ("cu130-on-r570.txt", "install_driver", "driver"),
+    ("cpu-wheel-on-r580.txt", "install_wheel", "wheel"),
+    ("cvd-empty-r580.txt", "unset_variable", "scenario"),
+])
+def test_the_fix_applied_is_the_remedy_the_classifier_chose(name: str, kind: str, fix_kind: str) -> None:
+    verdict, remedy = _remedy_of(name)
+    assert remedy is not None and remedy.kind == kind
+    fix = plan_fix(from_dump(name), verdict, OFFLINE, KNOWN, BASE, remedy=remedy)
+    assert fix is not None and (fix.kind, fix.predicted) == (fix_kind, OK)
+
+
+def test_a_remedy_overrides_the_verdicts_default_fix() -> None:
+    r = from_dump("cu130-on-r570.txt")
+    by_wheel = plan_fix(r, DRIVER_TOO_OLD, OFFLINE, KNOWN, BASE, remedy=Remedy("install_wheel"))
+    assert by_wheel is not None and by_wheel.kind == "wheel"
+    assert chosen_remedy(DRIVER_TOO_OLD, [{"severity": "error", "verdict": DRIVER_TOO_OLD}]) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from refenv.reproduce.render import (
     succeeded,
     verdicts_agree,
 )
-from refenv.reproduce.run import CellRun, Outcome
+from refenv.reproduce.run import NO_REMEDY, NOT_RUN, CellRun, Outcome
 from refenv.results import CellResult, Expected, Observed
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -108,6 +109,10 @@ def test_succeeded() -> None:
     assert not succeeded(outcome(cell("DRIVER_TOO_OLD", TOO_OLD), cell("DRIVER_TOO_OLD", TOO_OLD)))
     text = render(outcome(cell("OK", None)))
     assert "=> NOT reproduced: a different verdict (OK)" in text
+    # --verify-fix that found no remedy fails, whatever its note says; another note does not.
+    reproduced = outcome(cell("DRIVER_TOO_OLD", TOO_OLD))
+    assert not succeeded(replace(reproduced, fix_status=NO_REMEDY, fix_note="any words"))
+    assert succeeded(replace(reproduced, fix_status=NOT_RUN, fix_note="no remedy in these words"))
 
 
 @pytest.mark.parametrize(("content", "words"), [

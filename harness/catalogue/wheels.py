@@ -1,10 +1,8 @@
-"""Concrete fixes: exact pip lines and driver floors, from the compatibility data (pure)."""
+"""The words of wheel and driver fixes: exact pip lines and driver floors, from the compatibility data (pure)."""
 
 from __future__ import annotations
 
 from harness import compat
-
-TOOLKIT_DOCS = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
 
 
 def branch_name(driver: str) -> str:
@@ -81,29 +79,3 @@ def wheel_for_arch(torch_version: str | None, capability: str, driver_cuda_versi
                         f"{' '.join(arches)}, which covers {compat.sm_name(capability)}"]
     return [f"no torch build in refenv's tables covers {compat.sm_name(capability)} with this driver; "
             "build torch from source with TORCH_CUDA_ARCH_LIST including it"]
-
-
-def container_gpu_access() -> list[str]:
-    return [
-        "start the container with GPU access: docker run --gpus all … (or --gpus device=0), "
-        "on a host with the NVIDIA Container Toolkit (nvidia-ctk runtime configure --runtime=docker)",
-        f"install guide: {TOOLKIT_DOCS}",
-        "in Kubernetes, request the GPU as a resource: resources.limits: nvidia.com/gpu: 1",
-    ]
-
-
-CUINIT_FIXES = {
-    3: ["the kernel module is not working for this process: check `nvidia-smi` and `dmesg | grep -i nvrm`, "
-        "the permissions of /dev/nvidia*, and that nvidia_uvm is loaded (sudo modprobe nvidia_uvm)"],
-    34: ["libcuda.so.1 resolves to the CUDA toolkit's stub library (…/lib64/stubs), which exists only for "
-         "linking: remove the stubs folder from LD_LIBRARY_PATH / ld.so.conf so the driver's own library loads"],
-    803: ["the user-mode driver (libcuda) and the kernel module disagree: after a driver upgrade, reboot "
-          "(or reload the nvidia modules); in a container, remove a cuda-compat package "
-          "(/usr/local/cuda/compat) from the library path"],
-    804: ["a newer libcuda from a cuda-compat (forward compatibility) package is loaded on a GPU that does not "
-          "support forward compatibility (only data-center GPUs do): remove /usr/local/cuda/compat from "
-          "LD_LIBRARY_PATH, or upgrade the host driver instead"],
-    999: ["an unknown driver error: often after suspend/resume or a driver update without reboot; reload the "
-          "unified-memory module (sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm) or reboot; make sure "
-          "CUDA_VISIBLE_DEVICES is not changed after the program started"],
-}

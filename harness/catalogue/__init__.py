@@ -1,0 +1,26 @@
+"""The failure catalogue: every message the GPU stack prints when CUDA does not work, as checked-in data.
+
+`data/failures.json` holds one row per message (torch per release, the CUDA driver and runtime, NVML and
+nvidia-smi, the container toolkit and Docker, the kernel log), each with its layer, verdict, meaning,
+patterns, source and structured remedy. Everything that recognises or prints such a message asks here.
+"""
+
+from harness.catalogue.load import CatalogueError, entries
+from harness.catalogue.lookup import (
+    by_cuda_error,
+    by_nvml_return,
+    code_of,
+    cuda_error_names,
+    entry,
+    nvml_code_of,
+    nvml_error_texts,
+)
+from harness.catalogue.model import Entry, Hit
+from harness.catalogue.scan import find, scan, scan_text
+from harness.catalogue.text import example_text, render, torch_text, torch_words_for_cuda_error
+
+__all__ = [
+    "CatalogueError", "Entry", "Hit", "by_cuda_error", "by_nvml_return", "code_of", "cuda_error_names", "entries",
+    "entry", "example_text", "find", "nvml_code_of", "nvml_error_texts", "render", "scan", "scan_text", "torch_text",
+    "torch_words_for_cuda_error",
+]

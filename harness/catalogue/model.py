@@ -1,0 +1,86 @@
+"""The values of the failure catalogue: an entry, its patterns and texts, and a hit in a line."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from harness.schema import Remedy
+
+# Where a message comes from, in the order the stack is examined.
+LAYERS = ("kernel", "nvml", "nvidia_smi", "cuda_driver", "cuda_runtime", "torch", "container", "docker")
+# Which error-code space a code belongs to (CUresult, cudaError_t, nvmlReturn_t).
+CODE_APIS = ("cuda_driver", "cuda_runtime", "nvml")
+# What a fix does; `remedies.render` has one renderer per kind, `refenv.reproduce.fix` acts on it.
+REMEDY_KINDS = (
+    "install_driver", "install_wheel", "reboot", "reload_modules", "load_module", "drop_from_library_path",
+    "enable_gpu_access", "install_toolkit", "unset_variable", "add_capability", "expose_devices",
+    "reinstall_libraries", "fix_loader_path", "start_service", "fix_permissions", "set_compute_mode", "check_logs",
+    "check_hardware",
+)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """A regex and a literal every match contains (the anchor, found first, case-insensitively)."""
+
+    anchor: str
+    regex: re.Pattern[str]
+
+
+@dataclass(frozen=True)
+class Text:
+    """The words printed from release `since` on ('*' for any); `{name}` marks a captured parameter."""
+
+    since: str
+    template: str
+
+
+@dataclass(frozen=True)
+class Code:
+    """An error code and its name in its API (and NVML's error string, which differs from the text)."""
+
+    api: str
+    value: int
+    name: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One failure message: where it comes from, what it means, how to recognise it, and its fix."""
+
+    id: str
+    layer: str
+    verdict: str  # one of harness.schema.VERDICTS, or "" for context that decides nothing alone
+    meaning: str
+    source: str
+    patterns: tuple[Pattern, ...]
+    texts: tuple[Text, ...]
+    example: tuple[tuple[str, str], ...] = ()
+    code: Code | None = None
+    remedy: Remedy | None = None
+
+    @property
+    def text(self) -> str:
+        """The newest wording, unrendered."""
+        return self.texts[-1].template
+
+    @property
+    def code_value(self) -> int | None:
+        return self.code.value if self.code else None
+
+
+@dataclass(frozen=True)
+class Hit:
+    """An entry found in a line: the parameters it captured and where the match starts."""
+
+    entry: Entry
+    params: dict[str, str] = field(default_factory=dict)
+    start: int = 0
+    end: int = 0
+    text: str = ""  # the matched words
+
+    @property
+    def id(self) -> str:
+        return self.entry.id

@@ -1,0 +1,194 @@
+"""One renderer for every remedy: the words of a fix, from its kind and parameters (pure).
+
+A remedy is data (`harness.schema.Remedy`): the catalogue names a kind per failure, the classifier adds
+what it knows (the torch release, its CUDA, the driver's CUDA version, a GPU's capability, a variable's
+value), and `render` writes the lines a user reads. `refenv.reproduce.fix` acts on the kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness.catalogue import wheels
+from harness.catalogue.model import REMEDY_KINDS
+from harness.schema import Remedy
+
+TOOLKIT_DOCS = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"
+DRIVER_DOWNLOAD = "https://www.nvidia.com/Download/index.aspx"
+MODULES = "nvidia_uvm nvidia_drm nvidia_modeset nvidia"
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value and value.lstrip("-").isdigit() else None
+
+
+def _install_driver(r: Remedy) -> list[str]:
+    cuda, torch, dcv = r.get("cuda"), r.get("torch"), _int(r.get("driver_cuda"))
+    if r.get("action") == "upgrade" and cuda:
+        lines = [f"upgrade the driver: {wheels.driver_floor_text(cuda)}"]
+        if dcv:
+            lines += [f"or keep the driver and install a torch it runs: {line}"
+                      for line in wheels.wheel_for_driver(torch, dcv)]
+        return lines
+    if r.get("condition"):
+        return [f"the image requires {r.get('condition')}: upgrade the host driver"
+                + (f" ({wheels.driver_floor_text(cuda)})" if cuda else "")
+                + ", or use an image built for an older CUDA (NVIDIA_DISABLE_REQUIRE=true skips the check)"]
+    if r.get("detail") == "short":
+        return [f"install the NVIDIA driver ({DRIVER_DOWNLOAD}) and reboot"]
+    lines = [f"install the NVIDIA driver for this GPU ({DRIVER_DOWNLOAD}, or the distribution's package, e.g. "
+             "apt install nvidia-driver) and reboot"]
+    if cuda:
+        lines.append(f"for this torch (CUDA {cuda}): {wheels.driver_floor_text(cuda)}")
+    return lines
+
+
+def _install_wheel(r: Remedy) -> list[str]:
+    torch, dcv, cc = r.get("torch"), _int(r.get("driver_cuda")), r.get("capability")
+    if cc:
+        return wheels.wheel_for_arch(torch, cc, dcv)
+    if dcv:
+        return wheels.wheel_for_driver(torch, dcv)
+    if torch:
+        return wheels.default_wheel(torch)
+    return ["install a CUDA build of torch: see https://pytorch.org/get-started/locally/"]
+
+
+def _reboot(r: Remedy) -> list[str]:
+    if r.get("why") == "gpu_lost":
+        return ["the GPU stopped answering (fell off the bus): reboot; if it recurs, check its power, cooling "
+                "and seating, and the kernel log's Xid lines (dmesg | grep -i xid)"]
+    line = (f"the driver was upgraded without a reboot: reboot, or unload and reload the modules "
+            f"(sudo rmmod {MODULES} && sudo modprobe nvidia nvidia_uvm)")
+    if r.get("compat"):
+        line += f"; in a container, remove a cuda-compat package ({r.get('compat')}) from the library path"
+    return [line]
+
+
+def _reload_modules(r: Remedy) -> list[str]:
+    module = r.get("modules") or "nvidia_uvm"
+    return [f"an unknown driver error: often after suspend/resume or a driver update without reboot; reload the "
+            f"unified-memory module (sudo rmmod {module} && sudo modprobe {module}) or reboot; make sure "
+            "CUDA_VISIBLE_DEVICES is not changed after the program started"]
+
+
+def _load_module(r: Remedy) -> list[str]:
+    module = r.get("module") or "nvidia"
+    if module == "nvidia_uvm":
+        return ["the kernel module is not working for this process: check `nvidia-smi` and `dmesg | grep -i nvrm`, "
+                "the permissions of /dev/nvidia*, and that nvidia_uvm is loaded (sudo modprobe nvidia_uvm)"]
+    return [f"load it (sudo modprobe {module}) and check dmesg; with Secure Boot the module must be signed; "
+            "after a kernel update, rebuild it (dkms autoinstall)"]
+
+
+def _drop_from_library_path(r: Remedy) -> list[str]:
+    path = r.get("path") or ""
+    if path.endswith("stubs"):
+        return ["libcuda.so.1 resolves to the CUDA toolkit's stub library (…/lib64/stubs), which exists only for "
+                "linking: remove the stubs folder from LD_LIBRARY_PATH / ld.so.conf so the driver's own library loads"]
+    return [f"a newer libcuda from a cuda-compat (forward compatibility) package is loaded on a GPU that does not "
+            f"support forward compatibility (only data-center GPUs do): remove {path} from "
+            "LD_LIBRARY_PATH, or upgrade the host driver instead"]
+
+
+def _enable_gpu_access(r: Remedy) -> list[str]:
+    lines = []
+    value = r.get("nvidia_visible_devices")
+    if value is not None:
+        lines.append(f"set NVIDIA_VISIBLE_DEVICES=all (or GPU indices / UUIDs) instead of {value!r}")
+    return [*lines,
+            "start the container with GPU access: docker run --gpus all … (or --gpus device=0), "
+            "on a host with the NVIDIA Container Toolkit (nvidia-ctk runtime configure --runtime=docker)",
+            f"install guide: {TOOLKIT_DOCS}",
+            "in Kubernetes, request the GPU as a resource: resources.limits: nvidia.com/gpu: 1"]
+
+
+def _install_toolkit(r: Remedy) -> list[str]:
+    return ["install the NVIDIA Container Toolkit on the host and register its runtime with Docker "
+            "(sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker)",
+            f"install guide: {TOOLKIT_DOCS}"]
+
+
+def _unset_variable(r: Remedy) -> list[str]:
+    name, value, devices = r.get("name") or "CUDA_VISIBLE_DEVICES", r.get("value"), r.get("devices")
+    lines = [f"unset {name} to see every device, or set it to ordinals / GPU- UUIDs that exist"
+             + (f" ({devices})" if devices else " (nvidia-smi -L lists them)")]
+    if name == "CUDA_VISIBLE_DEVICES" and value is not None and value.strip().lower() == "all":
+        lines.insert(0, "'all' is a keyword of NVIDIA_VISIBLE_DEVICES (the container toolkit), not of "
+                        "CUDA_VISIBLE_DEVICES, where it hides everything")
+    return lines
+
+
+def _add_capability(r: Remedy) -> list[str]:
+    return [f"start the container with NVIDIA_DRIVER_CAPABILITIES={r.get('capability') or 'compute'},utility "
+            "(or 'all'); the default, when unset, is compute,utility"]
+
+
+def _expose_devices(r: Remedy) -> list[str]:
+    if r.get("where") == "container":
+        return ["start the container with the GPUs it should see: NVIDIA_VISIBLE_DEVICES=all or --gpus all "
+                "(NVIDIA_VISIBLE_DEVICES=none gives the driver libraries but no device)"]
+    if r.get("where") == "unknown":
+        return ["a device is hidden: check CUDA_VISIBLE_DEVICES, and for a container --gpus / NVIDIA_VISIBLE_DEVICES"]
+    return ["check that the GPU is seen by the system (lspci | grep -i nvidia) and by the driver (nvidia-smi)"]
+
+
+def _reinstall_libraries(r: Remedy) -> list[str]:
+    return ["reinstall the driver's CUDA user-mode library (Debian/Ubuntu: the libnvidia-compute-<branch> "
+            "or cuda-drivers package, matching the kernel module's version)"]
+
+
+def _fix_loader_path(r: Remedy) -> list[str]:
+    return ["the driver's libcuda.so.1 is not on the loader path of this Python: check "
+            "`ldconfig -p | grep libcuda` and LD_LIBRARY_PATH"]
+
+
+def _start_service(r: Remedy) -> list[str]:
+    service = r.get("service") or "nvidia-fabricmanager"
+    return [f"start the {service} service (sudo systemctl enable --now {service}); its version must match the "
+            "driver's"]
+
+
+def _fix_permissions(r: Remedy) -> list[str]:
+    return [f"let this user open {r.get('path') or '/dev/nvidia*'}: check their mode (crw-rw-rw-), the video/render "
+            "groups, and in a container the device cgroup"]
+
+
+def _set_compute_mode(r: Remedy) -> list[str]:
+    return [f"the GPUs are exclusive or prohibited for this process: check `nvidia-smi -q -d COMPUTE`; "
+            f"sudo nvidia-smi -c {r.get('mode') or 'DEFAULT'} makes them shared, or wait for the other process"]
+
+
+def _check_logs(r: Remedy) -> list[str]:
+    code, name = r.get("code"), r.get("name")
+    if code:
+        return [f"the driver fails with error {code}" + (f" ({name})" if name else "")
+                + ": see the driver's logs (dmesg | grep -i nvrm)"]
+    return [r.get("hint") or "check the driver installation: nvidia-smi, dmesg | grep -i nvrm"]
+
+
+def _check_hardware(r: Remedy) -> list[str]:
+    return ["the kernel module reports a GPU fault: read `dmesg | grep -i -e xid -e nvrm` (NVIDIA's Xid catalogue "
+            "says what each number means); reboot, and if it recurs check power, cooling and the card itself"]
+
+
+RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
+    "install_driver": _install_driver, "install_wheel": _install_wheel, "reboot": _reboot,
+    "reload_modules": _reload_modules, "load_module": _load_module, "drop_from_library_path": _drop_from_library_path,
+    "enable_gpu_access": _enable_gpu_access, "install_toolkit": _install_toolkit, "unset_variable": _unset_variable,
+    "add_capability": _add_capability, "expose_devices": _expose_devices, "reinstall_libraries": _reinstall_libraries,
+    "fix_loader_path": _fix_loader_path, "start_service": _start_service, "fix_permissions": _fix_permissions,
+    "set_compute_mode": _set_compute_mode, "check_logs": _check_logs, "check_hardware": _check_hardware,
+}
+KINDS = tuple(RENDERERS)
+assert set(KINDS) == set(REMEDY_KINDS), "every remedy kind has one renderer"
+
+
+def render(remedy: Remedy) -> tuple[str, ...]:
+    """The lines of this fix; ValueError for a kind no renderer knows."""
+    try:
+        renderer = RENDERERS[remedy.kind]
+    except KeyError:
+        raise ValueError(f"unknown remedy kind {remedy.kind!r}; expected one of {', '.join(KINDS)}") from None
+    return tuple(renderer(remedy))
+

@@ -1,0 +1,52 @@
+"""Find the catalogue's messages in a line, in time linear in its length.
+
+Each pattern names a literal anchor. `str.find` locates the anchor (linear), and the regex runs only
+in a bounded window around it, with bounded repetition only (checked at load), so no line, however
+long or hostile, costs more than a pass per pattern plus a fixed amount per anchor tried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from harness.catalogue.load import entries
+from harness.catalogue.model import Hit
+
+BEFORE = 320  # how far before its anchor a match may start (a GPU name, a tool's prefix)
+AFTER = 640   # how far past its anchor a match may end (torch's longest message, captured texts)
+TRIES = 16    # anchors tried per pattern and line: a line repeating an anchor cannot cost more
+
+
+def scan(line: str) -> list[Hit]:
+    """Every entry whose pattern matches in this line, in the order they start."""
+    low = line.lower()
+    hits: dict[tuple[str, int], Hit] = {}
+    for entry in entries():
+        for pattern in entry.patterns:
+            anchor = pattern.anchor.lower()
+            at = low.find(anchor)
+            tries = 0
+            while at >= 0 and tries < TRIES:
+                tries += 1
+                lo, hi = max(0, at - BEFORE), min(len(line), at + len(anchor) + AFTER)
+                m = pattern.regex.search(line, lo, hi)
+                nxt = at + 1
+                if m is not None:
+                    key = (entry.id, m.start())
+                    if key not in hits:
+                        params = {k: v for k, v in m.groupdict().items() if v is not None}
+                        hits[key] = Hit(entry, params, m.start(), m.end(), m.group(0))
+                    nxt = max(nxt, m.end())
+                at = low.find(anchor, nxt)
+    return sorted(hits.values(), key=lambda h: (h.start, h.entry.id))
+
+
+def scan_text(text: str) -> list[Hit]:
+    """scan() over each line of a text, first line first (offsets are within each line)."""
+    return [hit for line in text.splitlines() for hit in scan(line)]
+
+
+def find(text: str, ids: Iterable[str]) -> Hit | None:
+    """The first hit of any of these entries in a (multi-line) text."""
+    wanted = set(ids)
+    return next((h for h in scan_text(text) if h.entry.id in wanted), None)

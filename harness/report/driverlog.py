@@ -3,15 +3,20 @@ CUDA runtime's error codes in old and new tracebacks (`THCudaCheck FAIL ... erro
 (999)`, `CUDA error: ...`).
 
 The error codes are cudaError_t values (CUDA Runtime API reference, "Data types", cudaError); before
-CUDA 10.1 some were numbered apart (38 no device, 48 no kernel image, 30 unknown), after it 100, 209, 999.
+CUDA 10.1 some were numbered apart (38, 48, 30), after it 100, 209, 999. What each code and message means
+is the failure catalogue's (harness/catalogue): the readers look them up there.
 """
 
 from __future__ import annotations
 
 import re
 
+from harness.catalogue import lookup
+from harness.catalogue.model import Hit
+from harness.catalogue.scan import scan
 from harness.facts import GpuFact
 from harness.report.model import Builder, Line
+from harness.schema import DRIVER_BROKEN
 
 _OLD_HEADER_RE = re.compile(r"NVIDIA-SMI\s{1,8}(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s{1,40}Driver Version:\s{0,4}"
                             r"(?P<driver>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
@@ -22,19 +27,13 @@ _LIST_ROW_RE = re.compile(
     r"^GPU\s(?P<index>\d{1,2}):\s(?P<name>[^()]{1,80}?)\s\(UUID:\s(?P<uuid>GPU-[0-9a-fA-F-]{1,64})\)")
 _NVRM_VERSION_RE = re.compile(r"NVRM version:\s{0,4}NVIDIA .{0,40}?Kernel Module\s{1,6}(?P<version>\d{3}\.\d{1,3}"
                               r"(?:\.\d{1,3})?)")
-_API_MISMATCH_RE = re.compile(r"NVRM: API mismatch: the client has the version "
-                              r"(?P<client>\d{3}\.\d{1,3}(?:\.\d{1,3})?), but\s{1,3}"
-                              r"(?:this|the) kernel module has the version (?P<kernel>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
-_XID_RE = re.compile(r"NVRM: Xid \([^)]{0,40}\): (?P<xid>\d{1,3})\b")
+_KERNEL_VERSION_RE = re.compile(r"kernel module has the version (?P<kernel>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
 _THC_RE = re.compile(r"THCudaCheck FAIL .{0,200}?error\s?=\s?(?P<code>\d{1,4})\s?:\s?(?P<text>.{1,120})")
 _RUNTIME_RE = re.compile(r"cuda runtime error \((?P<code>\d{1,4})\)\s?:\s?(?P<text>[^\n]{1,120}?)(?:\sat\s|$)")
 _NVCC_RE = re.compile(r"Cuda compilation tools, release (?P<release>\d{1,2}\.\d{1,2})")
-_CUDA_ERROR_RE = re.compile(r"CUDA error:\s(?P<text>[a-z][a-z \-]{3,80})")
-# The runtime codes whose meaning settles a layer: the cuInit result they carry, or what they say.
-CUINIT_OF_RUNTIME = {802: 802, 803: 803, 804: 804, 999: 999, 3: 3, 34: 34}
-_NO_DEVICE = (38, 100)
-_NO_KERNEL = (48, 209)
-_INSUFFICIENT = 35
+# cudaError_t values numbered apart before CUDA 10.1 (CUDA 10.0 runtime API, cudaError), as the catalogue
+# rows they are now: 38 and 48 became 100 and 209; 30 (unknown) is left out, it names no layer.
+LEGACY_RUNTIME = {38: "cuda.no_device", 48: "cuda.no_kernel_image"}
 
 
 def read(b: Builder, lines: list[Line]) -> None:
@@ -43,8 +42,9 @@ def read(b: Builder, lines: list[Line]) -> None:
         if not text:
             continue
         _read_smi(b, line)
-        _read_kernel(b, line)
-        _read_runtime(b, line)
+        hits = scan(text)
+        _read_kernel(b, line, hits)
+        _read_runtime(b, line, hits)
         nvcc = _NVCC_RE.search(text)
         if nvcc:
             b.detail("nvcc", nvcc.group("release"), line)
@@ -80,56 +80,57 @@ def _read_smi(b: Builder, line: Line) -> None:
         b.note(f"line {line.number}: nvidia-smi found no devices: the driver runs but sees no GPU")
 
 
-def _read_kernel(b: Builder, line: Line) -> None:
+def _read_kernel(b: Builder, line: Line, hits: list[Hit]) -> None:
     text = line.text
     version = _NVRM_VERSION_RE.search(text)
     if version:
         b.put("driver.kernel_module_version", version.group("version"), line)
         b.put("driver.proc_version", text, line)
-    mismatch = _API_MISMATCH_RE.search(text)
-    if mismatch:
-        b.put("driver.kernel_module_version", mismatch.group("kernel"), line)
+    ids = {h.entry.id: h for h in hits}
+    if "kernel.api_mismatch" in ids:
+        kernel = _KERNEL_VERSION_RE.search(text)
+        if kernel:
+            b.put("driver.kernel_module_version", kernel.group("kernel"), line)
         b.infer("driver.nvml.init_error", "Driver/library version mismatch", line,
                 "the kernel log's API mismatch is what NVML reports as error 18")
         b.infer("driver.nvml.init_error_code", 18, line, "NVML_ERROR_LIB_RM_VERSION_MISMATCH")
-        b.note(f"line {line.number}: the user-mode driver {mismatch.group('client')} does not match the kernel "
-               f"module {mismatch.group('kernel')}: a driver upgraded without a reboot")
-    xid = _XID_RE.search(text)
-    if xid:
-        b.clue("xid", line)
-        b.note(f"line {line.number}: the kernel log reports Xid {xid.group('xid')}: a GPU or driver fault")
+        b.note(f"line {line.number}: {ids['kernel.api_mismatch'].entry.meaning}")
+    for ident in ("kernel.xid", "kernel.rm_init_adapter", "kernel.key_rejected"):
+        if ident in ids:
+            b.clue("kernel_fault", line)
+            b.note(f"line {line.number}: {ids[ident].entry.meaning}")
+    if "smi.not_found" in ids:
+        b.put("driver.nvidia_smi.works", False, line)
+        b.note(f"line {line.number}: {ids['smi.not_found'].entry.meaning}")
     if "configuration: driver=nvidia" in text:
         b.clue("kernel_driver_bound", line)
 
 
-def _read_runtime(b: Builder, line: Line) -> None:
+def _read_runtime(b: Builder, line: Line, hits: list[Hit]) -> None:
     text = line.text
     m = _THC_RE.search(text) or _RUNTIME_RE.search(text)
     if m:
         code, said = int(m.group("code")), m.group("text").strip()
-        message = f"cuda runtime error ({code}): {said}"
-        b.put("torch.init_error", message, line)
-        if code in CUINIT_OF_RUNTIME:
-            b.infer("driver.libcuda.cuinit", CUINIT_OF_RUNTIME[code], line,
-                    f"cuda runtime error {code} is what cuInit returned")
-        elif code in _NO_DEVICE:
-            b.clue("no_device", line)
-        elif code in _NO_KERNEL:
-            _warn(b, "no kernel image is available for execution on the device", line)
-        elif code == _INSUFFICIENT:
-            b.clue("insufficient_driver", line)
-        return
-    err = _CUDA_ERROR_RE.search(text)
-    if err:
-        said = err.group("text").strip()
-        if "no kernel image" in said:
-            _warn(b, said, line)
-        elif "no CUDA-capable device" in said:
-            b.clue("no_device", line)
-    if "CUDA driver version is insufficient for CUDA runtime version" in text:
-        b.clue("insufficient_driver", line)
-    if "no CUDA-capable device is detected" in text:
+        b.put("torch.init_error", f"cuda runtime error ({code}): {said}", line)
+        entry = lookup.entry(LEGACY_RUNTIME[code]) if code in LEGACY_RUNTIME else lookup.by_cuda_error(code)
+        if entry is not None and entry.code is not None and entry.layer == "cuda_driver" and entry.verdict == (
+                DRIVER_BROKEN):
+            b.infer("driver.libcuda.cuinit", entry.code.value, line,
+                    f"cuda runtime error {code} is {entry.code.name}, what cuInit returned")
+        elif entry is not None:
+            _found(b, line, entry.id, said)
+    for hit in hits:
+        _found(b, line, hit.entry.id, hit.text)
+
+
+def _found(b: Builder, line: Line, ident: str, said: str) -> None:
+    """A catalogue row the runtime printed: no device, no kernel image, an insufficient driver."""
+    if ident == "cuda.no_device":
         b.clue("no_device", line)
+    elif ident == "cuda.no_kernel_image":
+        _warn(b, said, line)
+    elif ident == "cuda.insufficient_driver":
+        b.clue("insufficient_driver", line)
 
 
 def _warn(b: Builder, message: str, line: Line) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from harness.catalogue.scan import find
 from harness.schema import (
     ARCH_UNSUPPORTED,
     CPU_WHEEL,
@@ -119,7 +120,7 @@ def _outside(facts: Any, clues: set[str]) -> Assessment | None:
                           (NO_DRIVER,), ('python -c "import torch; print(torch.backends.mps.is_available())"',),
                           "outside: macOS has no current NVIDIA CUDA driver; on Apple Silicon torch uses the "
                           "'mps' device, not CUDA")
-    no_driver = "Found no NVIDIA driver" in _torch_texts(facts)
+    no_driver = find(_torch_texts(facts), ("torch.no_driver",)) is not None
     if "wsl1" in clues or ("wsl" in clues and no_driver and not _get(facts, "driver.nvml.driver_version")):
         return Assessment(OTHER, MEDIUM if "wsl1" in clues else LOW, ("the report runs under WSL",),
                           (NO_DRIVER,), ("wsl -l -v", "nvidia-smi", "ls -l /usr/lib/wsl/lib/libcuda.so*"),
@@ -201,11 +202,14 @@ def _leads(facts: Any, clues: set[str]) -> list[tuple[str, str]]:
         leads.append((NOT_VISIBLE, "a batch-scheduler job (Slurm/PBS) that may have been given no GPU"))
     if cvd is not None:
         leads.append((NOT_VISIBLE, f"CUDA_VISIBLE_DEVICES={cvd!r} decides which GPUs torch may see"))
-    if "no kernel image" in texts or _get(facts, "torch.devices"):
+    if find(texts, ("cuda.no_kernel_image",)) or _get(facts, "torch.devices"):
         leads.append((ARCH_UNSUPPORTED, "torch named the GPU's compute capability as one its build does not "
                        "carry (or reported no kernel image for it)"))
+    if "kernel_fault" in clues:
+        leads.append((DRIVER_BROKEN, "the kernel log reports a GPU or driver fault (Xid, RmInitAdapter)"))
     if "not_compiled" in clues or "conda_cpuonly" in clues:
-        leads.append((CPU_WHEEL, "the report quotes 'Torch not compiled with CUDA enabled'"))
+        leads.append((CPU_WHEEL, "the report quotes torch's words for a CPU-only build (or installs conda's "
+                      "cpuonly)"))
     if _get(facts, "driver.nvidia_smi.works") is False:
         leads.append((NO_DRIVER, "nvidia-smi could not communicate with the driver"))
     if "no_gpu" in clues or ("colab" in clues and "nvidia_gpu" not in clues):

@@ -9,6 +9,7 @@ import bisect
 import itertools
 import re
 
+from harness.catalogue import lookup
 from harness.report.model import Builder, Line
 
 # (clue, pattern): the first line matching each pattern is kept as the clue's evidence.
@@ -37,7 +38,6 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("smi_ok", re.compile(r"nvidia-smi\W{0,3}(?:ok|works|worked|is fine|runs fine|shows? (?:the|my) GPU)", re.I)),
     ("nvidia_gpu", re.compile(r"\b(?:GeForce|Quadro|Tesla|TITAN|RTX\s?\d{4}|GTX\s?\d{3,4}|A100|H100|H200|V100|"
                               r"A6000|A40|L40S?|T4|P100|K80)\b")),
-    ("not_compiled", re.compile(r"not compiled with CUDA", re.I)),
     ("nightly", re.compile(r"\bnightly\b|\.dev20\d{6}", re.I)),
 )
 _CAPS_RE = re.compile(r"(?:--gpus\s{1,3}['\"]?|,)capabilities=(?P<caps>[a-z,]{1,60})|"
@@ -53,6 +53,11 @@ def read(b: Builder, lines: list[Line]) -> None:
         m = pattern.search(whole)
         if m and name not in b.clues:
             b.clue(name, lines[bisect.bisect_right(starts, m.start()) - 1])
+    # torch's words for a CPU-only build, as the catalogue has them, in any letter case (users retype them).
+    cpu_only = lookup.entry("torch.not_compiled").patterns[0].anchor.lower()
+    hit = next((line for line in lines if cpu_only in line.text.lower()), None)
+    if hit is not None:
+        b.clue("not_compiled", hit)
     for line in lines:
         text = line.text
         if "capabilities" not in text:

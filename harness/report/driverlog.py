@@ -27,6 +27,9 @@ _LIST_ROW_RE = re.compile(
     r"^GPU\s(?P<index>\d{1,2}):\s(?P<name>[^()]{1,80}?)\s\(UUID:\s(?P<uuid>GPU-[0-9a-fA-F-]{1,64})\)")
 _NVRM_VERSION_RE = re.compile(r"NVRM version:\s{0,4}NVIDIA .{0,40}?Kernel Module\s{1,6}(?P<version>\d{3}\.\d{1,3}"
                               r"(?:\.\d{1,3})?)")
+# Lines that may hold a catalogue row these readers use (runtime, kernel log, nvidia-smi): the others are
+# not scanned, which keeps a long log cheap.
+_MAYBE_RE = re.compile(r"NVRM|nvidia|cuda|kernel|device|Key was", re.I)
 _KERNEL_VERSION_RE = re.compile(r"kernel module has the version (?P<kernel>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
 _THC_RE = re.compile(r"THCudaCheck FAIL .{0,200}?error\s?=\s?(?P<code>\d{1,4})\s?:\s?(?P<text>.{1,120})")
 _RUNTIME_RE = re.compile(r"cuda runtime error \((?P<code>\d{1,4})\)\s?:\s?(?P<text>[^\n]{1,120}?)(?:\sat\s|$)")
@@ -42,7 +45,7 @@ def read(b: Builder, lines: list[Line]) -> None:
         if not text:
             continue
         _read_smi(b, line)
-        hits = scan(text)
+        hits = scan(text) if _MAYBE_RE.search(text) else []
         _read_kernel(b, line, hits)
         _read_runtime(b, line, hits)
         nvcc = _NVCC_RE.search(text)

@@ -7,6 +7,8 @@ from typing import Any, NamedTuple, cast
 
 from harness.facts import Facts, GpuFact, empty_facts
 
+MAX_NOTES = 200  # a report's notes are read by a person: the first ones say what the rest would
+
 
 class ReportError(ValueError):
     """The input is not a report refenv can read; the message says what was expected."""
@@ -45,6 +47,7 @@ class Builder:
         self.facts: Facts = empty_facts(source)
         self.provenance: dict[str, tuple[int, str]] = {}
         self.notes: list[str] = []
+        self._noted: set[str] = set()
         self.details: dict[str, str] = {}
         self.inferred: dict[str, str] = {}
         self.clues: dict[str, tuple[int, str]] = {}
@@ -101,7 +104,9 @@ class Builder:
             self.provenance[f"details.{name}"] = (line.number, line.raw)
 
     def note(self, text: str) -> None:
-        if text not in self.notes:
+        # A set keeps this linear: a pasted log can repeat a noted line thousands of times.
+        if text not in self._noted and len(self.notes) < MAX_NOTES:
+            self._noted.add(text)
             self.notes.append(text)
 
     def build(self, kind: str, unknowns: list[str]) -> ParsedReport:

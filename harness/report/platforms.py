@@ -40,6 +40,20 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                               r"A6000|A40|L40S?|T4|P100|K80)\b")),
     ("nightly", re.compile(r"\bnightly\b|\.dev20\d{6}", re.I)),
 )
+# Words one of which a clue's line must hold (lower case): a clue's pattern runs only where one occurs.
+KEYWORDS = {
+    "windows": (":\\", "win", "powershell"), "wsl1": ("wsl",), "wsl": ("wsl", "microsoft-standard", "/mnt/"),
+    "macos": ("mac", "os x", "osx", "darwin", "/users/"),
+    "apple_silicon": ("apple", "macbook", " m1", " m2", " m3", " m4", "mac m"),
+    "rocm": ("rocm", "hiperr", "amd "), "colab": ("colab",),
+    "no_gpu": ("gpu", "graphics", "nvidia card", "vps", "virtual", "intel", "nvidia devices found", "cpu"),
+    "scheduler": ("slurm", "sbatch", "srun", "qsub", "pbs", "lsf", "bsub"), "gpu_requested": ("--gres", "--gpus", "-g"),
+    "container": ("docker", "container", "nerdctl", "podman", "kube", "k8s", "compose", "singularity", "apptainer"),
+    "compose_gpu": ("capabilities:",), "smi_cuda_na": ("n/a",), "smi_ok": ("nvidia-smi",),
+    "nvidia_gpu": ("geforce", "quadro", "tesla", "titan", "rtx", "gtx", "a100", "h100", "h200", "v100", "a6000",
+                   "a40", "l40", "t4", "p100", "k80"),
+    "nightly": ("nightly", ".dev20"),
+}
 _CAPS_RE = re.compile(r"(?:--gpus\s{1,3}['\"]?|,)capabilities=(?P<caps>[a-z,]{1,60})|"
                       r"capabilities:\s{0,3}\[(?P<list>[^\]]{0,80})\]")
 _KNOWN_CAPS = ("compute", "utility", "graphics", "video", "display", "compat32", "all", "gpu")
@@ -48,9 +62,15 @@ _KNOWN_CAPS = ("compute", "utility", "graphics", "video", "display", "compat32",
 def read(b: Builder, lines: list[Line]) -> None:
     # One search per clue over the whole text (not one per line): the first hit's line is the evidence.
     whole = "\n".join(line.text for line in lines)
+    low = whole.lower()
     starts = list(itertools.accumulate((len(line.text) + 1 for line in lines), initial=0))
     for name, pattern in CLUES:
-        m = pattern.search(whole)
+        found = [at for at in (low.find(k) for k in KEYWORDS[name]) if at >= 0]
+        if not found:
+            continue
+        # Start at the line of the first keyword: an earlier match would hold a keyword too.
+        first = starts[bisect.bisect_right(starts, min(found)) - 1]
+        m = pattern.search(whole, first)
         if m and name not in b.clues:
             b.clue(name, lines[bisect.bisect_right(starts, m.start()) - 1])
     # torch's words for a CPU-only build, as the catalogue has them, in any letter case (users retype them).

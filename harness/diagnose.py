@@ -14,7 +14,8 @@ from harness.schema import EXIT_HARNESS_ERROR, exit_code_for
 
 EPILOG = """\
 exit status: 0 when CUDA works (OK), 1 for a failing verdict, 2 when the harness itself failed
-(the JSON document is still written, with the error).
+(the JSON document is still written, with the error). With --from, a report outside the seven verdicts
+(OTHER) or too thin to judge (CANNOT_TELL) exits 1, and text with no fact about the stack exits 2.
 
 verdicts, in the order they are examined: NO_DRIVER, DRIVER_BROKEN (driver layer), CPU_WHEEL,
 DRIVER_TOO_OLD (wheel and runtime), NOT_VISIBLE (CUDA_VISIBLE_DEVICES, container GPU access),
@@ -33,8 +34,9 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the versioned JSON document instead of text")
     p.add_argument("--out", metavar="FILE", help="also write the JSON document to FILE")
     p.add_argument("--from", dest="source", metavar="FILE",
-                   help="diagnose a machine you cannot touch: a pasted `python -m torch.utils.collect_env` "
-                        "output or a saved diagnose document ('-' reads standard input)")
+                   help="diagnose a machine you cannot touch from what its user pasted: a `python -m "
+                        "torch.utils.collect_env` output, torch's errors, nvidia-smi, install lines or any bug "
+                        "report text, or a saved diagnose document ('-' reads standard input)")
     p.add_argument("--torch-timeout", type=float, default=180.0, metavar="S",
                    help="seconds to wait for torch to import and answer (default 180)")
     p.set_defaults(func=run)

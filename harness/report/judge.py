@@ -138,7 +138,9 @@ def _failing(facts: Any, verdict: str, title: str, stated: set[str], inferred: s
              clues: set[str]) -> Assessment:
     measured = [p for p in MEASURED if p in stated and p not in inferred]
     rests = [title, *(f"{p} = {_get(facts, p)!r} (stated)" for p in measured[:4])]
-    rests.extend(f"{p} (inferred)" for p in sorted(inferred)[:3])
+    # A GPU's inferred capability bears on ARCH_UNSUPPORTED only.
+    relevant = [p for p in sorted(inferred) if verdict == ARCH_UNSUPPORTED or not p.startswith("driver.nvml.devices")]
+    rests.extend(f"{p} (inferred)" for p in relevant[:3])
     in_container = _get(facts, "visibility.in_container") or "container" in clues
     if verdict in (NO_DRIVER, DRIVER_BROKEN) and "scheduler" in clues and "gpu_requested" not in clues:
         return Assessment(NOT_VISIBLE, MEDIUM, (*rests, "a batch-scheduler job (Slurm/PBS): without a GPU "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from harness.report.inference import capability_of
 from harness.report.model import Builder, Line
 
 # "- Key: value", "* Key = value", "1. Key：value", "Key is value", "Key是value" (the key is short).
@@ -18,6 +19,9 @@ _KEY_VALUE_RE = re.compile(
 _TORCH_KEY = re.compile(r"(?:py)?torch(?:\s{0,2}(?:version|\u7248\u672c))?$", re.I)
 _DRIVER_KEY = re.compile(r"driver(?:\s{0,2}version)?$|\u9a71\u52a8", re.I)
 _PYTHON_KEY = re.compile(r"python(?:\s{0,2}(?:version|\u7248\u672c))?$", re.I)
+_GPU_KEY = re.compile(r"^(?:gpu|gpus|gpu models?(?: and configuration)?|graphics card|video card|\u663e\u5361"
+                      r"(?:\u578b\u53f7)?)$", re.I)
+_GPU_NAME = re.compile(r"(?:NVIDIA\s)?(?:GeForce|Quadro|Tesla|TITAN|RTX|GTX|[AHLVTPK]\d{1,3}\b)[\w ()-]{0,40}")
 _OS_KEY = re.compile(r"^(?:os|platform|operating system|system|\u7cfb\u7edf|\u64cd\u4f5c\u7cfb\u7edf)$", re.I)
 _TORCH_VALUE = re.compile(r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\.dev\d{1,12}|a0|rc\d)?(?:\+[a-z0-9.]{1,20})?)")
 # A Linux or Windows driver number: a three-digit branch, then one or two parts ('460.80', '535.183.01').
@@ -72,6 +76,15 @@ def _read_key_value(b: Builder, line: Line, key: str, value: str) -> None:
         m = _PYTHON_VALUE.match(value.strip())
         if m:
             b.put("host.python", m.group(1), line)
+    elif _GPU_KEY.search(key):
+        m = _GPU_NAME.search(value)
+        if m:
+            name = m.group(0).strip()
+            b.detail("gpu", name, line)
+            cc = capability_of(name)
+            if cc:
+                b.note(f"line {line.number}: the report names the GPU {name}, of compute capability {cc} (inferred "
+                       "from the GPU tables); the driver's own list is not in the report")
     elif _OS_KEY.search(key):
         low = value.lower()
         system = ("Windows" if "win" in low else "Darwin" if ("mac" in low or "darwin" in low)

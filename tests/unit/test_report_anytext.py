@@ -104,3 +104,15 @@ def test_stated_fact_beats_inference() -> None:
 def test_pypi_windows_wheel_is_inferred_cpu_only() -> None:
     report = load_report(b"C:\\Users\\me> pip install torch==2.3.1\n")
     assert report.facts["torch"]["cuda"] is None and "Windows" in report.inferred["torch.cuda"]
+
+
+def test_a_gpu_named_in_a_bullet_is_kept_with_its_inferred_capability() -> None:
+    report = load_report(DATA / "template-bullets-cpu.txt")
+    assert report.details["gpu"] == "NVIDIA GeForce RTX 4070"
+    assert any("compute capability 8.9 (inferred" in n for n in report.notes)
+
+
+def test_clues_name_their_lines() -> None:
+    report = load_report(DATA / "smi-failed-slurm.txt")
+    number, text = report.clues["scheduler"]
+    assert number == 1 and "#SBATCH" in text

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import sys
 import tempfile
@@ -11,6 +10,7 @@ import traceback
 from typing import Any
 
 from harness import __version__
+from harness.inputs import dumps_json, finite_or_null
 from harness.schema import SCHEMA, SCHEMA_VERSION
 
 
@@ -32,7 +32,8 @@ def error_of(exc: BaseException) -> dict[str, Any]:
 
 
 def dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, sort_keys=False, default=str) + "\n"
+    # NaN and Infinity are not JSON (RFC 8259): a figure that is not finite is written as null, "unknown".
+    return dumps_json(finite_or_null(doc), indent=2, sort_keys=False, default=str) + "\n"
 
 
 def write(doc: dict[str, Any], path: str | None) -> None:

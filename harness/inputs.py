@@ -68,13 +68,13 @@ def read_bounded(path: str | Path, what: str, cap: int = DEFAULT_CAP) -> bytes:
     p = Path(path)
     try:
         if p.is_dir():
-            raise InputError(f"{what}: {shorten(str(p))} is a folder, not a file")
+            raise InputError(f"{what}: {label(str(p))} is a folder, not a file")
         with p.open("rb") as stream:
             return read_stream(stream, what, cap)
     except FileNotFoundError:
-        raise InputError(f"{what}: no such file {shorten(str(p))}") from None
+        raise InputError(f"{what}: cannot read {label(str(p))}: no such file") from None
     except OSError as exc:
-        raise InputError(f"{what}: cannot read {shorten(str(p))}: {exc.strerror or exc}") from None
+        raise InputError(f"{what}: cannot read {label(str(p))}: {exc.strerror or exc}") from None
 
 
 def decode_utf8(data: bytes, what: str) -> str:
@@ -235,6 +235,17 @@ def loads_json(text: str, what: str, max_depth: int = MAX_DEPTH) -> Any:
 def load_json_file(path: str | Path, what: str, cap: int = DEFAULT_CAP, max_depth: int = MAX_DEPTH) -> Any:
     """A bounded read, strict UTF-8 and strict JSON, all refused in one line naming `what`."""
     return loads_json(read_text(path, what, cap), what, max_depth)
+
+
+def finite_or_null(value: Any) -> Any:
+    """A copy of a document in which NaN and infinities are null: a measurement that has no finite figure."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [finite_or_null(v) for v in value]
+    return value
 
 
 def dumps_json(value: Any, **kwargs: Any) -> str:

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 from harness.inputs import InputError, dumps_json, float_arg, int_arg, label, load_json_file, shorten
-from harness.probe import roofline, specs
+from harness.probe import document, roofline, specs
 from harness.probe.render import render_roofline
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
 
@@ -94,7 +94,8 @@ def _roofs(args: argparse.Namespace) -> roofline.Roofs:
         where = f"--probe {label(args.probe)}"
         try:
             # Bounded (a device or pipe reports size 0), strict UTF-8, nesting bounded, no NaN/Infinity.
-            doc = check_probe_shape(load_json_file(args.probe, where, cap=PROBE_CAP), where)
+            doc = load_json_file(args.probe, where, cap=PROBE_CAP)
+            doc = check_probe_shape(document.check_document(doc, where), where)
             return roofline.probe_roofs(doc, where)
         except ValueError as exc:  # InputError is one
             raise roofline.RooflineError(str(exc)) from None

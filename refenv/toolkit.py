@@ -80,7 +80,8 @@ def select_gpus(profile: Profile, selection: str | None) -> tuple[Gpu, ...] | No
     chosen: dict[int, Gpu] = {}
     for entry in (e.strip() for e in value.split(",")):
         gpu = None
-        if entry.isdigit():
+        # ASCII digits only: str.isdigit() also takes "٣" (which int() reads as 3) and 5,000-digit strings.
+        if entry.isascii() and entry.isdigit() and len(entry) <= 4:
             gpu = profile.gpus[int(entry)] if int(entry) < len(profile.gpus) else None
         else:
             gpu = next((g for g in profile.gpus if g.uuid == entry), None)

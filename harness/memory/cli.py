@@ -124,9 +124,9 @@ def _checked_budget(text: str) -> str:
 
 def _check_text_options(args: argparse.Namespace) -> None:
     """Names and paths are short printable text: a 5,000-character or multi-line value is a mistake."""
-    for option in ("model", "config", "gpu", "budget", "lora_targets"):
+    for option, longest in (("model", 200), ("config", 4096), ("gpu", 200), ("budget", 200), ("lora_targets", 1000)):
         value = getattr(args, option, None)
-        if isinstance(value, str) and (len(value) > 1000 or not value.isprintable()):
+        if isinstance(value, str) and (len(value) > longest or not value.isprintable()):
             flag = "--" + option.replace("_", "-")
             raise MemoryInputError(f"{flag}: expected a short name or path, got {shorten(value)}")
 

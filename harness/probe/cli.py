@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
+from harness.inputs import dumps_json, finite_or_null
 from harness.probe import bands
 from harness.probe.devices import ProbeError
 from harness.probe.render import render_probe
@@ -44,7 +44,8 @@ def run(args: argparse.Namespace) -> int:
     except ProbeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    text = json.dumps(doc, indent=2)
+    # NaN and Infinity are not JSON (RFC 8259): a figure that is not finite is written as null, "unknown".
+    text = dumps_json(finite_or_null(doc), indent=2)
     if args.out:
         try:
             Path(args.out).write_text(text + "\n", encoding="utf-8")

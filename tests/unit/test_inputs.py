@@ -28,7 +28,7 @@ def test_read_stream_refuses_a_pipe_beyond_the_cap() -> None:
 
 
 def test_read_bounded_names_missing_files_and_folders(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no such file"):
+    with pytest.raises(InputError, match=r"cannot read .*: no such file"):
         inputs.read_bounded(tmp_path / "absent.json", "--probe")
     with pytest.raises(InputError, match="is a folder"):
         inputs.read_bounded(tmp_path, "--probe")
@@ -162,3 +162,15 @@ def test_loads_json_of_random_bytes_never_raises_anything_else(data: bytes) -> N
         inputs.loads_json(inputs.decode_utf8(data, "doc"), "doc")
     except InputError as exc:
         assert "\n" not in str(exc)
+
+
+def test_finite_or_null_writes_what_is_not_finite_as_null() -> None:
+    doc = {"a": [1.0, math.nan, {"b": math.inf}], "c": (-math.inf, "x"), "d": 3}
+    assert inputs.dumps_json(inputs.finite_or_null(doc)) == '{"a": [1.0, null, {"b": null}], "c": [null, "x"], "d": 3}'
+
+
+def test_the_diagnose_document_is_strict_json() -> None:
+    from harness.document import dumps
+
+    text = dumps({"probes": {"gbps_median": math.nan, "tflops": [math.inf]}})
+    assert "NaN" not in text and "Infinity" not in text and json.loads(text)["probes"]["gbps_median"] is None

@@ -109,3 +109,11 @@ def test_the_writer_refuses_more_gpus_than_the_driver_holds() -> None:
     with pytest.raises(ProfileError, match="at most 64 GPUs"):
         profiles.render_config(base, gpus)
     assert profiles.render_config(base, gpus[:64]).count("[gpu]") == 64
+
+
+@pytest.mark.parametrize("value", ["٠", "０", "9" * 5000])
+def test_the_toolkit_reads_only_ascii_device_indexes(value: str) -> None:
+    from refenv.toolkit import ToolkitError, select_gpus
+
+    with pytest.raises(ToolkitError, match="unknown device"):
+        select_gpus(profiles.get("r580"), value)

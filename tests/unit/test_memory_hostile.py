@@ -1,0 +1,160 @@
+"""`python -m harness memory` under hostile input: exit 2 with one line, or a result (0 fits, 1 does not);
+never a traceback, never 1 from a crash, never NaN in --json. Each case of issue 14 on this surface is here."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.__main__ import main
+from harness.memory import cli as memory_cli
+
+CONFIG = {"vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+          "intermediate_size": 11008}
+
+
+def strict_json(text: str) -> Any:
+    def refuse(name: str) -> Any:
+        raise AssertionError(f"{name} in --json output")
+    return json.loads(text, parse_constant=refuse)
+
+
+def outcome(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = main(["memory", *argv])
+    out, err = capsys.readouterr()
+    assert rc in (0, 1, 2), (rc, err)
+    if rc == 2:
+        assert err.startswith("error: ") and err.count("\n") == 1 and len(err) < 600, err
+    elif "--json" in argv:
+        strict_json(out)
+    return rc, out, err
+
+
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan", "1e400", "٧e9", "７e9", "0", "-7e9", "1e16", "7" * 5000])
+def test_params_must_be_a_finite_count(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    rc, _, err = outcome(capsys, "--params", value)
+    assert rc == 2 and "--params" in err and len(err) < 200
+
+
+@pytest.mark.parametrize("value", ["1e400GB", "nanGB", "infGiB", "٢٤GiB", "２４GiB", "1e30GB", "24GiB\n"])
+def test_budget_must_be_finite_ascii(capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert outcome(capsys, "--params", "7e9", "--budget", value)[0] == 2
+
+
+@pytest.mark.parametrize("option", ["--gpus", "--micro-batch", "--seq", "--grad-accum", "--batch", "--context",
+                                    "--lora-rank", "--adam8bit-block"])
+@pytest.mark.parametrize("value", ["nan", "1e12", "٣", "-1", "9" * 5000])
+def test_every_count_is_bounded_ascii(capsys: pytest.CaptureFixture[str], option: str, value: str) -> None:
+    assert outcome(capsys, "--model", "gpt2", option, value)[0] == 2
+
+
+def test_config_from_a_device_is_refused_quickly(capsys: pytest.CaptureFixture[str]) -> None:
+    started = time.monotonic()
+    rc, _, err = outcome(capsys, "--config", "/dev/zero")
+    assert rc == 2 and "longer than" in err and time.monotonic() - started < 5
+
+
+def config_rc(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | bytes, *extra: str) -> tuple[int, str]:
+    path = tmp_path / "config.json"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    rc, _, err = outcome(capsys, "--config", str(path), *extra)
+    return rc, err
+
+
+@pytest.mark.parametrize(("text", "phrase"), [
+    ("[" * 20_000 + "]" * 20_000, "nested deeper"),
+    (json.dumps({**CONFIG, "extra": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}),
+     "nested deeper"),
+    (json.dumps({**CONFIG, "hidden_size": 1e300}), "hidden_size"),
+    (json.dumps({**CONFIG, "num_hidden_layers": 1e12}), "num_hidden_layers"),
+    (json.dumps({**CONFIG, "num_hidden_layers": 10**12}), "num_hidden_layers"),
+    (json.dumps(CONFIG).replace("4096", "NaN"), "NaN"),
+    (json.dumps(CONFIG).replace("4096", "Infinity"), "Infinity"),
+    (json.dumps(CONFIG).replace("4096", "1e400"), "beyond the finite"),
+    (json.dumps(CONFIG).replace("4096", "7" * 5000), "digits"),
+    (b'{"vocab_size": 32000, "name": "caf\xe9"}', "not UTF-8"),
+    (json.dumps({**CONFIG, "attention_dropout": "x" * 5000}), "attention_dropout"),
+])
+def test_hostile_config_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | bytes,
+                             phrase: str) -> None:
+    started = time.monotonic()
+    rc, err = config_rc(tmp_path, capsys, text)
+    assert rc == 2 and phrase in err and time.monotonic() - started < 5
+
+
+def test_json_is_strict_json(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = outcome(capsys, "--model", "llama-2-7b", "--budget", "24GiB", "--fit", "--json")
+    assert rc in (0, 1) and strict_json(out)["schema"]
+
+
+def test_a_crash_exits_3_in_one_line_not_1(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_: object) -> None:
+        raise ZeroDivisionError("float division by zero")
+    monkeypatch.setattr(memory_cli, "estimate_training", broken)
+    assert main(["memory", "--model", "gpt2"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("internal error: ZeroDivisionError") and err.count("\n") == 1
+
+
+_numbers = st.one_of(st.integers(-10, 10**7).map(str), st.floats().map(str), st.text(max_size=12),
+                     st.sampled_from(["nan", "inf", "1e400", "٣", "0", "1e12", "7e9", "24GiB", "1e-300"]))
+_OPTIONS = ["--gpus", "--micro-batch", "--seq", "--grad-accum", "--batch", "--context", "--lora-rank",
+            "--adam8bit-block", "--budget", "--params"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(_OPTIONS), _numbers), max_size=4), st.booleans(), st.booleans(),
+       st.sampled_from(["train", "infer"]))
+def test_any_options_give_a_result_or_one_line(options: list[tuple[str, str]], fit: bool, as_json: bool,
+                                               mode: str) -> None:
+    argv = ["memory", "--mode", mode]
+    if not any(o == "--params" for o, _ in options):
+        argv += ["--model", "gpt2"]
+    for option, value in options:
+        argv += [f"{option}={value}"]
+    argv += (["--fit"] if fit else []) + (["--json"] if as_json else [])
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(argv)
+    assert rc in (0, 1, 2), (argv, err.getvalue())
+    if rc == 2:
+        assert err.getvalue().count("\n") == 1, err.getvalue()
+    elif as_json:
+        strict_json(out.getvalue())
+
+
+_config_values = st.one_of(st.integers(-5, 10**13), st.floats(), st.text(max_size=8), st.none(), st.booleans(),
+                           st.lists(st.integers(), max_size=3))
+
+
+@given(st.dictionaries(st.sampled_from([*CONFIG, "num_key_value_heads", "head_dim", "tie_word_embeddings",
+                                        "num_local_experts", "num_experts_per_tok", "attention_dropout", "n_embd",
+                                        "n_layer", "n_head"]), _config_values, max_size=5))
+def test_any_config_gives_a_result_or_one_line(tmp_path_factory: pytest.TempPathFactory,
+                                               changes: dict[str, Any]) -> None:
+    path = tmp_path_factory.mktemp("cfg") / "config.json"
+    path.write_text(json.dumps({**CONFIG, **changes}))  # json.dumps writes NaN/Infinity for such floats
+    out, err = io.StringIO(), io.StringIO()
+    started = time.monotonic()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["memory", "--config", str(path), "--budget", "80GB", "--json"])
+    assert rc in (0, 1, 2), err.getvalue()
+    assert time.monotonic() - started < 5
+    if rc == 2:
+        assert err.getvalue().count("\n") == 1, err.getvalue()
+    else:
+        strict_json(out.getvalue())
+
+
+@pytest.mark.parametrize("option", ["--gpu", "--model", "--lora-targets"])
+def test_long_names_are_not_echoed_whole(capsys: pytest.CaptureFixture[str], option: str) -> None:
+    argv = ["--model", "gpt2"] if option != "--model" else []
+    rc, _, err = outcome(capsys, *argv, option, "A" * 5000 + "\n")
+    assert rc == 2 and len(err) < 300

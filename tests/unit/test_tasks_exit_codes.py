@@ -1,0 +1,47 @@
+"""tasks.py: 2 for bad input and 3 for an internal error, in one line; 1 stays a result, never a crash."""
+
+from __future__ import annotations
+
+import io
+import sys
+from pathlib import Path
+
+import pytest
+from invoke.context import Context
+from invoke.exceptions import Exit
+
+import tasks
+from refenv import reproduce
+
+
+def exit_of(task: object, **kwargs: object) -> Exit:
+    with pytest.raises(Exit) as info:
+        task(Context(), **kwargs)  # type: ignore[operator]
+    assert "\n" not in str(info.value.message or ""), info.value.message
+    return info.value
+
+
+@pytest.mark.parametrize("torch", ["２.1.0+cu121", "2.1.0\n"])
+def test_a_bad_flag_exits_2(torch: str) -> None:
+    assert exit_of(tasks.reproduce, report="flags", torch=torch).code == 2
+
+
+def test_a_malformed_matrix_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "m.yaml"
+    bad.write_text("version: 1\nenvironments:\n  Torch-UPPER: {torch: '2.14.1'}\nhosts: {}\nscenarios: {}\n")
+    err = exit_of(tasks.matrix, matrix=str(bad), dry_run=True)
+    assert err.code == 2 and "m.yaml:3: environments" in str(err.message)
+
+
+def test_standard_input_is_read_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"x" * 16_000_001)))
+    err = exit_of(tasks.reproduce, report="-")
+    assert err.code == 2 and "standard input: longer than" in str(err.message)
+
+
+def test_an_unforeseen_exception_exits_3_not_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_: object, **__: object) -> None:
+        raise KeyError("gpus")
+    monkeypatch.setattr(reproduce, "from_flags", broken)
+    err = exit_of(tasks.reproduce, report="flags", torch="2.1.0+cu121")
+    assert err.code == tasks.EXIT_INTERNAL == 3 and str(err.message).startswith("refenv: internal error: KeyError")

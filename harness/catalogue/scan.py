@@ -7,7 +7,9 @@ long or hostile, costs more than a pass per pattern plus a fixed amount per anch
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 from harness.catalogue.load import entries
 from harness.catalogue.model import Hit
@@ -15,11 +17,21 @@ from harness.catalogue.model import Hit
 BEFORE = 320  # how far before its anchor a match may start (a GPU name, a tool's prefix)
 AFTER = 640   # how far past its anchor a match may end (torch's longest message, captured texts)
 TRIES = 16    # anchors tried per pattern and line: a line repeating an anchor cannot cost more
+SHORT = 4096  # up to this length one pass of every anchor at once rules a line out faster than a find each
+
+
+@lru_cache(maxsize=1)
+def _any_anchor() -> re.Pattern[str]:
+    """Every anchor, lower-cased, as one alternation of literals (no repetition: at most a pass per anchor)."""
+    anchors = sorted({p.anchor.lower() for e in entries() for p in e.patterns}, key=len, reverse=True)
+    return re.compile("|".join(re.escape(a) for a in anchors))
 
 
 def scan(line: str) -> list[Hit]:
     """Every entry whose pattern matches in this line, in the order they start."""
     low = line.lower()
+    if len(low) <= SHORT and _any_anchor().search(low) is None:
+        return []
     hits: dict[tuple[str, int], Hit] = {}
     for entry in entries():
         for pattern in entry.patterns:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import random
 import time
 from typing import Any
 
@@ -152,3 +153,19 @@ def _broken(path: str, value: Any) -> dict[str, Any]:
 def test_a_malformed_row_is_refused_naming_it(path: str, value: Any, message: str) -> None:
     with pytest.raises(CatalogueError, match=message):
         validate(_broken(path, value))
+
+
+def test_each_wording_is_found_inside_noise_and_noise_alone_is_nothing() -> None:
+    rng = random.Random(10)
+    alphabet = "abc XYZ:;()[]\"'é中\t/_-0123456789"
+    for e in catalogue.entries():
+        for t in e.texts:
+            first = catalogue.render(e, None if t.since == "*" else t.since, **dict(e.example)).splitlines()[0]
+            if not any(p.regex.search(first) for p in e.patterns):
+                continue  # a bare CUDA error text ('unknown error') is found by its code's name only
+            noise = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+            line = f"{noise} UserWarning: {first}" if e.id != "torch.cc_list_item" else first
+            assert e.id in [h.id for h in catalogue.scan(line)], (e.id, line)
+    for _ in range(200):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 400)))
+        assert catalogue.scan(text) == []

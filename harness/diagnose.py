@@ -14,7 +14,8 @@ from harness.schema import EXIT_HARNESS_ERROR, exit_code_for
 
 EPILOG = """\
 exit status: 0 when CUDA works (OK), 1 for a failing verdict, 2 when the harness itself failed
-(the JSON document is still written, with the error).
+(the JSON document is still written, with the error). With --from, a report outside the seven verdicts
+(OTHER) or too thin to judge (CANNOT_TELL) exits 1, and text with no fact about the stack exits 2.
 
 verdicts, in the order they are examined: NO_DRIVER, DRIVER_BROKEN (driver layer), CPU_WHEEL,
 DRIVER_TOO_OLD (wheel and runtime), NOT_VISIBLE (CUDA_VISIBLE_DEVICES, container GPU access),
@@ -33,8 +34,9 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the versioned JSON document instead of text")
     p.add_argument("--out", metavar="FILE", help="also write the JSON document to FILE")
     p.add_argument("--from", dest="source", metavar="FILE",
-                   help="diagnose a machine you cannot touch: a pasted `python -m torch.utils.collect_env` "
-                        "output or a saved diagnose document ('-' reads standard input)")
+                   help="diagnose a machine you cannot touch from what its user pasted: a `python -m "
+                        "torch.utils.collect_env` output, torch's errors, nvidia-smi, install lines or any bug "
+                        "report text, or a saved diagnose document ('-' reads standard input)")
     p.add_argument("--torch-timeout", type=float, default=180.0, metavar="S",
                    help="seconds to wait for torch to import and answer (default 180)")
     p.set_defaults(func=run)
@@ -60,17 +62,30 @@ def diagnose_live(torch_timeout: float = 180.0) -> dict[str, Any]:
 def diagnose_report(source: str) -> dict[str, Any]:
     """Judge the facts read from a pasted report or a saved document."""
     from harness.report import load_report
+    from harness.report.judge import assess_report
 
     doc = document.new("diagnose")
-    data: Any = sys.stdin.buffer.read() if source == "-" else source
+    from harness.report.load import read_stdin
+
+    data: Any = read_stdin() if source == "-" else source
     report = load_report(data if source == "-" else source)
-    diagnosis = classify(report.facts).to_dict()
+    judged = classify(report.facts)
+    diagnosis = judged.to_dict()
     diagnosis["unknowns"] = list(dict.fromkeys([*report.unknowns, *diagnosis["unknowns"]]))
+    assessment = assess_report(report.facts, judged, report.provenance, report.inferred, report.clues)
+    # The classifier's verdict over the facts stays in the findings; the report's answer weighs how
+    # they were known (a thin report is not OK without evidence of a working GPU).
+    diagnosis["classifier_verdict"] = diagnosis["verdict"]
+    diagnosis["verdict"] = assessment.verdict
+    diagnosis["assessment"] = assessment.to_dict()
     doc["facts"] = report.facts
     doc["input"] = {
         "kind": report.kind,
         "path": "<stdin>" if source == "-" else source,
-        "provenance": {k: {"line": v[0], "text": v[1]} for k, v in report.provenance.items()},
+        "provenance": {k: {"line": v[0], "text": v[1], "how": "inferred" if k in report.inferred else "stated"}
+                       for k, v in report.provenance.items()},
+        "inferred": dict(report.inferred),
+        "clues": {k: {"line": v[0], "text": v[1]} for k, v in report.clues.items()},
         "notes": list(report.notes),
     }
     doc["diagnosis"] = diagnosis

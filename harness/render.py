@@ -15,6 +15,21 @@ def _wrap(text: str, indent: str) -> str:
                          break_long_words=False, break_on_hyphens=False)
 
 
+def _assessment(a: Any, inferred: dict[str, str]) -> list[str]:
+    """A report's answer: its confidence, what it rests on, what it could not rule out, what to ask for."""
+    if not isinstance(a, dict):
+        return []
+    lines = [f"  confidence: {a.get('confidence')}" + (f"; {a['why']}" if a.get("why") else "")]
+    lines.extend(_wrap(f"rests on: {r}", "  ") for r in a.get("rests_on") or [])
+    if a.get("competing"):
+        lines.append(f"  not ruled out: {', '.join(a['competing'])}")
+    lines.extend(_wrap(f"inferred: {path}: {why}", "  ") for path, why in inferred.items())
+    if a.get("ask"):
+        lines.append("  to settle it, ask the reporter for the output of:")
+        lines.extend(f"    {cmd}" for cmd in a["ask"])
+    return lines
+
+
 def render_diagnosis(doc: dict[str, Any]) -> str:
     """The diagnosis document as text: verdict first, then each finding with evidence and fix."""
     diag = doc.get("diagnosis") or {}
@@ -28,6 +43,7 @@ def render_diagnosis(doc: dict[str, Any]) -> str:
         count = t.get("device_count")
         lines.append(f"  torch.cuda.is_available() = {t.get('is_available')}"
                      + (f", device_count() = {count}" if count is not None else ""))
+    lines.extend(_assessment(diag.get("assessment"), (doc.get("input") or {}).get("inferred") or {}))
     lines.append("")
     for f in diag.get("findings", []):
         if f["severity"] == ERROR and f["verdict"]:

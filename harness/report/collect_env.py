@@ -7,7 +7,7 @@ import re
 from harness import compat
 from harness.facts import GpuFact
 from harness.report import hints, messages, packages, unknowns
-from harness.report.model import Builder, ParsedReport, ReportError
+from harness.report.model import Builder, Line, ParsedReport, ReportError
 from harness.report.sections import Dump, read_dump
 from harness.report.text import NOT_A_REPORT, check_text, split_lines
 
@@ -16,7 +16,9 @@ from harness.report.text import NOT_A_REPORT, check_text, split_lines
 NOT_COLLECTED = ("could not collect", "no cuda", "n/a", "none", "")
 _VERSION_RE = re.compile(r"^(\d+\.\d+(?:\.\d+)?)")
 _LABEL_RE = re.compile(r"\+(cu\d+|cpu|rocm[\d.]+)")
-_GPU_RE = re.compile(r"^GPU\s+(\d+)\s*[:\uff1a]\s*(.+?)(?:\s*\(UUID:\s*(GPU-[0-9A-Fa-f-]+)\))?\s*$")
+# Linear patterns only (no lazy group before an optional tail): the UUID is cut off by _UUID_RE.
+_GPU_RE = re.compile(r"^GPU\s+(\d{1,6})\s*[:\uff1a]\s*(\S.*)$")
+_UUID_RE = re.compile(r"\(UUID:\s*(GPU-[0-9A-Fa-f-]{1,64})\)$")
 _MACHINE_RE = re.compile(r"\b(x86_64|aarch64|arm64|ppc64le|s390x|AMD64|ARM64|i686)\b")
 _CPU_NAME_RE = re.compile(r"^(?:Model name:|Name[=:])\s*(.+)$")
 _DETAILS = ("debug_build", "gcc", "clang", "cmake", "libc", "cuda_module_loading", "xpu_available",
@@ -28,13 +30,30 @@ def parse_collect_env(text: str) -> ParsedReport:
     check_text(text)
     lines = split_lines(text)
     dump = read_dump(lines)
-    if not dump.fields:
+    if not is_dump(dump):
         if dump.header is not None:
             raise ReportError(f"the collect_env output stops at line {dump.header.number}, before its first "
                               "field ('PyTorch version: ...'): paste the whole output")
         raise ReportError("not a collect_env output: none of its fields ('PyTorch version:', 'Is CUDA "
                           f"available:', 'Nvidia driver version:', ...) was found; {NOT_A_REPORT}")
     b = Builder("collect_env")
+    read(b, lines, dump)
+    if not any(p.split(".")[0] in ("torch", "driver", "host") for p in b.provenance):
+        raise ReportError("the collect_env output is cut off before anything it reports about torch, the "
+                          "driver or the system: paste the whole output")
+    return b.build("collect_env", unknowns.for_dump(b.facts, set(b.provenance), dump))
+
+
+def is_dump(dump: Dump) -> bool:
+    """Whether the lines hold collect_env's own fields (a bullet 'OS: ...' alone is prose, not a dump)."""
+    strong = {"torch_version", "cuda_built", "cuda_available", "driver", "gpus", "libraries", "rocm_built"}
+    if dump.header is not None and dump.fields:
+        return True
+    return len(dump.fields) >= 2 and bool(strong & set(dump.fields))
+
+
+def read(b: Builder, lines: list[Line], dump: Dump) -> None:
+    """The dump's fields and the messages and hints around it, into the builder."""
     _read_torch(b, dump)
     _read_host(b, dump)
     _read_gpus(b, dump)
@@ -43,12 +62,8 @@ def parse_collect_env(text: str) -> ParsedReport:
     messages.read(b, lines)
     hints.read(b, lines)
     packages.read(b, dump.fields.get("libraries"))
-    if not any(p.split(".")[0] in ("torch", "driver", "host") for p in b.provenance):
-        raise ReportError("the collect_env output is cut off before anything it reports about torch, the "
-                          "driver or the system: paste the whole output")
     if dump.dumps > 1:
         b.note(f"the report holds {dump.dumps} collect_env outputs; the first value of each field is read")
-    return b.build("collect_env", unknowns.for_dump(b.facts, set(b.provenance), dump))
 
 
 def _value(dump: Dump, name: str) -> str | None:
@@ -144,9 +159,11 @@ def _read_gpus(b: Builder, dump: Dump) -> None:
     for row, text in rows:
         m = _GPU_RE.match(text)
         if m:
-            gpu: GpuFact = {"index": int(m.group(1)), "name": m.group(2).strip()}
-            if m.group(3):
-                gpu["uuid"] = m.group(3)
+            name = m.group(2).strip()
+            uuid = _UUID_RE.search(name)
+            gpu: GpuFact = {"index": int(m.group(1)), "name": name[:uuid.start()].strip() if uuid else name}
+            if uuid:
+                gpu["uuid"] = uuid.group(1)
             b.add_device("driver.nvml.devices", gpu, row)
             named = True
         elif text.startswith("MIG "):

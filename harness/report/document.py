@@ -60,10 +60,12 @@ def _input_of(data: dict[str, Any]) -> tuple[dict[str, tuple[int, str]], list[st
     if not isinstance(given, dict):
         return {}, []
     provenance: dict[str, tuple[int, str]] = {}
-    for path, where in (given.get("provenance") or {}).items():
+    given_provenance = given.get("provenance")
+    for path, where in (given_provenance.items() if isinstance(given_provenance, dict) else ()):
         if isinstance(where, dict) and isinstance(where.get("line"), int):
             provenance[str(path)] = (int(where["line"]), str(where.get("text", "")))
-    notes = [str(n) for n in given.get("notes") or [] if isinstance(n, str)]
+    given_notes = given.get("notes")
+    notes = [n for n in (given_notes if isinstance(given_notes, list) else ()) if isinstance(n, str)]
     return provenance, notes
 
 

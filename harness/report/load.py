@@ -6,20 +6,26 @@ import codecs
 import dataclasses
 import json
 import re
+import sys
 from pathlib import Path
 
-from harness.report.collect_env import parse_collect_env
+from harness.inputs import InputError, read_stream
+from harness.report.anytext import parse_report
 from harness.report.document import parse_document
 from harness.report.model import ParsedReport, ReportError
 from harness.report.text import MAX_CHARS, NOT_A_REPORT, check_text
 
 _FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+MAX_BYTES = MAX_CHARS * 4
 _CONTROL = frozenset(range(32)) - {9, 10, 12, 13, 27}  # tab, newlines, form feed and ESC occur in text
 
 
 def load_report(source: str | Path | bytes) -> ParsedReport:
     """Parse a report given as a path (str or Path), its bytes, or its text (a str with newlines)."""
     if isinstance(source, bytes):
+        if len(source) > MAX_BYTES:
+            raise ReportError(f"the report holds more than {MAX_BYTES} bytes, more than a report: pass the "
+                              "collect_env output and the warnings above it, not a whole log")
         return _with_decoding(source)
     if isinstance(source, Path) or "\n" not in source:
         return _with_decoding(_read(Path(source)))
@@ -27,16 +33,18 @@ def load_report(source: str | Path | bytes) -> ParsedReport:
 
 
 def parse_text(text: str) -> ParsedReport:
-    """A saved diagnose document when the text is a JSON object, else a collect_env dump."""
+    """A saved diagnose document when the text is a JSON object, else facts read from any text."""
     check_text(text)
     body = "\n".join(ln for ln in text.strip().splitlines() if not _FENCE_RE.match(ln)).strip()
     if not body.startswith("{"):
-        return parse_collect_env(text)
+        return parse_report(text)
     try:
         data = json.loads(body)
     except json.JSONDecodeError as exc:
         raise ReportError(f"the report starts like a JSON document but does not parse: {exc.msg} at line "
                           f"{exc.lineno}, column {exc.colno}") from None
+    except RecursionError:
+        raise ReportError("the JSON document is nested too deeply to be a saved diagnose document") from None
     if not isinstance(data, dict) or "schema" not in data:
         raise ReportError(f"a JSON document without a 'schema' field: {NOT_A_REPORT}")
     return parse_document(data)
@@ -66,6 +74,15 @@ def decode(data: bytes) -> tuple[str, str | None]:
     return text, note
 
 
+def read_stdin() -> bytes:
+    """Standard input, bounded like a file: it may be a pipe that never ends."""
+    try:
+        return read_stream(sys.stdin.buffer, "standard input", MAX_BYTES)
+    except InputError as exc:
+        raise ReportError(f"{exc}: a report is the collect_env output and the warnings above it, not a whole "
+                          "log") from None
+
+
 def _with_decoding(data: bytes) -> ParsedReport:
     text, note = decode(data)
     report = parse_text(text)
@@ -78,10 +95,14 @@ def _read(path: Path) -> bytes:
         size = path.stat().st_size
         if path.is_dir():
             raise ReportError(f"{path} is a folder: pass the file holding the collect_env output or document")
-        if size > MAX_CHARS * 4:
+        if size > MAX_BYTES:
             raise ReportError(f"{path} is {size} bytes long, more than a report: pass the collect_env output "
                               "and the warnings above it, not a whole log")
-        return path.read_bytes()
+        with path.open("rb") as f:  # st_size is 0 for devices and pipes: the read itself is bounded
+            return read_stream(f, str(path), MAX_BYTES)
+    except InputError as exc:
+        raise ReportError(f"{exc}: a report is the collect_env output and the warnings above it, not a whole "
+                          "log") from None
     except FileNotFoundError:
         raise ReportError(f"cannot read {path}: no such file (pass a file holding a collect_env output or a "
                           "saved diagnose document, or '-' for standard input)") from None

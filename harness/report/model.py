@@ -7,6 +7,8 @@ from typing import Any, NamedTuple, cast
 
 from harness.facts import Facts, GpuFact, empty_facts
 
+MAX_NOTES = 200  # a report's notes are read by a person: the first ones say what the rest would
+
 
 class ReportError(ValueError):
     """The input is not a report refenv can read; the message says what was expected."""
@@ -25,12 +27,17 @@ class ParsedReport:
     """Facts read from a pasted report, with where each came from and what stays unknown."""
 
     facts: Facts
-    kind: str  # "collect_env" | "document"
+    kind: str  # "collect_env" | "text" | "document"
     provenance: dict[str, tuple[int, str]]
     unknowns: tuple[str, ...]
     notes: tuple[str, ...]
     # What the report says that the facts have no place for: cuDNN, the system nvcc, the CPU, ...
     details: dict[str, str] = field(default_factory=dict)
+    # Facts not stated but inferred (from the compatibility data), each with how: path -> reason.
+    inferred: dict[str, str] = field(default_factory=dict)
+    # What the prose says that is no fact of the stack but weighs on the verdict (a Colab CPU
+    # runtime, a Slurm job, Apple Silicon): clue name -> (line number, line as pasted).
+    clues: dict[str, tuple[int, str]] = field(default_factory=dict)
 
 
 class Builder:
@@ -40,7 +47,10 @@ class Builder:
         self.facts: Facts = empty_facts(source)
         self.provenance: dict[str, tuple[int, str]] = {}
         self.notes: list[str] = []
+        self._noted: set[str] = set()
         self.details: dict[str, str] = {}
+        self.inferred: dict[str, str] = {}
+        self.clues: dict[str, tuple[int, str]] = {}
 
     def get(self, path: str) -> Any:
         """The value at a dotted fact path, or None."""
@@ -77,13 +87,26 @@ class Builder:
         devices.append(gpu)
         self.provenance[f"{path}.{len(devices) - 1}"] = (line.number, line.raw)
 
+    def infer(self, path: str, value: Any, line: Line | None, why: str) -> bool:
+        """Set a fact the report does not state but implies; it is marked inferred, with why."""
+        if not self.put(path, value, line):
+            return False
+        self.inferred[path] = why
+        return True
+
+    def clue(self, name: str, line: Line) -> None:
+        """Something the prose says that weighs on the verdict without being a fact (first line wins)."""
+        self.clues.setdefault(name, (line.number, line.raw))
+
     def detail(self, name: str, value: str, line: Line) -> None:
         if name not in self.details:
             self.details[name] = value
             self.provenance[f"details.{name}"] = (line.number, line.raw)
 
     def note(self, text: str) -> None:
-        if text not in self.notes:
+        # A set keeps this linear: a pasted log can repeat a noted line thousands of times.
+        if text not in self._noted and len(self.notes) < MAX_NOTES:
+            self._noted.add(text)
             self.notes.append(text)
 
     def build(self, kind: str, unknowns: list[str]) -> ParsedReport:
@@ -94,4 +117,6 @@ class Builder:
             unknowns=tuple(dict.fromkeys(unknowns)),
             notes=tuple(self.notes),
             details=dict(self.details),
+            inferred=dict(self.inferred),
+            clues=dict(self.clues),
         )

@@ -11,7 +11,10 @@ _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # "> " quoting, repeated for quotes of quotes; ">>>" is Python's prompt and stays.
 _QUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>(?!>>)[ \t]?)+")
 _FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
-_TRIGGERED_RE = re.compile(r"\s*\(Triggered internally at [^)]*\)\.?\s*$")
+_TRIGGERED = "(Triggered internally at "
+# Longer lines are read up to here: a real report's longest line (a warning with its URL) is under
+# 1 kB, and a bound keeps every per-line pattern's cost bounded whatever is pasted.
+MAX_LINE = 16_384
 
 MAX_CHARS = 4_000_000  # a collect_env dump is a few kB; this bounds a pasted log, not a real dump
 NOT_A_REPORT = (
@@ -41,9 +44,14 @@ def clean(raw: str) -> str:
 
 def split_lines(text: str) -> list[Line]:
     """The report's lines, numbered from 1 as an editor shows them."""
-    return [Line(i, raw.rstrip(), clean(raw)) for i, raw in enumerate(text.splitlines(), start=1)]
+    return [Line(i, raw.rstrip(), clean(raw[:MAX_LINE])) for i, raw in enumerate(text.splitlines(), start=1)]
 
 
 def strip_triggered(message: str) -> str:
     """Drop torch's '(Triggered internally at .../CUDAFunctions.cpp:108.)' suffix."""
-    return _TRIGGERED_RE.sub("", message).strip()
+    at = message.rfind(_TRIGGERED)
+    tail = message[at + len(_TRIGGERED):].rstrip() if at >= 0 else ""
+    tail = tail[:-1] if tail.endswith(".") else tail
+    if at >= 0 and tail.endswith(")") and ")" not in tail[:-1]:
+        message = message[:at]
+    return message.strip()

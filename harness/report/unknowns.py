@@ -77,3 +77,11 @@ def for_document(facts: Any) -> list[str]:
     if not _has_capability(facts):
         found.append(f"{_CAPABILITY}: the saved document does not know it")
     return found
+
+
+def for_text(facts: Any, observed: set[str]) -> list[str]:
+    """Unknowns of free text: every asked-for fact it does not state."""
+    found = [f"{what}: the report does not say" for path, what, _ in ASKED if path not in observed]
+    if not _has_capability(facts):
+        found.append(f"{_CAPABILITY}: the report does not say")
+    return found

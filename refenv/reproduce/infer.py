@@ -148,7 +148,8 @@ def infer(report: ParsedReport) -> Inferred:
     facts: dict[str, Any] = dict(report.facts)
     torch = facts.get("torch") or {}
     host = facts.get("host") or {}
-    evidence: list[str] = []
+    # The reader marks what the report implies but does not state (harness/report/inference.py).
+    evidence: list[str] = [f"{path} inferred, not stated: {why}" for path, why in report.inferred.items()]
     if torch.get("hip"):
         raise ReproduceError(f"a ROCm build of torch ({torch.get('version')}): refenv reproduces NVIDIA CUDA "
                              "stacks only")

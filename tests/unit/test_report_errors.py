@@ -45,8 +45,8 @@ def test_undecodable_bytes_are_binary() -> None:
 
 def test_text_without_collect_env_fields() -> None:
     message = refused("Hello,\nmy training is slow since Tuesday.\nAny idea?\nThanks: Bob\n")
-    assert message.startswith("not a collect_env output")
-    assert "'PyTorch version:'" in message
+    assert message.startswith("no fact about the torch / CUDA stack was found in it")
+    assert "python -m torch.utils.collect_env" in message
 
 
 def test_header_only_is_truncated() -> None:

@@ -119,7 +119,7 @@ def test_succeeded() -> None:
 @pytest.mark.parametrize(("content", "words"), [
     (b"", "the report is empty"),
     (b"\x00\x01\x02binary", "binary"),
-    (b"hello, my GPU does not work\n", "not a collect_env output"),
+    (b"hello, my GPU does not work\n", "no fact about the torch / CUDA stack"),
     (b'{"foo": 1}\n', "without a 'schema' field"),
     (b'{"schema": "refenv.diagnosis", "version": 99, "facts": {}}\n', "field 'version' is 99"),
     (b"{not json\n", "does not parse"),

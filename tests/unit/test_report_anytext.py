@@ -1,0 +1,118 @@
+"""The reader takes any text: each shape of report gives its facts, stated or inferred, and a weighed verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.classify import classify
+from harness.report import ParsedReport, ReportError, load_report
+from harness.report.judge import Assessment, assess_report
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "reports"
+
+# fixture -> (verdict, confidence or None for any, {fact path: value}, {fact paths that must be inferred})
+CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
+    "warning-no-driver.txt": ("NO_DRIVER", None, {}, set()),
+    "traceback-too-old.txt": ("DRIVER_TOO_OLD", "high", {"driver.libcuda.driver_version": 10020}, set()),
+    "smi-table-pip.txt": ("DRIVER_TOO_OLD", "high", {
+        "driver.nvml.driver_version": "470.256.02", "torch.version": "2.3.1", "torch.cuda": "12.1",
+        "torch.is_available": False}, {"torch.cuda", "driver.nvml.devices.0.compute_capability"}),
+    "smi-failed-slurm.txt": ("NOT_VISIBLE", None, {"driver.nvidia_smi.works": False}, set()),
+    "template-bullets-cpu.txt": ("CPU_WHEEL", "high", {"torch.version": "2.4.0+cpu", "torch.cuda": None,
+                                                       "host.os": "Windows", "host.python": "3.11.9"}, set()),
+    "conda-cpuonly.txt": ("CPU_WHEEL", None, {"torch.cuda": None}, {"torch.cuda"}),
+    "conda-list-cpu-build.txt": ("CPU_WHEEL", "high", {"torch.version": "1.12.1", "torch.cuda": None}, set()),
+    "conda-list-cuda-build.txt": ("CANNOT_TELL", "low", {"torch.cuda": "11.3"}, set()),
+    "repl-version-cuda.txt": ("CPU_WHEEL", "high", {"torch.version": "2.1.2", "torch.cuda": None,
+                                                    "torch.is_available": False}, set()),
+    "docker-without-gpus.txt": ("NOT_VISIBLE", None, {"visibility.in_container": True,
+                                                      "visibility.cuda_visible_devices": "0"}, set()),
+    "compose-capabilities.txt": ("NOT_VISIBLE", None, {"visibility.nvidia_driver_capabilities": "utility"}, set()),
+    "cvd-shell.txt": ("NOT_VISIBLE", None, {"visibility.cuda_visible_devices": "3"}, set()),
+    "kernel-api-mismatch.txt": ("DRIVER_BROKEN", "high", {"driver.kernel_module_version": "550.107.02"},
+                                {"driver.nvml.init_error"}),
+    "runtime-error-802.txt": ("DRIVER_BROKEN", None, {"driver.libcuda.cuinit": 802}, {"driver.libcuda.cuinit"}),
+    "arch-warning.txt": ("ARCH_UNSUPPORTED", "high", {}, set()),
+    "old-gpu-warning.txt": ("ARCH_UNSUPPORTED", None, {}, set()),
+    "wsl1.txt": ("OTHER", None, {"host.os": "Linux"}, {"host.os"}),
+    "macos-apple-silicon.txt": ("OTHER", "high", {"host.os": "Darwin"}, {"host.os"}),
+    "rocm-build.txt": ("OTHER", None, {"torch.version": "2.3.1+rocm6.0"}, set()),
+    "non-english-cpu.txt": ("CPU_WHEEL", "high", {"torch.version": "2.1.0", "torch.cuda": None}, set()),
+    "nvcc-only.txt": ("NOT_VISIBLE", "low", {"torch.is_available": False}, set()),
+    "os-only.txt": ("CANNOT_TELL", "low", {"host.os": "Linux"}, set()),
+    "colab-cpu.txt": ("NO_DRIVER", None, {}, set()),
+}
+
+
+def _get(facts: Any, path: str) -> Any:
+    node = facts
+    for key in path.split("."):
+        node = node.get(key) if isinstance(node, dict) else (node[int(key)] if isinstance(node, list) else None)
+    return node
+
+
+def _judged(name: str) -> tuple[ParsedReport, Assessment]:
+    report = load_report(DATA / name)
+    return report, assess_report(report.facts, classify(report.facts), report.provenance, report.inferred,
+                                 report.clues)
+
+
+def test_every_fixture_has_a_case() -> None:
+    assert sorted(CASES) == sorted(p.name for p in DATA.glob("*.txt"))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fixture_verdict_and_facts(name: str) -> None:
+    verdict, confidence, facts, inferred = CASES[name]
+    report, a = _judged(name)
+    assert report.kind == "text"
+    assert a.verdict == verdict, f"{name}: {a}"
+    if confidence:
+        assert a.confidence == confidence, f"{name}: {a}"
+    for path, want in facts.items():
+        assert _get(report.facts, path) == want, f"{name}: {path}"
+    assert inferred <= set(report.inferred), f"{name}: {report.inferred}"
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
+    for path, (number, text) in report.provenance.items():
+        assert lines[number - 1].rstrip() == text, f"{name}: {path} points at line {number}"
+
+
+def test_a_thin_report_asks_for_the_facts_that_settle_it() -> None:
+    _, a = _judged("os-only.txt")
+    assert a.verdict != "OK" and "python -m torch.utils.collect_env" in a.ask and "nvidia-smi" in a.ask
+    assert len(a.competing) >= 3
+
+
+def test_a_verdict_on_a_symptom_names_what_it_could_not_rule_out() -> None:
+    _, a = _judged("nvcc-only.txt")
+    assert a.confidence == "low" and a.competing
+
+
+def test_text_without_a_stack_fact_is_refused() -> None:
+    with pytest.raises(ReportError, match="no fact about the torch / CUDA stack"):
+        load_report(b"Dear all,\nthe build is slow.\nRegards\n")
+
+
+def test_stated_fact_beats_inference() -> None:
+    report = load_report(b"pip install torch==2.3.1\n>>> torch.version.cuda\n'11.8'\n")
+    assert report.facts["torch"]["cuda"] == "11.8" and "torch.cuda" not in report.inferred
+
+
+def test_pypi_windows_wheel_is_inferred_cpu_only() -> None:
+    report = load_report(b"C:\\Users\\me> pip install torch==2.3.1\n")
+    assert report.facts["torch"]["cuda"] is None and "Windows" in report.inferred["torch.cuda"]
+
+
+def test_a_gpu_named_in_a_bullet_is_kept_with_its_inferred_capability() -> None:
+    report = load_report(DATA / "template-bullets-cpu.txt")
+    assert report.details["gpu"] == "NVIDIA GeForce RTX 4070"
+    assert any("compute capability 8.9 (inferred" in n for n in report.notes)
+
+
+def test_clues_name_their_lines() -> None:
+    report = load_report(DATA / "smi-failed-slurm.txt")
+    number, text = report.clues["scheduler"]
+    assert number == 1 and "#SBATCH" in text

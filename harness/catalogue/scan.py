@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from harness.catalogue.load import entries
-from harness.catalogue.model import Hit
+from harness.catalogue.model import Entry, Hit, Pattern
 
 BEFORE = 320  # how far before its anchor a match may start (a GPU name, a tool's prefix)
 AFTER = 640   # how far past its anchor a match may end (torch's longest message, captured texts)
@@ -27,30 +27,40 @@ def _any_anchor() -> re.Pattern[str]:
     return re.compile("|".join(re.escape(a) for a in anchors))
 
 
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[tuple[Entry, Pattern, str], ...]:
+    """Every pattern with its entry and its anchor lower-cased once."""
+    return tuple((e, p, p.anchor.lower()) for e in entries() for p in e.patterns)
+
+
 def scan(line: str) -> list[Hit]:
     """Every entry whose pattern matches in this line, in the order they start."""
+    return list(_scan(line))
+
+
+# Several readers look at the same lines of one report; a bounded memo spares them the second pass.
+@lru_cache(maxsize=1 << 14)
+def _scan(line: str) -> tuple[Hit, ...]:
     low = line.lower()
     if len(low) <= SHORT and _any_anchor().search(low) is None:
-        return []
+        return ()
     hits: dict[tuple[str, int], Hit] = {}
-    for entry in entries():
-        for pattern in entry.patterns:
-            anchor = pattern.anchor.lower()
-            at = low.find(anchor)
-            tries = 0
-            while at >= 0 and tries < TRIES:
-                tries += 1
-                lo, hi = max(0, at - BEFORE), min(len(line), at + len(anchor) + AFTER)
-                m = pattern.regex.search(line, lo, hi)
-                nxt = at + 1
-                if m is not None:
-                    key = (entry.id, m.start())
-                    if key not in hits:
-                        params = {k: v for k, v in m.groupdict().items() if v is not None}
-                        hits[key] = Hit(entry, params, m.start(), m.end(), m.group(0))
-                    nxt = max(nxt, m.end())
-                at = low.find(anchor, nxt)
-    return sorted(hits.values(), key=lambda h: (h.start, h.entry.id))
+    for entry, pattern, anchor in _patterns():
+        at = low.find(anchor)
+        tries = 0
+        while at >= 0 and tries < TRIES:
+            tries += 1
+            lo, hi = max(0, at - BEFORE), min(len(line), at + len(anchor) + AFTER)
+            m = pattern.regex.search(line, lo, hi)
+            nxt = at + 1
+            if m is not None:
+                key = (entry.id, m.start())
+                if key not in hits:
+                    params = {k: v for k, v in m.groupdict().items() if v is not None}
+                    hits[key] = Hit(entry, params, m.start(), m.end(), m.group(0))
+                nxt = max(nxt, m.end())
+            at = low.find(anchor, nxt)
+    return tuple(sorted(hits.values(), key=lambda h: (h.start, h.entry.id)))
 
 
 def scan_text(text: str) -> list[Hit]:

@@ -71,7 +71,11 @@ def diagnose_report(source: str) -> dict[str, Any]:
     report = load_report(data if source == "-" else source)
     judged = classify(report.facts)
     diagnosis = judged.to_dict()
-    diagnosis["unknowns"] = list(dict.fromkeys([*report.unknowns, *diagnosis["unknowns"]]))
+    if report.unknowns:
+        # The reader's unknowns say the same as the classifier's generic ones, with the reason the report
+        # cannot tell; keep only the classifier's notes of a check that failed.
+        broken = [u for u in diagnosis["unknowns"] if u.startswith("check ")]
+        diagnosis["unknowns"] = list(dict.fromkeys([*report.unknowns, *broken]))
     assessment = assess_report(report.facts, judged, report.provenance, report.inferred, report.clues)
     # The classifier's verdict over the facts stays in the findings; the report's answer weighs how
     # they were known (a thin report is not OK without evidence of a working GPU).

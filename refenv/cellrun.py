@@ -146,11 +146,14 @@ def run_cells(engine: CellEngine, plans: list[CellPlan], run_id: str, parallel: 
         interrupted = True
         stop.set()
         removed = engine.cancel(run_id)
-        LOG.warning("interrupted: removed %d running container(s)", removed)
         for fut in pending:
             fut.cancel()
+        # A container created while a cancel ran outlives it: cancel again until every cell has returned,
+        # rather than wait out its time limit.
+        while wait(list(pending), timeout=0.5).not_done:
+            removed += engine.cancel(run_id)
+        LOG.warning("interrupted: removed %d running container(s)", removed)
         pool.shutdown(wait=True, cancel_futures=True)
-        engine.cancel(run_id)  # a container created while the first cancel ran
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     ordered = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -145,7 +146,11 @@ def test_ctrl_c_cancels_every_container_and_writes_the_partial_report(tmp_path: 
     engine = FakeEngine(scripts={f"cu130/{h}/gpu": Script(hang=True) for h in "bc"})
     m = Matrix("matrix.yaml", (CU130,), hosts, (GPU,), RunSettings(timeout_s=30, parallel=3, probes="off",
                                                                     memory_check="off"))
-    outcome = run(engine, m, tmp_path, UI(stop_after=1))
+    # No cache: the three hosts share one profile, so a cell finished first would serve the others' lookups.
+    began = time.monotonic()
+    outcome = run(engine, m, tmp_path, UI(stop_after=1), use_cache=False)
+    # Ctrl-C ends the hung containers: it does not wait out their 30 s time limit.
+    assert time.monotonic() - began < 25
     assert outcome.interrupted and not outcome.ok
     assert engine.live == set() and engine.cancelled  # nothing left running
     assert statuses(outcome) == {"a": "PASS", "b": "NOT_RUN", "c": "NOT_RUN"}

@@ -107,9 +107,9 @@ def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
             lora_rank=lora.rank if lora else 0, adapter_bytes=adapter_bytes(reg), head_trainable=lora is None,
         )
         activations = training_activations(model, act).total
-        if model.max_position_embeddings and setup.seq_len > model.max_position_embeddings:
-            notes.append(f"--seq {setup.seq_len} is longer than the model's {model.max_position_embeddings} "
-                         "learned positions")
+        if model.max_context and setup.seq_len > model.max_context:
+            notes.append(f"WARNING: --seq {setup.seq_len} is beyond {model.name}'s maximum of "
+                         f"{model.max_context} tokens (max_position_embeddings)")
         if setup.regime == "amp":
             # autocast caches a 16-bit copy of each weight it casts, and the Linears keep it for backward.
             activations += 2 * count_params(model).total
@@ -135,12 +135,21 @@ def estimate_inference(model: Model, setup: InferSetup) -> Estimate:
         notes.append("the KV cache and activations need the model's shape: pass --model or --config")
     else:
         params = count_params(model).total
-        kv = -(-inference.kv_cache_bytes(model, setup.batch, setup.context, kv_bytes) // setup.gpus)
+        kv = inference.kv_cache_bytes_per_gpu(model, setup.batch, setup.context, kv_bytes, setup.gpus)
         act = -(-inference.prefill_bytes(model, setup.batch, setup.context, 2, setup.attention) // setup.gpus)
         ledgers = Ledgers(weights=weights, activations=act, kv_cache=kv)
         notes.append("activations: the prefill working set of one layer and the last position's logits (an estimate)")
+        if setup.gpus > model.num_heads:
+            raise MemoryInputError(f"--gpus {setup.gpus}: tensor parallelism cannot split {model.name}'s "
+                                   f"{model.num_heads} attention heads over more ranks than heads")
+        if model.max_context and setup.context > model.max_context:
+            notes.append(f"WARNING: --context {setup.context} is beyond {model.name}'s maximum of "
+                         f"{model.max_context} tokens (max_position_embeddings)")
+        if setup.gpus > model.num_kv_heads:
+            notes.append(f"tensor parallel over {setup.gpus} GPUs: more ranks than the {model.num_kv_heads} KV "
+                         "heads, so each rank caches one whole KV head (replicated), not a fraction of one")
     if setup.gpus > 1:
-        notes.append(f"tensor parallel over {setup.gpus} GPUs: weights and KV cache split evenly")
+        notes.append(f"tensor parallel over {setup.gpus} GPUs: weights split evenly, KV cache by KV head")
     return Estimate(model=model, setup=setup, ledgers=ledgers, params=params, trainable_params=0,
                     notes=tuple(notes))
 

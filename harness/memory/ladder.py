@@ -132,8 +132,10 @@ def inference_ladder(model: Model, setup: InferSetup, budget: Budget) -> tuple[P
             steps.append((2, f"{precision} weights", f"quantize the Linear weights to {precision}", cost,
                           replace(low, weights=precision)))
     last = steps[-1][4] if steps else setup
-    gpus = 2
-    while gpus <= MAX_GPUS:
+    gpus = max(2, setup.gpus * 2)
+    # Tensor parallelism splits attention heads: never more ranks than the model has heads.
+    most = MAX_GPUS if isinstance(model, BareModel) else min(MAX_GPUS, model.num_heads)
+    while gpus <= most:
         steps.append((3, f"tensor parallel over {gpus} GPUs", "split weights and KV cache",
                       f"{gpus} GPUs and an all-reduce per layer", replace(last, gpus=gpus)))
         gpus *= 2

@@ -104,9 +104,8 @@ def _list(what: str) -> str:
     if what == "models":
         rows = [f"{name:<14} {count_params(p.config).total:>15,d} params  {p.source}" for name, p in presets().items()]
         return "\n".join(rows)
-    table, source = gpu_table()
-    names = sorted({display: size for display, size in table.values()}.items())
-    return "\n".join([f"{n:<18} {s / (1 << 30):>7.1f} GiB" for n, s in names] + [f"source: {source}"])
+    rows = sorted({display: (size, source) for display, size, source in gpu_table().values()}.items())
+    return "\n".join(f"{n:<18} {s / (1 << 30):>7.2f} GiB  {src}" for n, (s, src) in rows)
 
 
 def _verify(args: argparse.Namespace) -> int:

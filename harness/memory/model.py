@@ -18,8 +18,8 @@ MLP_KINDS = ("gated", "gelu")
 # transformers' per-architecture defaults for keys a config.json may leave out. `tie_word_embeddings`:
 # PretrainedConfig defaults to True and Llama/Mistral/Mixtral/Qwen2/Phi-3 override it to False
 # (configuration_<type>.py in transformers; Gemma, Gemma-2 and GPT-2 keep True); an unknown model_type
-# gets PretrainedConfig's True, a config without model_type the Llama default False. Qwen2 builds q/k/v with bias=True and o_proj without,
-# and has no `attention_bias` key (transformers modeling_qwen2.py, Qwen2Attention).
+# gets PretrainedConfig's True, a config without model_type the Llama default False. Qwen2 builds q/k/v
+# with bias=True and o_proj without, and has no `attention_bias` key (transformers modeling_qwen2.py, Qwen2Attention).
 _UNTIED_BY_DEFAULT = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3"})
 _QKV_BIAS_TYPES = frozenset({"qwen2", "qwen2_moe"})
 NORM_KINDS = ("rmsnorm", "layernorm")

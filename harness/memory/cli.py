@@ -104,8 +104,8 @@ def _list(what: str) -> str:
     if what == "models":
         rows = [f"{name:<14} {count_params(p.config).total:>15,d} params  {p.source}" for name, p in presets().items()]
         return "\n".join(rows)
-    rows = sorted({display: (size, source) for display, size, source in gpu_table().values()}.items())
-    return "\n".join(f"{n:<18} {s / (1 << 30):>7.2f} GiB  {src}" for n, (s, src) in rows)
+    gpus = sorted({display: (size, source) for display, size, source in gpu_table().values()}.items())
+    return "\n".join(f"{n:<18} {s / (1 << 30):>7.2f} GiB  {src}" for n, (s, src) in gpus)
 
 
 def _verify(args: argparse.Namespace) -> int:

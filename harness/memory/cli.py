@@ -39,6 +39,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--lora-targets", default=DEFAULT_TARGETS, help="q_proj,v_proj | attention | all-linear | ...")
     p.add_argument("--qlora", action="store_true", help="NF4 base weights (implies LoRA, rank 16 by default)")
     p.add_argument("--sharding", choices=sharding.SHARDINGS, default=None)
+    p.add_argument("--impl", choices=sharding.IMPLS, default=sharding.PAPER,
+                   help="which ZeRO the figure models: the paper's count or DeepSpeed's implementation")
     p.add_argument("--gpus", type=int, default=1, metavar="N")
     p.add_argument("--micro-batch", type=int, default=1, metavar="B")
     p.add_argument("--seq", type=int, default=2048, metavar="S", help="training sequence length")
@@ -89,7 +91,7 @@ def _setup(args: argparse.Namespace, model: Model) -> TrainSetup | InferSetup:
     return TrainSetup(regime=args.regime, optimizer=args.optimizer, lora=lora, sharding=shard, gpus=args.gpus,
                       micro_batch=args.micro_batch, seq_len=args.seq, attention=args.attention,
                       checkpointing=args.checkpointing, grad_accum=args.grad_accum,
-                      adam8bit_block=args.adam8bit_block)
+                      adam8bit_block=args.adam8bit_block, impl=args.impl)
 
 
 def _budget(args: argparse.Namespace) -> Budget | None:

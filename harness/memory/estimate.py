@@ -8,9 +8,11 @@ from typing import Union
 from harness.memory import inference, optimizers, sharding
 from harness.memory.activations import ActivationSetup, training_activations
 from harness.memory.lora import LoraSpec
-from harness.memory.model import BareModel, MemoryInputError, Model
-from harness.memory.params import count_params, layer_tensors
+from harness.memory.model import BareModel, MemoryInputError, Model, ModelConfig
+from harness.memory.params import count_params, largest_module_params, layer_tensors, root_tensors
 from harness.memory.training import REGIMES, adapter_bytes, regime, state_ledgers
+
+DEFAULT_IMPL = sharding.PAPER
 
 
 @dataclass(frozen=True)
@@ -28,6 +30,7 @@ class TrainSetup:
     checkpointing: str = "none"
     grad_accum: int = 1
     adam8bit_block: int = optimizers.DEFAULT_8BIT_BLOCK
+    impl: str = DEFAULT_IMPL        # which ZeRO implementation the figure models (paper or deepspeed)
 
     @property
     def effective_batch(self) -> int:
@@ -83,22 +86,37 @@ class Estimate:
         return "train" if isinstance(self.setup, TrainSetup) else "infer"
 
 
+def _units(model: ModelConfig, setup: TrainSetup, weight_bytes: int, params: int) -> sharding.Units:
+    """Bytes sharding gathers whole: a block, FSDP's root, DeepSpeed's largest module (and its gradient).
+
+    Each is its share of the weights ledger, so frozen NF4 bases and adapters are priced as stored.
+    """
+    def share(n: int) -> int:
+        return weight_bytes * n // params
+
+    largest = largest_module_params(model)
+    grad = regime(setup.regime).grad_bytes * largest if setup.lora is None else 0
+    return sharding.Units(block_bytes=share(sum(t.numel for t in layer_tensors(model, 0))),
+                          root_bytes=share(sum(t.numel for t in root_tensors(model))),
+                          largest_module_weight_bytes=share(largest), largest_module_grad_bytes=grad)
+
+
 def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
     """Predict every ledger of one training step per GPU."""
     reg = regime(setup.regime)
-    sharding.check(setup.sharding, setup.gpus)
+    sharding.check(setup.sharding, setup.gpus, setup.impl)
     if setup.micro_batch < 1 or setup.grad_accum < 1 or setup.seq_len < 1:
         raise MemoryInputError("--micro-batch, --grad-accum and --seq must be >= 1")
     state = state_ledgers(model, setup.regime, setup.optimizer, setup.lora, block=setup.adam8bit_block)
     notes = ["torch.optim's per-tensor `step` counters live on the host and are not counted"]
-    unit = 0
+    units = sharding.Units()
     activations: int | None = None
     if isinstance(model, BareModel):
         notes.append("activations need the model's shape: pass --model or --config")
-        if setup.sharding == sharding.FSDP_FULL:
-            notes.append("FSDP's gathered unit needs the model's shape: not counted")
+        if setup.sharding in (sharding.FSDP_FULL, sharding.ZERO3):
+            notes.append("the blocks sharding gathers whole need the model's shape: not counted")
     else:
-        unit = reg.weight_bytes * sum(t.numel for t in layer_tensors(model, 0))
+        units = _units(model, setup, state.weights, state.params)
         lora = setup.lora
         act = ActivationSetup(
             micro_batch=setup.micro_batch, seq_len=setup.seq_len, attention=setup.attention,
@@ -114,7 +132,7 @@ def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
             # autocast caches a 16-bit copy of each weight it casts, and the Linears keep it for backward.
             activations += 2 * count_params(model).total
             notes.append("AMP: the 16-bit weight copies autocast keeps for backward are counted in activations")
-    per_gpu = sharding.shard(state, setup.sharding, setup.gpus, unit_weight_bytes=unit)
+    per_gpu = sharding.shard(state, setup.sharding, setup.gpus, units, setup.impl)
     ledgers = Ledgers(weights=per_gpu.weights, gradients=per_gpu.gradients,
                       optimizer_state=per_gpu.optimizer_state, master_weights=per_gpu.master_weights,
                       activations=activations)

@@ -52,6 +52,8 @@ def setup_dict(setup: TrainSetup | InferSetup) -> dict[str, Any]:
     d = asdict(setup)
     if isinstance(setup, TrainSetup):
         d["effective_batch"] = setup.effective_batch
+        d["implementation"] = sharding.implementation(setup.sharding, setup.impl)
+        d["implementation_source"] = sharding.IMPL_SOURCES.get(d["implementation"])
         d["lora"] = None if setup.lora is None else {
             "rank": setup.lora.rank, "targets": list(setup.lora.targets), "qlora": setup.lora.qlora}
     return d
@@ -95,6 +97,8 @@ def _describe(est: Estimate) -> list[str]:
             f"training: {describe_regime(s.regime)}",
             f"optimizer: {optimizers.DESCRIPTIONS[s.optimizer]}{lora}",
             f"sharding: {sharding.DESCRIPTIONS[s.sharding]}" + (f" x {s.gpus} GPUs" if s.gpus > 1 else ""),
+            *([f"  {sharding.IMPL_SOURCES[impl]}"] if (impl := sharding.implementation(s.sharding, s.impl))
+              in sharding.IMPL_SOURCES else []),
             f"micro-batch {s.micro_batch} x seq {s.seq_len}, {s.attention} attention, checkpointing {s.checkpointing},"
             f" accumulation {s.grad_accum} -> effective batch {s.effective_batch}",
         ]

@@ -98,3 +98,13 @@ def test_lists(capsys: pytest.CaptureFixture[str]) -> None:
     assert "llama-3-70b" in capsys.readouterr().out
     assert main(["memory", "--list", "gpus"]) == 0
     assert "H100-SXM" in capsys.readouterr().out
+
+
+def test_output_names_the_implementation_it_models(capsys: pytest.CaptureFixture[str]) -> None:
+    _, ds = _json(capsys, "--model", "llama-2-7b", "--sharding", "zero2", "--impl", "deepspeed", "--gpus", "8")
+    _, paper = _json(capsys, "--model", "llama-2-7b", "--sharding", "zero2", "--gpus", "8")
+    _, fsdp = _json(capsys, "--model", "llama-2-7b", "--sharding", "fsdp-full", "--gpus", "8")
+    assert [d["setup"]["implementation"] for d in (ds, paper, fsdp)] == ["deepspeed", "paper", "torch"]  # type: ignore[index]
+    assert ds["ledgers"]["gradients_bytes"] > paper["ledgers"]["gradients_bytes"]  # type: ignore[index]
+    assert main(["memory", "--model", "llama-2-7b", "--sharding", "zero3", "--impl", "deepspeed", "--gpus", "8"]) == 0
+    assert "as DeepSpeed implements it" in capsys.readouterr().out

@@ -61,3 +61,28 @@ def test_inference_ladder_quantizes_then_splits() -> None:
 def test_ladder_needs_a_budget() -> None:
     with pytest.raises(MemoryInputError, match="--fit needs"):
         ladder(preset("gpt2"), TrainSetup(), None)
+
+
+def test_fit_shards_over_the_gpus_the_user_has_before_8bit_adam() -> None:
+    # Issue: `--model llama-2-7b --gpus 8 --gpu H100-SXM --fit` recommended 8-bit AdamW although FSDP over
+    # the user's 8 GPUs fits with room to spare.
+    plans = ladder(preset("llama-2-7b"), TrainSetup(sharding="ddp", gpus=8), gpu_budget("H100-SXM"))
+    assert plans[-1].fit.fits and plans[-1].title == "FSDP FULL_SHARD across your 8 GPUs"
+    last = plans[-1].estimate.setup
+    assert isinstance(last, TrainSetup) and last.gpus == 8 and last.optimizer == "adamw"
+    assert "8-bit" not in " ".join(p.title for p in plans)
+
+
+def test_fit_never_proposes_fewer_gpus_than_the_user_has() -> None:
+    plans = ladder(preset("llama-3-70b"), TrainSetup(sharding="ddp", gpus=8, seq_len=4096), gpu_budget("H100-SXM"))
+    assert plans[-1].fit.fits
+    assert all(isinstance(p.estimate.setup, TrainSetup) and p.estimate.setup.gpus >= 8 for p in plans)
+    titles = [p.title for p in plans]
+    assert "8-bit AdamW with FSDP across your 8 GPUs" in titles  # 8-bit Adam is tried with FSDP
+    assert not plans[-1].title.startswith("QLoRA")
+
+
+def test_more_gpus_start_from_the_users_count() -> None:
+    plans = ladder(bare_model(70e9), TrainSetup(sharding="ddp", gpus=8), gpu_budget("H100-SXM"))
+    last = plans[-1].estimate.setup
+    assert isinstance(last, TrainSetup) and last.gpus >= 16 and plans[-1].fit.fits

@@ -125,3 +125,8 @@ def training_activations(cfg: ModelConfig, setup: ActivationSetup) -> Activation
     return ActivationEstimate(layer_bytes_per_token=layer, core_bytes_per_token=core,
                               head_bytes_per_token=head, tokens=tokens, layers=cfg.num_layers,
                               total=per_token * tokens)
+
+
+def logits_grad_bytes(cfg: ModelConfig, tokens: int, act_bytes: int) -> int:
+    """Backward's first transient: the gradient of the log-probabilities and of the logits, s x b x V each."""
+    return 2 * tokens * cfg.vocab_size * act_bytes

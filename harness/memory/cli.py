@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         setup = _setup(args, model)
         est = estimate_training(model, setup) if isinstance(setup, TrainSetup) else estimate_inference(model, setup)
         budget = _budget(args)
-        fit = judge(est.ledgers.total, budget) if budget else None
+        fit = judge(est.peak_bytes, budget) if budget else None
         plans = ladder(model, setup, budget) if args.fit else None
     except MemoryInputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from harness.memory import inference, optimizers, sharding
-from harness.memory.activations import ActivationSetup, training_activations
+from harness.memory.activations import ActivationSetup, logits_grad_bytes, training_activations
 from harness.memory.lora import LoraSpec
 from harness.memory.model import BareModel, MemoryInputError, Model, ModelConfig
 from harness.memory.params import count_params, largest_module_params, layer_tensors, root_tensors
+from harness.memory.peak import PhasePeaks, optimizer_temp_bytes, training_peaks
 from harness.memory.training import REGIMES, adapter_bytes, regime, state_ledgers
 
 DEFAULT_IMPL = sharding.PAPER
@@ -80,6 +81,12 @@ class Estimate:
     params: int
     trainable_params: int
     notes: tuple[str, ...] = field(default=())
+    phases: PhasePeaks | None = None
+
+    @property
+    def peak_bytes(self) -> int:
+        """What must fit: the peak of a training step, or the ledgers' sum when serving."""
+        return self.phases.peak if self.phases is not None else self.ledgers.total
 
     @property
     def mode(self) -> str:
@@ -136,8 +143,18 @@ def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
     ledgers = Ledgers(weights=per_gpu.weights, gradients=per_gpu.gradients,
                       optimizer_state=per_gpu.optimizer_state, master_weights=per_gpu.master_weights,
                       activations=activations)
+    deepspeed = sharding.implementation(setup.sharding, setup.impl) == sharding.DEEPSPEED
+    tokens = setup.micro_batch * setup.seq_len
+    phases = training_peaks(
+        weights=per_gpu.weights, gradients=per_gpu.gradients, optimizer_state=per_gpu.optimizer_state,
+        master_weights=per_gpu.master_weights, activations=activations or 0,
+        logits_grad_bytes=0 if isinstance(model, BareModel) else logits_grad_bytes(model, tokens, reg.activation_bytes),
+        # DeepSpeed's fp32 gradient partition is already a ledger; elsewhere the copies match the masters.
+        fp32_grad_copy_bytes=0 if deepspeed else per_gpu.master_weights,
+        optimizer_temp_bytes=optimizer_temp_bytes(setup.optimizer, per_gpu.optimizer_state),
+        grads_persist=setup.grad_accum > 1)
     return Estimate(model=model, setup=setup, ledgers=ledgers, params=state.params,
-                    trainable_params=state.trainable_params, notes=tuple(notes))
+                    trainable_params=state.trainable_params, notes=tuple(notes), phases=phases)
 
 
 def estimate_inference(model: Model, setup: InferSetup) -> Estimate:

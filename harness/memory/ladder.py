@@ -47,7 +47,7 @@ def _best(model: Model, start: TrainSetup, budget: Budget, target: int) -> tuple
         accum = max(1, -(-target // (b * start.gpus)))
         setup = replace(start, micro_batch=b, grad_accum=accum)
         est = estimate_training(model, setup)
-        fit = judge(est.ledgers.total, budget)
+        fit = judge(est.peak_bytes, budget)
         found = (setup, est, fit)
         if fit.fits:
             break
@@ -67,7 +67,7 @@ def _batch_cost(s: TrainSetup, original: TrainSetup) -> str:
 
 def training_ladder(model: Model, setup: TrainSetup, budget: Budget) -> tuple[Plan, ...]:
     """The plans for a training run that does not fit, stopping at the first that does."""
-    if judge(estimate_training(model, setup).ledgers.total, budget).fits:
+    if judge(estimate_training(model, setup).peak_bytes, budget).fits:
         return ()
     plans: list[Plan] = []
 
@@ -130,7 +130,7 @@ def training_ladder(model: Model, setup: TrainSetup, budget: Budget) -> tuple[Pl
 
 def inference_ladder(model: Model, setup: InferSetup, budget: Budget) -> tuple[Plan, ...]:
     """For serving: (1) a smaller batch, (2) int8 then int4 weights, (3) tensor parallel over N GPUs."""
-    if judge(estimate_inference(model, setup).ledgers.total, budget).fits:
+    if judge(estimate_inference(model, setup).peak_bytes, budget).fits:
         return ()
     plans: list[Plan] = []
     steps: list[tuple[int, str, str, str, InferSetup]] = []
@@ -154,7 +154,7 @@ def inference_ladder(model: Model, setup: InferSetup, budget: Budget) -> tuple[P
         gpus *= 2
     for rung, title, change, cost, s in steps:
         est = estimate_inference(model, s)
-        fit = judge(est.ledgers.total, budget)
+        fit = judge(est.peak_bytes, budget)
         plans.append(Plan(rung, title, change, cost, est, fit))
         if fit.fits:
             break

@@ -1,9 +1,14 @@
-"""Activation memory of training (Korthikanti et al. 2022, arXiv 2205.05198), per layer and per model.
+"""Activation memory of training: one model, the one the CLI prints, `--fit` uses and `--verify` measures.
 
-`korthikanti_layer_bytes` is the paper's Table 2 as printed (16-bit, GPT layer with dropout, MLP 4h).
-`training_activations` is the same accounting generalised to the architectures refenv counts — GQA,
-gated (SwiGLU) MLPs, no dropout, flash attention, frozen Linears under LoRA — and reduces exactly to the
-paper's sbh(34 + 5as/h) for a GPT layer with dropout and 16-bit activations.
+Per layer it is Korthikanti et al. 2022 (arXiv 2205.05198, sec. 4.1) term by term — `korthikanti_layer_bytes`
+is their Table 2 as printed — generalised to the blocks refenv counts and checked against a real torch
+step (harness/memory/verify.py): RMSNorm as HF Llama computes it (fp32 upcast, rsqrt, normalised x),
+LayerNorm's mean and rstd, SwiGLU/GeGLU's three intermediates, rotary (the rotated Q and K replace the
+projections' outputs; cos and sin are kept once per model), GQA (K and V at kv_heads, or expanded where
+the attention repeats them), MoE routing (fp32 router probabilities, top-k indices and weights, each
+expert's gathered input and output), eager attention (the s x s probabilities in the activation dtype, as
+Megatron and refenv's probe compute them; HF's eager adds an fp32 copy) or flash/SDPA (output and an fp32
+logsumexp), dropout masks, frozen Linears under LoRA, and selective or full checkpointing.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from harness.memory.model import MemoryInputError, ModelConfig
 
 ATTENTIONS = ("eager", "flash")
 CHECKPOINTING = ("none", "selective", "full")
+INDEX_BYTES = 8   # int64 indices (top-k, gathers) that autograd keeps for backward
 
 
 def korthikanti_layer_bytes(s: int, b: int, h: int, a: int, *, t: int = 1, sequence_parallel: bool = False,
@@ -30,7 +36,7 @@ def korthikanti_layer_bytes(s: int, b: int, h: int, a: int, *, t: int = 1, seque
 
 @dataclass(frozen=True)
 class ActivationSetup:
-    """What shapes the activations: micro-batch, sequence, attention kind, checkpointing, element size."""
+    """What shapes the activations: micro-batch, sequence, attention kind, checkpointing, element sizes."""
 
     micro_batch: int
     seq_len: int
@@ -42,6 +48,10 @@ class ActivationSetup:
     lora_rank: int = 0
     adapter_bytes: int = 4
     head_trainable: bool = True
+    stats_bytes: int = 4          # LayerNorm's mean and rstd: fp32 on CUDA, the input dtype on the CPU
+    expand_kv: bool | None = None  # K/V repeated to every query head before attention (None: eager only)
+    lse_pad: int = 1              # the logsumexp's length is padded to this (32: CUDA's efficient kernel in fp32)
+    rotary: bool = True           # rotary position embeddings where the model has no learned positions
 
 
 @dataclass(frozen=True)
@@ -56,39 +66,67 @@ class ActivationEstimate:
     total: int
 
 
-def _saves(setup: ActivationSetup, module: str) -> bool:
-    """A Linear keeps its input for backward only if its weight trains or it carries an adapter."""
-    trains = setup.trainable is None or module in setup.trainable
-    return trains or module in setup.adapted
+def _trains(setup: ActivationSetup, module: str) -> bool:
+    return setup.trainable is None or module in setup.trainable
+
+
+def _keeps_input(setup: ActivationSetup, module: str) -> bool:
+    """A Linear keeps its input if its weight trains, or if an adapter reads it without a dtype cast."""
+    return _trains(setup, module) or (module in setup.adapted and setup.adapter_bytes == setup.act_bytes)
+
+
+def norm_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, *, weight_trains: bool) -> int:
+    """LayerNorm: its input, mean and rstd. RMSNorm (HF Llama): the fp32 input, rsqrt, the normalised x."""
+    h, p = cfg.hidden_size, setup.act_bytes
+    if cfg.norm == "layernorm":
+        return h * p + 2 * setup.stats_bytes
+    # x.to(fp32); x * rsqrt(x.pow(2).mean(-1) + eps); weight * x.to(dtype): pow and mul keep the fp32 x and the
+    # rsqrt; the weight's product keeps the normalised x only if the weight trains (modeling_llama.py).
+    return h * 4 + 4 + (h * p if weight_trains else 0)
+
+
+def _moe_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, expert: int) -> int:
+    """A top-k MoE block per token, as Mixtral's sparse block runs it: router probabilities (fp32), top-k
+    indices and weights, and for each of the k experts a token reaches: its gathered input, the expert's own
+    activations, its output, weight and weighted output."""
+    h, p, k, e = cfg.hidden_size, setup.act_bytes, cfg.experts_per_token, cfg.num_experts
+    router = 4 * e + k * INDEX_BYTES + 4 * k + 4          # softmax(fp32), topk indices, weights and their sum
+    # x[tok]; the expert; its output and routing weight (their product); the product again, which index_add
+    # keeps (derivatives.yaml: expand_as(source)); the token and slot indices.
+    per_route = h * p + expert + h * p + p + h * p + 2 * INDEX_BYTES
+    return router + k * per_route
 
 
 def layer_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup) -> tuple[int, int]:
-    """(bytes one layer keeps per token, of which the attention core) — Korthikanti sec. 4.1 term by term."""
+    """(bytes one layer keeps per token, of which the s-dependent attention core)."""
     p, h, s = setup.act_bytes, cfg.hidden_size, setup.seq_len
     a, f = cfg.num_heads, cfg.intermediate_size
     drop_h = h if cfg.hidden_dropout else 0           # 1-byte dropout mask after attention and after MLP
-    norms = 2 * h * p                                 # each norm keeps its input
-    attn = (h * p if any(_saves(setup, m) for m in ("q_proj", "k_proj", "v_proj")) else 0)
-    attn += (cfg.q_dim + cfg.kv_dim) * p + cfg.kv_dim * p     # Q and K for QK^T, V for the weighted sum
-    if setup.attention == "flash":
-        core = 0
-        attn += cfg.q_dim * p + 4 * a                 # flash keeps its output and an fp32 logsumexp per head
-    else:
+    norms = 2 * norm_bytes_per_token(cfg, setup, weight_trains=setup.trainable is None)
+    eager = setup.attention == "eager"
+    expand = eager if setup.expand_kv is None else setup.expand_kv
+    kv_width = cfg.q_dim if expand else cfg.kv_dim
+    attn = h * p if any(_keeps_input(setup, m) for m in ("q_proj", "k_proj", "v_proj")) else 0
+    attn += (cfg.q_dim + 2 * kv_width) * p            # Q and K for QK^T, V for the weighted sum
+    if eager:
         core = a * s * p                              # softmax output
         if cfg.attention_dropout:
             core += a * s * (1 + p)                   # dropout mask (1 byte) and dropout output
-        attn += cfg.q_dim * p if _saves(setup, "o_proj") else 0
+        attn += cfg.q_dim * p if _keeps_input(setup, "o_proj") else 0  # the heads' output, made contiguous
+    else:
+        core = 0
+        lse = -(-s // setup.lse_pad) * setup.lse_pad
+        attn += cfg.q_dim * p + 4 * a * lse // s      # its output (o_proj's input too) and an fp32 logsumexp
     attn += drop_h
     if cfg.mlp == "gated":
-        mlp = h * p if _saves(setup, "gate_proj") or _saves(setup, "up_proj") else 0
-        mlp += 3 * f * p                              # gate output, SiLU output, up output
-        mlp += f * p if _saves(setup, "down_proj") else 0
+        mlp = h * p if _keeps_input(setup, "gate_proj") or _keeps_input(setup, "up_proj") else 0
+        expert = 3 * f * p                            # gate output, activation output, up output
+        expert += f * p if _keeps_input(setup, "down_proj") else 0
     else:
-        mlp = h * p if _saves(setup, "up_proj") else 0
-        mlp += f * p                                  # GeLU input
-        mlp += f * p if _saves(setup, "down_proj") else 0
-    if cfg.num_experts:
-        mlp = mlp * cfg.experts_per_token + 4 * cfg.num_experts  # top-k experts per token + fp32 router
+        mlp = h * p if _keeps_input(setup, "up_proj") else 0
+        expert = f * p                                # GeLU input
+        expert += f * p if _keeps_input(setup, "down_proj") else 0
+    mlp += _moe_bytes_per_token(cfg, setup, expert) if cfg.num_experts else expert
     mlp += drop_h
     lora = 0
     for module in setup.adapted:
@@ -97,6 +135,17 @@ def layer_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup) -> tuple[int
         cast = n_in * setup.adapter_bytes if setup.adapter_bytes != p else 0
         lora += cast + setup.lora_rank * setup.adapter_bytes
     return norms + attn + core + mlp + lora, core
+
+
+def _fixed_bytes(cfg: ModelConfig, setup: ActivationSetup) -> int:
+    """Per micro-batch, not per token: positions, cos/sin, the causal mask, the loss's scalar."""
+    s, d, p = setup.seq_len, cfg.head_dim, setup.act_bytes
+    out = INDEX_BYTES * s if cfg.max_position_embeddings and setup.trainable is None else 0
+    if setup.rotary and not cfg.max_position_embeddings:
+        out += 2 * setup.micro_batch * s * d * p      # cos and sin, computed once and kept by every layer
+    if setup.attention == "eager":
+        out += s * s                                  # the boolean causal mask masked_fill keeps
+    return out + 4                                    # cross-entropy's total_weight (the loss is fp32)
 
 
 def training_activations(cfg: ModelConfig, setup: ActivationSetup) -> ActivationEstimate:
@@ -110,23 +159,26 @@ def training_activations(cfg: ModelConfig, setup: ActivationSetup) -> Activation
         raise MemoryInputError("--micro-batch and --seq must be >= 1")
     layer, core = layer_bytes_per_token(cfg, setup)
     p, h = setup.act_bytes, cfg.hidden_size
-    # Korthikanti sec. 4.3: the final norm's input, the output projection's input, and the logits the
-    # cross-entropy keeps in fp32 (4 sbv); plus the embedding dropout mask when dropout is on.
-    head = h * p + (h * p if setup.head_trainable else 0) + 4 * cfg.vocab_size
+    # Korthikanti sec. 4.3: the final norm, the output projection's input, and the fp32 log-probabilities
+    # the cross-entropy keeps (4 sbv: HF computes the loss on logits.float()); plus the embedding dropout mask.
+    head = norm_bytes_per_token(cfg, setup, weight_trains=setup.trainable is None)
+    head += (h * p if setup.head_trainable else 0) + 4 * cfg.vocab_size
     head += h if cfg.hidden_dropout else 0
+    # With a frozen base the first norm's input (the embedding's output) needs no grad: it keeps nothing.
+    first = norm_bytes_per_token(cfg, setup, weight_trains=False) if setup.trainable is not None else 0
     tokens = setup.micro_batch * setup.seq_len
     if setup.checkpointing == "full":
         # Only each layer's input is kept; during backward one layer is recomputed and held whole.
         per_token = cfg.num_layers * h * p + layer + head
     elif setup.checkpointing == "selective":
-        per_token = cfg.num_layers * (layer - core) + head
+        per_token = cfg.num_layers * (layer - core) + head - first
     else:
-        per_token = cfg.num_layers * layer + head
+        per_token = cfg.num_layers * layer + head - first
     return ActivationEstimate(layer_bytes_per_token=layer, core_bytes_per_token=core,
                               head_bytes_per_token=head, tokens=tokens, layers=cfg.num_layers,
-                              total=per_token * tokens)
+                              total=per_token * tokens + _fixed_bytes(cfg, setup))
 
 
-def logits_grad_bytes(cfg: ModelConfig, tokens: int, act_bytes: int) -> int:
-    """Backward's first transient: the gradient of the log-probabilities and of the logits, s x b x V each."""
-    return 2 * tokens * cfg.vocab_size * act_bytes
+def logits_grad_bytes(cfg: ModelConfig, tokens: int) -> int:
+    """Backward's first transient: the fp32 gradients of the log-probabilities and of the logits."""
+    return 2 * tokens * cfg.vocab_size * 4

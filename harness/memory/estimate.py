@@ -148,7 +148,7 @@ def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
     phases = training_peaks(
         weights=per_gpu.weights, gradients=per_gpu.gradients, optimizer_state=per_gpu.optimizer_state,
         master_weights=per_gpu.master_weights, activations=activations or 0,
-        logits_grad_bytes=0 if isinstance(model, BareModel) else logits_grad_bytes(model, tokens, reg.activation_bytes),
+        logits_grad_bytes=0 if isinstance(model, BareModel) else logits_grad_bytes(model, tokens),
         # DeepSpeed's fp32 gradient partition is already a ledger; elsewhere the copies match the masters.
         fp32_grad_copy_bytes=0 if deepspeed else per_gpu.master_weights,
         optimizer_temp_bytes=optimizer_temp_bytes(setup.optimizer, per_gpu.optimizer_state),

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from harness.memory.probe_model import build_probe
-from harness.memory.probe_predict import ProbeCase
+from harness.memory.probe_predict import ProbeCase, expand_kv
 
 _PHASES = {"master_weights": "after_master_weights", "activations": "after_forward",
            "gradients": "after_backward", "optimizer_state": "after_step"}
@@ -97,7 +97,7 @@ def measure_cpu(case: ProbeCase) -> dict[str, Any]:
     import torch
 
     model = build_probe(case.cfg, attention=case.attention, dtype=_dtype(case),
-                        lora_rank=case.lora_rank if case.lora else 0)
+                        lora_rank=case.lora_rank if case.lora else 0, expand_kv=expand_kv(case, "cpu"))
     ids, tgt = _inputs(case, "cpu")
     all_params = list(model.parameters())
     ledgers: dict[str, int] = {"weights": sum(_storages(all_params).values())}
@@ -135,12 +135,13 @@ def measure_cuda(case: ProbeCase) -> dict[str, Any]:
     rank = case.lora_rank if case.lora else 0
     ids, tgt = _inputs(case, dev)
     # A warm-up step on a throwaway copy allocates cuBLAS workspaces and kernels' one-time buffers.
-    warm = build_probe(case.cfg, attention=case.attention, dtype=dtype, lora_rank=rank).to(dev)
+    gqa = expand_kv(case, "cuda")
+    warm = build_probe(case.cfg, attention=case.attention, dtype=dtype, lora_rank=rank, expand_kv=gqa).to(dev)
     _step(case, warm, ids, tgt, lambda name, objs: None, contextlib.nullcontext())
     del warm
     gc.collect()
     torch.cuda.synchronize()
-    model = build_probe(case.cfg, attention=case.attention, dtype=dtype, lora_rank=rank)
+    model = build_probe(case.cfg, attention=case.attention, dtype=dtype, lora_rank=rank, expand_kv=gqa)
     base = torch.cuda.memory_allocated()
     model.to(dev)
     torch.cuda.synchronize()

@@ -20,7 +20,7 @@ from harness.memory.params import param_tensors
 from harness.memory.probe_predict import (
     LEDGERS,
     ProbeCase,
-    activation_storages,
+    activation_prediction,
     rounded,
     state_allocations,
     state_prediction,
@@ -28,9 +28,9 @@ from harness.memory.probe_predict import (
 
 ACTIVATION_TOLERANCE = 0.05
 ACTIVATION_MODEL = (
-    "op by op what the probe saves for backward (harness/memory/probe_predict.py); per layer it is "
-    "Korthikanti et al.'s 34sbh + 5as^2b without dropout's masks and output (-2sbh - 3as^2b), plus norm "
-    "statistics, SwiGLU's extra intermediates, SDPA's output and logsumexp, and the head and loss terms"
+    "the CLI's own activation model (harness/memory/activations.py: Korthikanti et al. 2022 term by term, "
+    "generalised to RMSNorm, SwiGLU, rotary, GQA, MoE routing, flash/eager attention and LoRA), set up as "
+    "the probe runs"
 )
 CHILD_TIMEOUT_S = 600
 PASS, FAIL = "PASS", "FAIL"
@@ -40,12 +40,11 @@ def predict(case: ProbeCase, device: str) -> dict[str, tuple[int, int]]:
     """(lowest, highest) acceptable bytes per ledger: equal on the CPU, raw..rounded on a GPU."""
     state = state_prediction(case, step_scalars=device == "cpu")
     allocs = state_allocations(case)
-    act = [n for _, n in activation_storages(case, device)]
+    act = activation_prediction(case, device)
     out: dict[str, tuple[int, int]] = {}
     for ledger in LEDGERS:
         if ledger == "activations":
-            value = sum(rounded(n) for n in act) if device == "cuda" else sum(act)
-            out[ledger] = (value, value)
+            out[ledger] = (act, act)
             continue
         raw = getattr(state, ledger)
         out[ledger] = (raw, sum(rounded(n) for n in allocs[ledger] if n) if device == "cuda" else raw)

@@ -63,7 +63,8 @@ class ActivationEstimate:
     head_bytes_per_token: int
     tokens: int
     layers: int
-    total: int
+    total: int                  # what the forward leaves for backward
+    recompute_bytes: int = 0    # full checkpointing: one layer recomputed and held whole during backward
 
 
 def _trains(setup: ActivationSetup, module: str) -> bool:
@@ -167,16 +168,24 @@ def training_activations(cfg: ModelConfig, setup: ActivationSetup) -> Activation
     # With a frozen base the first norm's input (the embedding's output) needs no grad: it keeps nothing.
     first = norm_bytes_per_token(cfg, setup, weight_trains=False) if setup.trainable is not None else 0
     tokens = setup.micro_batch * setup.seq_len
+    recompute = 0
     if setup.checkpointing == "full":
-        # Only each layer's input is kept; during backward one layer is recomputed and held whole.
-        per_token = cfg.num_layers * h * p + layer + head
+        # Only each layer's input is kept (torch.utils.checkpoint keeps the block's inputs); during backward
+        # one layer is recomputed and held whole: a backward transient, `recompute_bytes`.
+        per_token = cfg.num_layers * h * p + head - first
+        recompute = layer * setup.micro_batch * setup.seq_len
     elif setup.checkpointing == "selective":
         per_token = cfg.num_layers * (layer - core) + head - first
     else:
         per_token = cfg.num_layers * layer + head - first
     return ActivationEstimate(layer_bytes_per_token=layer, core_bytes_per_token=core,
                               head_bytes_per_token=head, tokens=tokens, layers=cfg.num_layers,
-                              total=per_token * tokens + _fixed_bytes(cfg, setup))
+                              total=per_token * tokens + _fixed_bytes(cfg, setup), recompute_bytes=recompute)
+
+
+def logits_bytes(cfg: ModelConfig, tokens: int, act_bytes: int) -> int:
+    """Forward's transient at the head: the logits, and their fp32 copy for the loss (the same tensor in fp32)."""
+    return tokens * cfg.vocab_size * (act_bytes + (4 if act_bytes != 4 else 0))
 
 
 def logits_grad_bytes(cfg: ModelConfig, tokens: int) -> int:

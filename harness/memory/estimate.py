@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Union
 
 from harness.memory import inference, optimizers, sharding
-from harness.memory.activations import ActivationSetup, logits_grad_bytes, training_activations
+from harness.memory.activations import ActivationSetup, logits_bytes, logits_grad_bytes, training_activations
 from harness.memory.lora import LoraSpec
 from harness.memory.model import BareModel, MemoryInputError, Model, ModelConfig
 from harness.memory.params import count_params, largest_module_params, layer_tensors, root_tensors
@@ -118,6 +118,7 @@ def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
     notes = ["torch.optim's per-tensor `step` counters live on the host and are not counted"]
     units = sharding.Units()
     activations: int | None = None
+    recompute = 0
     if isinstance(model, BareModel):
         notes.append("activations need the model's shape: pass --model or --config")
         if setup.sharding in (sharding.FSDP_FULL, sharding.ZERO3):
@@ -131,7 +132,8 @@ def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
             trainable=frozenset() if lora else None, adapted=frozenset(lora.targets) if lora else frozenset(),
             lora_rank=lora.rank if lora else 0, adapter_bytes=adapter_bytes(reg), head_trainable=lora is None,
         )
-        activations = training_activations(model, act).total
+        acts = training_activations(model, act)
+        activations, recompute = acts.total, acts.recompute_bytes
         if model.max_context and setup.seq_len > model.max_context:
             notes.append(f"WARNING: --seq {setup.seq_len} is beyond {model.name}'s maximum of "
                          f"{model.max_context} tokens (max_position_embeddings)")
@@ -148,7 +150,9 @@ def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
     phases = training_peaks(
         weights=per_gpu.weights, gradients=per_gpu.gradients, optimizer_state=per_gpu.optimizer_state,
         master_weights=per_gpu.master_weights, activations=activations or 0,
+        logits_bytes=0 if isinstance(model, BareModel) else logits_bytes(model, tokens, reg.activation_bytes),
         logits_grad_bytes=0 if isinstance(model, BareModel) else logits_grad_bytes(model, tokens),
+        recompute_bytes=recompute,
         # DeepSpeed's fp32 gradient partition is already a ledger; elsewhere the copies match the masters.
         fp32_grad_copy_bytes=0 if deepspeed else per_gpu.master_weights,
         optimizer_temp_bytes=optimizer_temp_bytes(setup.optimizer, per_gpu.optimizer_state),

@@ -65,7 +65,8 @@ def peak_dict(est: Estimate) -> dict[str, Any]:
     out: dict[str, Any] = {"peak_bytes": est.peak_bytes, "phase": ph.phase if ph else "serving"}
     if ph is not None:
         out.update(forward_bytes=ph.forward, backward_bytes=ph.backward, optimizer_step_bytes=ph.optimizer_step,
-                   logits_grad_bytes=ph.logits_grad_bytes, fp32_grad_copy_bytes=ph.fp32_grad_copy_bytes,
+                   logits_bytes=ph.logits_bytes, logits_grad_bytes=ph.logits_grad_bytes,
+                   recompute_bytes=ph.recompute_bytes, fp32_grad_copy_bytes=ph.fp32_grad_copy_bytes,
                    optimizer_temp_bytes=ph.optimizer_temp_bytes)
     return out
 
@@ -131,8 +132,9 @@ def _ledger_lines(est: Estimate, indent: str = "  ") -> list[str]:
     ph = est.phases
     if ph is not None:
         for label, value, extra in (
-                ("forward", ph.forward, ""),
-                ("backward", ph.backward, f"with d(logits) {human(ph.logits_grad_bytes)}"),
+                ("forward", ph.forward, f"with the logits {human(ph.logits_bytes)}"),
+                ("backward", ph.backward, f"with d(logits) {human(ph.logits_grad_bytes)}"
+                 + (f" or a recomputed layer {human(ph.recompute_bytes)}" if ph.recompute_bytes else "")),
                 ("optimizer step", ph.optimizer_step, f"fp32 grad copies {human(ph.fp32_grad_copy_bytes)}, "
                                                       f"optimizer temporaries {human(ph.optimizer_temp_bytes)}")):
             lines.append(f"{indent}  {label:<14}{human(value):>12}{value:>18,d} B  {extra}".rstrip())

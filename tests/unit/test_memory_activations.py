@@ -90,7 +90,9 @@ def test_model_total_and_checkpointing() -> None:
     assert none.head_bytes_per_token == head
     assert none.total == 2 * 1024 * (32 * none.layer_bytes_per_token + head) + fixed
     assert selective.total == 2 * 1024 * (32 * (none.layer_bytes_per_token - none.core_bytes_per_token) + head) + fixed
-    assert full.total == 2 * 1024 * (32 * 4096 * 2 + none.layer_bytes_per_token + head) + fixed
+    assert full.total == 2 * 1024 * (32 * 4096 * 2 + head) + fixed  # each layer's input
+    assert full.recompute_bytes == 2 * 1024 * none.layer_bytes_per_token  # one layer again, in backward
+    assert none.recompute_bytes == selective.recompute_bytes == 0
     assert full.total < selective.total < none.total
 
 

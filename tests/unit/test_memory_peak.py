@@ -27,7 +27,8 @@ def test_activations_peak_in_backward_when_large() -> None:
     est = estimate_training(preset("gpt2"), TrainSetup(micro_batch=32, seq_len=1024, attention="eager"))
     ph = est.phases
     assert ph is not None and ph.phase == "backward"
-    assert ph.backward - ph.forward == ph.logits_grad_bytes == 2 * 4 * 32 * 1024 * 50257  # fp32, twice
+    assert ph.backward - ph.forward == ph.logits_grad_bytes - ph.logits_bytes
+    assert ph.logits_grad_bytes == 2 * 4 * 32 * 1024 * 50257  # fp32, twice
 
 
 def test_accumulation_keeps_gradients_through_forward() -> None:
@@ -39,8 +40,13 @@ def test_accumulation_keeps_gradients_through_forward() -> None:
 
 def test_peak_arithmetic() -> None:
     ph = training_peaks(weights=10, gradients=10, optimizer_state=40, master_weights=20, activations=100,
-                        logits_grad_bytes=5, fp32_grad_copy_bytes=20, optimizer_temp_bytes=20, grads_persist=False)
-    assert (ph.forward, ph.backward, ph.optimizer_step) == (170, 175, 120)
+                        logits_bytes=3, logits_grad_bytes=5, recompute_bytes=0, fp32_grad_copy_bytes=20,
+                        optimizer_temp_bytes=20, grads_persist=False)
+    assert (ph.forward, ph.backward, ph.optimizer_step) == (173, 175, 120)
+    ckpt = training_peaks(weights=10, gradients=10, optimizer_state=40, master_weights=20, activations=100,
+                          logits_bytes=3, logits_grad_bytes=5, recompute_bytes=30, fp32_grad_copy_bytes=0,
+                          optimizer_temp_bytes=0, grads_persist=False)
+    assert ckpt.backward == 70 + 100 + 30
     assert optimizer_temp_bytes("adamw", 80) == 40 and optimizer_temp_bytes("sgd", 80) == 0
     assert optimizer_temp_bytes("adamw8bit", 80) == 0
 

@@ -20,6 +20,9 @@ from harness.memory.model import MemoryInputError, ModelConfig
 ATTENTIONS = ("eager", "flash")
 CHECKPOINTING = ("none", "selective", "full")
 INDEX_BYTES = 8   # int64 indices (top-k, gathers) that autograd keeps for backward
+# torch.utils.checkpoint (preserve_rng_state=True) keeps torch.get_rng_state(), a 5056-byte CPU generator
+# state, per checkpointed block (measured here: `memory --verify`); on a GPU run it is host memory.
+CHECKPOINT_RNG_BYTES = 5056
 
 
 def korthikanti_layer_bytes(s: int, b: int, h: int, a: int, *, t: int = 1, sequence_parallel: bool = False,
@@ -52,6 +55,7 @@ class ActivationSetup:
     expand_kv: bool | None = None  # K/V repeated to every query head before attention (None: eager only)
     lse_pad: int = 1              # the logsumexp's length is padded to this (32: CUDA's efficient kernel in fp32)
     rotary: bool = True           # rotary position embeddings where the model has no learned positions
+    checkpoint_state_bytes: int = 0  # full checkpointing: what each block keeps besides its inputs, on device
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,8 @@ def _fixed_bytes(cfg: ModelConfig, setup: ActivationSetup) -> int:
         out += 2 * setup.micro_batch * s * d * p      # cos and sin, computed once and kept by every layer
     if setup.attention == "eager":
         out += s * s                                  # the boolean causal mask masked_fill keeps
+    if setup.checkpointing == "full":
+        out += setup.checkpoint_state_bytes * cfg.num_layers
     return out + 4                                    # cross-entropy's total_weight (the loss is fp32)
 
 

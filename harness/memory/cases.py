@@ -49,6 +49,13 @@ _QUICK = {
 }
 
 
+# Full activation checkpointing (torch.utils.checkpoint on every block), in the quick and the full set.
+_CHECKPOINTED = {
+    "cpu": (("small-llama", "mixed-adamw", "sdpa"), ("tiny-gpt", "fp32-adamw", "eager")),
+    "cuda": (("gpu-llama", "bf16-adamw", "sdpa"), ("gpu-gpt", "fp32-adamw", "eager")),
+}
+
+
 def cases(device: str, quick: bool = True) -> tuple[ProbeCase, ...]:
     """The quick set (each size and regime once) or the full product of sizes, regimes and attentions."""
     sizes = GPU_SIZES if device == "cuda" else CPU_SIZES
@@ -58,9 +65,12 @@ def cases(device: str, quick: bool = True) -> tuple[ProbeCase, ...]:
         # LoRA is not run on the MoE sizes: the probe's router is a plain Linear that would train.
         triples = tuple((s, r, a) for s in sizes for r in PROBE_REGIMES for a in ("eager", "sdpa")
                         if not (r == "lora" and sizes[s][0].num_experts))
+    checkpointed = _CHECKPOINTED["cuda" if device == "cuda" else "cpu"]
+    plan = [(*t, "none") for t in triples] + [(*t, "full") for t in checkpointed]
     out = []
-    for size, regime, attention in triples:
+    for size, regime, attention, ckpt in plan:
         cfg, batch, seq = sizes[size]
-        out.append(ProbeCase(name=f"{size}/{regime}/{attention}", cfg=cfg, regime=regime, attention=attention,
-                             micro_batch=batch, seq_len=seq))
+        name = f"{size}/{regime}/{attention}" + ("/checkpointed" if ckpt == "full" else "")
+        out.append(ProbeCase(name=name, cfg=cfg, regime=regime, attention=attention, micro_batch=batch,
+                             seq_len=seq, checkpointing=ckpt))
     return tuple(out)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -32,14 +34,15 @@ def _storages(tensors: Iterable[Any]) -> dict[int, int]:
 
 
 def _optimizer(name: str, params: list[Any]) -> Any:
+    """The optimizer as torch runs it on a GPU: foreach (its CUDA default) on every device."""
     import torch
 
     if name == "adamw":
-        return torch.optim.AdamW(params, lr=1e-4)
+        return torch.optim.AdamW(params, lr=1e-4, foreach=True)
     if name == "sgd":
-        return torch.optim.SGD(params, lr=1e-3, momentum=0.9)
+        return torch.optim.SGD(params, lr=1e-3, momentum=0.9, foreach=True)
     if name == "adafactor":
-        return torch.optim.Adafactor(params, lr=1e-3)
+        return torch.optim.Adafactor(params, lr=1e-3, foreach=True)
     raise ValueError(f"the probe has no optimizer {name!r}")
 
 
@@ -66,43 +69,109 @@ def _inputs(case: ProbeCase, device: str) -> tuple[Any, Any]:
     return ids.to(device), tgt.to(device)
 
 
+def _run(name: str, fn: Callable[[], Any]) -> Any:
+    return fn()
+
+
 def _step(case: ProbeCase, model: Any, ids: Any, tgt: Any, phase: Callable[[str, dict[str, Any]], None],
-          saved: contextlib.AbstractContextManager[Any]) -> None:
-    """Forward, backward, optimizer step; `phase(name, objects)` is called after each."""
+          saved: contextlib.AbstractContextManager[Any],
+          run: Callable[[str, Callable[[], Any]], Any] = _run) -> None:
+    """Forward, backward, optimizer step; `phase(name, objects)` is called after each, `run` runs each."""
     params = [p for p in model.parameters() if p.requires_grad]
     masters: list[Any] = []
     if case.precision == "mixed" and case.lora is None:
         masters = [p.detach().float() for p in params]  # fp32 master weights, stepped by the optimizer
     phase("master_weights", {"masters": masters})
     opt = _optimizer(case.optimizer, masters or params)
-    with saved:
-        loss = model(ids, tgt)
+
+    def forward() -> Any:
+        with saved:
+            return model(ids, tgt)
+
+    loss = run("forward", forward)
     phase("activations", {"loss": loss})
-    loss.backward()
+    run("backward", loss.backward)
     phase("gradients", {"loss": loss, "params": params})
     del loss
-    if masters:
-        for m, p in zip(masters, params):  # noqa: B905  (strict= is 3.10+)
-            m.grad = p.grad.float()
-    opt.step()
-    if masters:
-        for m, p in zip(masters, params):  # noqa: B905
-            m.grad = None  # the fp32 gradient copies live only for the step
-            p.detach().copy_(m)
+
+    def step() -> None:
+        if masters:
+            for m, p in zip(masters, params):  # noqa: B905  (strict= is 3.10+)
+                m.grad = p.grad.float()
+        opt.step()
+        if masters:
+            for m, p in zip(masters, params):  # noqa: B905
+                m.grad = None  # the fp32 gradient copies live only for the step
+                p.detach().copy_(m)
+
+    run("optimizer_step", step)
     phase("optimizer_state", {"opt": opt, "params": params})
 
 
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """File descriptor 2 to /dev/null for a moment (the profiler's C++ logging bypasses sys.stderr)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _allocation_trace(fn: Callable[[], Any]) -> tuple[Any, int, int] | None:
+    """Run `fn` under the profiler's memory tracking: (its result, peak bytes over the start, net bytes).
+
+    The CPU allocator reports every allocation and free to the profiler (profile_memory=True); the walk over
+    its event tree uses torch._C._profiler, so a torch without it gives None (peaks not measured).
+    """
+    try:
+        from torch._C._profiler import _EventType
+        from torch.profiler import ProfilerActivity, profile
+    except ImportError:
+        return None
+    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
+    with _quiet_stderr():  # kineto logs a line at each start and stop on the process's stderr
+        prof.start()
+    try:
+        out = fn()
+    finally:
+        with _quiet_stderr():
+            prof.stop()
+    sizes: list[tuple[int, int]] = []
+    results: Any = prof.profiler.kineto_results if prof.profiler is not None else None
+    if results is None:
+        return None
+    stack = list(results.experimental_event_tree())
+    while stack:
+        node = stack.pop()
+        if node.tag == _EventType.Allocation:
+            sizes.append((node.start_time_ns, node.extra_fields.alloc_size))
+        stack.extend(node.children)
+    live = peak = 0
+    for _, size in sorted(sizes):
+        live += size
+        peak = max(peak, live)
+    return out, peak, live
+
+
 def measure_cpu(case: ProbeCase) -> dict[str, Any]:
-    """Exact bytes of every ledger on the CPU, by storage."""
+    """Exact bytes of every ledger on the CPU, by storage, and what each phase adds at its high point."""
     import torch
 
     model = build_probe(case.cfg, attention=case.attention, dtype=_dtype(case),
-                        lora_rank=case.lora_rank if case.lora else 0, expand_kv=expand_kv(case, "cpu"))
+                        lora_rank=case.lora_rank if case.lora else 0, expand_kv=expand_kv(case, "cpu"),
+                        checkpointing=case.checkpointing == "full")
     ids, tgt = _inputs(case, "cpu")
     all_params = list(model.parameters())
     ledgers: dict[str, int] = {"weights": sum(_storages(all_params).values())}
     excluded = set(_storages([*all_params, ids, tgt]))
     saved: dict[int, int] = {}
+    phases: dict[str, dict[str, int]] = {}
 
     def pack(x: Any) -> Any:
         st = x.untyped_storage()
@@ -115,15 +184,28 @@ def measure_cpu(case: ProbeCase) -> dict[str, Any]:
             ledgers[name] = sum(_storages(objs["masters"]).values())
             excluded.update(_storages(objs["masters"]))
         elif name == "activations":
-            ledgers[name] = sum(saved.values())
+            if case.checkpointing == "full":
+                # What checkpointed blocks keep is not saved through the hooks: count what forward left
+                # allocated, less the 0-dim fp32 loss.
+                ledgers[name] = phases["forward"]["net_bytes"] - objs["loss"].untyped_storage().nbytes()
+            else:
+                ledgers[name] = sum(saved.values())
         elif name == "gradients":
             ledgers[name] = sum(_storages(p.grad for p in objs["params"]).values())
         else:
             ledgers[name] = sum(_storages(_state_tensors(objs["opt"])).values())
 
-    _step(case, model, ids, tgt, phase, torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x))
+    def run(name: str, fn: Callable[[], Any]) -> Any:
+        traced = _allocation_trace(fn)
+        if traced is None:
+            return fn()
+        out, peak, net = traced
+        phases[name] = {"peak_bytes": peak, "net_bytes": net}
+        return out
+
+    _step(case, model, ids, tgt, phase, torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x), run)
     names = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
-    return {"ledgers": ledgers, "parameters": names, "saved_storages": len(saved)}
+    return {"ledgers": ledgers, "parameters": names, "saved_storages": len(saved), "phase_deltas": phases}
 
 
 def measure_cuda(case: ProbeCase) -> dict[str, Any]:
@@ -170,7 +252,12 @@ def measure_cuda(case: ProbeCase) -> dict[str, Any]:
 
     _step(case, model, ids, tgt, phase, contextlib.nullcontext())
     peak = max(p["peak_bytes"] for p in phases.values())
+    # What each phase added at its high point over what was allocated when it began.
+    order = [("forward", "after_master_weights", "after_forward"), ("backward", "after_forward", "after_backward"),
+             ("optimizer_step", "after_backward", "after_step")]
+    deltas = {name: {"peak_bytes": phases[end]["peak_bytes"] - phases[start]["allocated_bytes"]}
+              for name, start, end in order}
     names = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     del model
     gc.collect()
-    return {"ledgers": marks, "parameters": names, "peak_bytes": peak, "phases": phases}
+    return {"ledgers": marks, "parameters": names, "peak_bytes": peak, "phases": phases, "phase_deltas": deltas}

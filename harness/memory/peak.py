@@ -59,7 +59,10 @@ def training_peaks(*, weights: int, gradients: int, optimizer_state: int, master
     """Forward, backward and step peaks from the ledgers and the transients of each phase."""
     held = weights + optimizer_state + master_weights + (gradients if grads_persist else 0)
     forward = held + activations + logits_bytes
-    backward = held + max(activations + max(logits_grad_bytes, recompute_bytes), 0 if grads_persist else gradients)
+    # A recomputed layer's backward makes gradients as large as what it recomputed: 2x is the upper estimate
+    # `memory --verify` brackets (measured between 1x and 2x on the probe).
+    backward = held + max(activations + max(logits_grad_bytes, 2 * recompute_bytes),
+                          0 if grads_persist else gradients)
     step = weights + optimizer_state + master_weights + gradients + fp32_grad_copy_bytes + optimizer_temp_bytes
     return PhasePeaks(forward=forward, backward=backward, optimizer_step=step, logits_bytes=logits_bytes,
                       logits_grad_bytes=logits_grad_bytes, recompute_bytes=recompute_bytes,

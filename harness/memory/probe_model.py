@@ -18,6 +18,7 @@ def _classes() -> dict[str, Any]:
     import torch
     from torch import nn
     from torch.nn import functional as F
+    from torch.utils.checkpoint import checkpoint
 
     class RMSNorm(nn.Module):
         """As HF Llama computes it (modeling_llama.py LlamaRMSNorm): in fp32, cast back, times the weight."""
@@ -144,10 +145,17 @@ def _classes() -> dict[str, Any]:
             x = x + a.o_proj(o.transpose(1, 2).reshape(b, s, cfg.num_heads * cfg.head_dim))
             return x + self.mlp(self.post_norm(x))
 
+    def rotary(d: int, b: int, s: int, x: Any) -> tuple[Any, Any]:
+        """cos and sin of shape (b, 1, s, d) as HF's LlamaRotaryEmbedding makes them (base 10000)."""
+        inv = 1.0 / (10000.0 ** (torch.arange(0, d, 2, device=x.device).float() / d))
+        freqs = torch.arange(s, device=x.device).float()[None].expand(b, s)[..., None] * inv
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return emb.cos().to(x.dtype)[:, None], emb.sin().to(x.dtype)[:, None]
+
     class ProbeLM(nn.Module):
         def __init__(self, cfg: ModelConfig, attention: str, rank: int) -> None:
             super().__init__()
-            self.cfg, self.attention = cfg, attention
+            self.cfg, self.attention, self.checkpointing = cfg, attention, False
             self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
             if cfg.max_position_embeddings:
                 self.embed_positions = nn.Embedding(cfg.max_position_embeddings, cfg.hidden_size)
@@ -164,16 +172,12 @@ def _classes() -> dict[str, Any]:
             mask = None
             if self.attention == "eager":
                 mask = torch.ones(s, s, dtype=torch.bool, device=ids.device).triu(1)
-            rope = None
-            if not self.cfg.max_position_embeddings:  # rotary, as HF's LlamaRotaryEmbedding: (b, s, d) cos/sin
-                d = self.cfg.head_dim
-                inv = 1.0 / (10000.0 ** (torch.arange(0, d, 2, device=ids.device).float() / d))
-                pos = torch.arange(s, device=ids.device).float()[None].expand(b, s)
-                freqs = pos[..., None] * inv
-                emb = torch.cat((freqs, freqs), dim=-1)
-                rope = (emb.cos().to(x.dtype)[:, None], emb.sin().to(x.dtype)[:, None])
+            rope = None if self.cfg.max_position_embeddings else rotary(self.cfg.head_dim, b, s, x)
             for layer in self.layers:
-                x = layer(x, mask, rope)
+                if self.checkpointing:  # torch.utils.checkpoint keeps the block's inputs and recomputes the rest
+                    x = checkpoint(layer, x, mask, rope, use_reentrant=False)
+                else:
+                    x = layer(x, mask, rope)
             x = self.final_norm(x)
             head = self.embed_tokens.weight if self.cfg.tie_word_embeddings else self.lm_head.weight
             logits = F.linear(x, head)
@@ -183,13 +187,14 @@ def _classes() -> dict[str, Any]:
 
 
 def build_probe(cfg: ModelConfig, *, attention: str, dtype: Any, lora_rank: int = 0, seed: int = 0,
-                expand_kv: bool = False) -> Any:
+                expand_kv: bool = False, checkpointing: bool = False) -> Any:
     """The probe on the CPU in `dtype`; with LoRA the base is frozen in `dtype` and the adapters stay fp32."""
     import torch
 
     torch.manual_seed(seed)
     classes = _classes()
     model = classes["ProbeLM"](cfg, attention, lora_rank).to(dtype=dtype)
+    model.checkpointing = checkpointing
     for layer in model.layers:
         layer.expand_kv = expand_kv
     if lora_rank:

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.memory.activations import ActivationSetup, training_activations
+from harness.memory.activations import (
+    CHECKPOINT_RNG_BYTES,
+    ActivationSetup,
+    logits_bytes,
+    logits_grad_bytes,
+    training_activations,
+)
 from harness.memory.lora import LoraSpec, lora_tensors
 from harness.memory.model import ModelConfig
 from harness.memory.optimizers import state_bytes
 from harness.memory.params import param_tensors, targetable
+from harness.memory.peak import optimizer_temp_bytes
 from harness.memory.training import REGIMES, StateLedgers, adapter_bytes, state_ledgers
 
 # Probe regimes: (precision regime, optimizer, LoRA on every Linear).
@@ -36,6 +43,7 @@ class ProbeCase:
     micro_batch: int
     seq_len: int
     lora_rank: int = 8
+    checkpointing: str = "none"   # "full": every block under torch.utils.checkpoint
 
     @property
     def precision(self) -> str:
@@ -100,12 +108,13 @@ def activation_setup(case: ProbeCase, device: str) -> ActivationSetup:
     # and that kernel pads its logsumexp to 32 positions.
     fp32_cuda_sdpa = device == "cuda" and case.act_bytes == 4 and case.attention == "sdpa"
     return ActivationSetup(
-        micro_batch=case.micro_batch, seq_len=case.seq_len,
+        micro_batch=case.micro_batch, seq_len=case.seq_len, checkpointing=case.checkpointing,
         attention="eager" if case.attention == "eager" else "flash", act_bytes=case.act_bytes,
         trainable=frozenset() if lora else None, adapted=frozenset(lora.targets) if lora else frozenset(),
         lora_rank=case.lora_rank if lora else 0, adapter_bytes=4, head_trainable=lora is None,
         stats_bytes=4 if device == "cuda" else case.act_bytes,
         expand_kv=case.attention == "eager" or (fp32_cuda_sdpa and gqa),
+        checkpoint_state_bytes=CHECKPOINT_RNG_BYTES if device == "cpu" else 0,
         lse_pad=32 if fp32_cuda_sdpa else 1)
 
 
@@ -117,3 +126,23 @@ def expand_kv(case: ProbeCase, device: str) -> bool:
 def activation_prediction(case: ProbeCase, device: str) -> int:
     """Bytes the probe keeps for backward, by the one activation model the CLI uses."""
     return training_activations(case.cfg, activation_setup(case, device)).total
+
+
+def phase_prediction(case: ProbeCase, device: str) -> dict[str, tuple[int, int] | None]:
+    """(lowest, highest) bytes each phase of the probe's first step adds at its high point over its start.
+
+    forward: the activations and the logits' transient; backward: d(logits), or the gradients less the
+    activations they replace, or under full checkpointing a recomputed layer (1x to 2x: its backward makes
+    gradients as large as what it recomputed); step: the fp32 gradient copies, the optimizer state it
+    creates and foreach AdamW's temporary. Adafactor's temporaries are not modelled: None.
+    """
+    acts = training_activations(case.cfg, activation_setup(case, device))
+    tokens = case.micro_batch * case.seq_len
+    state = state_prediction(case, step_scalars=device == "cpu")
+    device_state = state_prediction(case, step_scalars=False).optimizer_state
+    ends = max(logits_grad_bytes(case.cfg, tokens), state.gradients - acts.total)
+    step = state.master_weights + state.optimizer_state + optimizer_temp_bytes(case.optimizer, device_state)
+    forward = acts.total + logits_bytes(case.cfg, tokens, case.act_bytes)
+    backward = (max(ends, acts.recompute_bytes), max(ends, 2 * acts.recompute_bytes))
+    return {"forward": (forward, forward), "backward": backward,
+            "optimizer_step": None if case.optimizer == "adafactor" else (step, step)}

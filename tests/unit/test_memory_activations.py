@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from harness.memory.activations import (
+    CHECKPOINT_RNG_BYTES,
     ActivationSetup,
     korthikanti_layer_bytes,
     layer_bytes_per_token,
@@ -91,6 +92,8 @@ def test_model_total_and_checkpointing() -> None:
     assert none.total == 2 * 1024 * (32 * none.layer_bytes_per_token + head) + fixed
     assert selective.total == 2 * 1024 * (32 * (none.layer_bytes_per_token - none.core_bytes_per_token) + head) + fixed
     assert full.total == 2 * 1024 * (32 * 4096 * 2 + head) + fixed  # each layer's input
+    on_cpu = training_activations(cfg, replace(base, checkpointing="full", checkpoint_state_bytes=CHECKPOINT_RNG_BYTES))
+    assert on_cpu.total - full.total == 32 * CHECKPOINT_RNG_BYTES  # the generator state checkpoint keeps
     assert full.recompute_bytes == 2 * 1024 * none.layer_bytes_per_token  # one layer again, in backward
     assert none.recompute_bytes == selective.recompute_bytes == 0
     assert full.total < selective.total < none.total

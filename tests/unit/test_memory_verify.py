@@ -102,7 +102,7 @@ def test_cuda_asked_for_without_a_gpu_is_a_failed_document() -> None:
 @pytest.mark.slow
 def test_full_cpu_verification_passes() -> None:
     doc = run_verification(quick=False, device="cpu")
-    assert len(doc["cases"]) == 46 and doc["status"] == "PASS", [c["name"] for c in doc["cases"]
+    assert len(doc["cases"]) == 48 and doc["status"] == "PASS", [c["name"] for c in doc["cases"]
                                                                   if c["status"] != "PASS"]
 
 
@@ -111,3 +111,29 @@ def test_the_command_modules_do_not_import_torch() -> None:
             "harness.memory.measure; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_every_phase_peak_is_judged_and_passes(quick_doc: dict[str, Any]) -> None:
+    for case in quick_doc["cases"]:
+        assert set(case["peaks"]) == {"forward", "backward", "optimizer_step"}, case["name"]
+        for phase, entry in case["peaks"].items():
+            assert entry["status"] == "PASS", (case["name"], phase, entry)
+        step = case["peaks"]["optimizer_step"]
+        assert 0 <= step["measured_bytes"] - step["predicted_bytes"] <= 16 * 64, case["name"]  # exact, but scalars
+
+
+def test_checkpointing_is_measured_with_torch_utils_checkpoint(quick_doc: dict[str, Any]) -> None:
+    by = {c["name"]: c for c in quick_doc["cases"]}
+    ckpt = by["small-llama/mixed-adamw/sdpa/checkpointed"]["ledgers"]["activations"]
+    plain = by["small-llama/mixed-adamw/eager"]["ledgers"]["activations"]
+    assert ckpt["status"] == "PASS" and ckpt["measured_bytes"] < plain["measured_bytes"] / 2
+
+
+def test_judge_fails_a_wrong_peak() -> None:
+    case = cases("cpu")[0]
+    measured = measure_cpu(case)
+    assert judge_case(case, "cpu", measured)["status"] == "PASS"
+    bigger = copy.deepcopy(measured)
+    bigger["phase_deltas"]["optimizer_step"]["peak_bytes"] += 4096  # one stray fp32 copy of 1024 values
+    judged = judge_case(case, "cpu", bigger)
+    assert judged["status"] == "FAIL" and judged["peaks"]["optimizer_step"]["status"] == "FAIL"

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.memory.model import MemoryInputError, ModelConfig
+from harness.memory.params import LINEAR, ROUTER, layer_tensors
 
 ATTENTIONS = ("eager", "flash")
 CHECKPOINTING = ("none", "selective", "full")
@@ -56,6 +57,7 @@ class ActivationSetup:
     lse_pad: int = 1              # the logsumexp's length is padded to this (32: CUDA's efficient kernel in fp32)
     rotary: bool = True           # rotary position embeddings where the model has no learned positions
     checkpoint_state_bytes: int = 0  # full checkpointing: what each block keeps besides its inputs, on device
+    autocast: bool = False        # torch.autocast over fp32 parameters (the "amp" regime): see autocast_terms
 
 
 @dataclass(frozen=True)
@@ -81,8 +83,12 @@ def _keeps_input(setup: ActivationSetup, module: str) -> bool:
 
 
 def norm_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, *, weight_trains: bool) -> int:
-    """LayerNorm: its input, mean and rstd. RMSNorm (HF Llama): the fp32 input, rsqrt, the normalised x."""
-    h, p = cfg.hidden_size, setup.act_bytes
+    """LayerNorm: its input, mean and rstd. RMSNorm (HF Llama): the fp32 input, rsqrt, the normalised x.
+
+    Under autocast the residual stream stays fp32 (fp32 embeddings plus 16-bit outputs promote) and
+    layer_norm runs in fp32, so a norm keeps 4-byte tensors.
+    """
+    h, p = cfg.hidden_size, 4 if setup.autocast else setup.act_bytes
     if cfg.norm == "layernorm":
         return h * p + 2 * setup.stats_bytes
     # x.to(fp32); x * rsqrt(x.pow(2).mean(-1) + eps); weight * x.to(dtype): pow and mul keep the fp32 x and the
@@ -90,15 +96,23 @@ def norm_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, *, weight_tra
     return h * 4 + 4 + (h * p if weight_trains else 0)
 
 
-def _moe_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, expert: int) -> int:
+def _inputs_kept(setup: ActivationSetup, readers: tuple[str, ...]) -> int:
+    """How many copies of a shared input its Linears keep: one, or under autocast one cast copy each."""
+    keeping = sum(1 for m in readers if _keeps_input(setup, m))
+    return keeping if setup.autocast else min(1, keeping)
+
+
+def _moe_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, expert: int, expert_in: int) -> int:
     """A top-k MoE block per token, as Mixtral's sparse block runs it: router probabilities (fp32), top-k
     indices and weights, and for each of the k experts a token reaches: its gathered input, the expert's own
     activations, its output, weight and weighted output."""
     h, p, k, e = cfg.hidden_size, setup.act_bytes, cfg.experts_per_token, cfg.num_experts
     router = 4 * e + k * INDEX_BYTES + 4 * k + 4          # softmax(fp32), topk indices, weights and their sum
-    # x[tok]; the expert; its output and routing weight (their product); the product again, which index_add
-    # keeps (derivatives.yaml: expand_as(source)); the token and slot indices.
-    per_route = h * p + expert + h * p + p + h * p + 2 * INDEX_BYTES
+    # x[tok] as the expert keeps it; the expert; its output and routing weight (their product, which
+    # index_add keeps: derivatives.yaml expand_as(source)); the token and slot indices. Under autocast the
+    # weights and the product are in the fp32 residual's dtype.
+    r = 4 if setup.autocast else p
+    per_route = expert_in + expert + h * p + r + h * r + 2 * INDEX_BYTES
     return router + k * per_route
 
 
@@ -111,7 +125,7 @@ def layer_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup) -> tuple[int
     eager = setup.attention == "eager"
     expand = eager if setup.expand_kv is None else setup.expand_kv
     kv_width = cfg.q_dim if expand else cfg.kv_dim
-    attn = h * p if any(_keeps_input(setup, m) for m in ("q_proj", "k_proj", "v_proj")) else 0
+    attn = _inputs_kept(setup, ("q_proj", "k_proj", "v_proj")) * h * p
     attn += (cfg.q_dim + 2 * kv_width) * p            # Q and K for QK^T, V for the weighted sum
     if eager:
         core = a * s * p                              # softmax output
@@ -123,15 +137,17 @@ def layer_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup) -> tuple[int
         lse = -(-s // setup.lse_pad) * setup.lse_pad
         attn += cfg.q_dim * p + 4 * a * lse // s      # its output (o_proj's input too) and an fp32 logsumexp
     attn += drop_h
-    if cfg.mlp == "gated":
-        mlp = h * p if _keeps_input(setup, "gate_proj") or _keeps_input(setup, "up_proj") else 0
-        expert = 3 * f * p                            # gate output, activation output, up output
-        expert += f * p if _keeps_input(setup, "down_proj") else 0
+    readers = ("gate_proj", "up_proj") if cfg.mlp == "gated" else ("up_proj",)
+    mlp_in = _inputs_kept(setup, readers) * h * p       # the norm's output, as the MLP's Linears keep it
+    # SwiGLU keeps the gate output, the activation's output and the up output; GeLU its input.
+    expert = (3 if cfg.mlp == "gated" else 1) * f * p
+    expert += f * p if _keeps_input(setup, "down_proj") else 0
+    if cfg.num_experts:
+        # The router reads the norm's output; each expert reads its own gathered copy of it.
+        router_in = (h * p if setup.trainable is None else 0) if setup.autocast else mlp_in
+        mlp = router_in + _moe_bytes_per_token(cfg, setup, expert, mlp_in)
     else:
-        mlp = h * p if _keeps_input(setup, "up_proj") else 0
-        expert = f * p                                # GeLU input
-        expert += f * p if _keeps_input(setup, "down_proj") else 0
-    mlp += _moe_bytes_per_token(cfg, setup, expert) if cfg.num_experts else expert
+        mlp = mlp_in + expert
     mlp += drop_h
     lora = 0
     for module in setup.adapted:
@@ -147,7 +163,10 @@ def _fixed_bytes(cfg: ModelConfig, setup: ActivationSetup) -> int:
     s, d, p = setup.seq_len, cfg.head_dim, setup.act_bytes
     out = INDEX_BYTES * s if cfg.max_position_embeddings and setup.trainable is None else 0
     if setup.rotary and not cfg.max_position_embeddings:
-        out += 2 * setup.micro_batch * s * d * p      # cos and sin, computed once and kept by every layer
+        # cos and sin, computed once in the residual stream's dtype and kept by every layer
+        out += 2 * setup.micro_batch * s * d * (4 if setup.autocast else p)
+    if setup.autocast:
+        out += autocast_weight_copies(cfg)
     if setup.attention == "eager":
         out += s * s                                  # the boolean causal mask masked_fill keeps
     if setup.checkpointing == "full":
@@ -189,9 +208,18 @@ def training_activations(cfg: ModelConfig, setup: ActivationSetup) -> Activation
                               total=per_token * tokens + _fixed_bytes(cfg, setup), recompute_bytes=recompute)
 
 
-def logits_bytes(cfg: ModelConfig, tokens: int, act_bytes: int) -> int:
-    """Forward's transient at the head: the logits, and their fp32 copy for the loss (the same tensor in fp32)."""
-    return tokens * cfg.vocab_size * (act_bytes + (4 if act_bytes != 4 else 0))
+def autocast_weight_copies(cfg: ModelConfig) -> int:
+    """autocast casts every weight F.linear uses (the head too, tied or not) to 16 bits and the Linear keeps
+    that copy for backward; embeddings and norms are not cast, biases are cast but not kept."""
+    linear = sum(t.numel for t in layer_tensors(cfg, 0) if t.kind in (LINEAR, ROUTER)) * cfg.num_layers
+    return 2 * (linear + cfg.vocab_size * cfg.hidden_size)
+
+
+def logits_bytes(cfg: ModelConfig, tokens: int, act_bytes: int, autocast: bool = False) -> int:
+    """Forward's transient at the head: the logits and their fp32 copy for the loss (the same tensor in fp32);
+    under autocast also the final norm's fp32 output, which the head keeps only as a 16-bit cast."""
+    logits = tokens * cfg.vocab_size * (act_bytes + (4 if act_bytes != 4 else 0))
+    return logits + (tokens * cfg.hidden_size * 4 if autocast else 0)
 
 
 def logits_grad_bytes(cfg: ModelConfig, tokens: int) -> int:

@@ -41,11 +41,11 @@ _QUICK = {
             ("small-llama", "bf16-adamw", "sdpa"), ("small-llama", "mixed-adamw", "eager"),
             ("small-llama", "lora", "sdpa"), ("medium-gpt", "mixed-adamw", "sdpa"),
             ("medium-gpt", "lora", "eager"), ("medium-gpt", "fp32-adamw", "sdpa"),
-            ("tiny-moe", "mixed-adamw", "sdpa")),
+            ("tiny-moe", "mixed-adamw", "sdpa"), ("medium-gpt", "amp-adamw", "sdpa")),
     "cuda": (("gpu-gpt", "fp32-adamw", "eager"), ("gpu-gpt", "sgd-momentum", "sdpa"), ("gpu-gpt", "lora", "eager"),
              ("gpu-llama", "bf16-adamw", "sdpa"), ("gpu-llama", "mixed-adamw", "eager"),
              ("gpu-llama", "lora", "sdpa"), ("gpu-wide", "mixed-adamw", "sdpa"),
-             ("gpu-wide", "fp32-adamw", "sdpa"), ("gpu-moe", "bf16-adamw", "sdpa")),
+             ("gpu-wide", "fp32-adamw", "sdpa"), ("gpu-moe", "bf16-adamw", "sdpa"), ("gpu-llama", "amp-adamw", "sdpa")),
 }
 
 

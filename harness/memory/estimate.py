@@ -131,6 +131,7 @@ def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
             checkpointing=setup.checkpointing, act_bytes=reg.activation_bytes,
             trainable=frozenset() if lora else None, adapted=frozenset(lora.targets) if lora else frozenset(),
             lora_rank=lora.rank if lora else 0, adapter_bytes=adapter_bytes(reg), head_trainable=lora is None,
+            autocast=setup.regime == "amp",
         )
         acts = training_activations(model, act)
         activations, recompute = acts.total, acts.recompute_bytes
@@ -138,8 +139,6 @@ def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
             notes.append(f"WARNING: --seq {setup.seq_len} is beyond {model.name}'s maximum of "
                          f"{model.max_context} tokens (max_position_embeddings)")
         if setup.regime == "amp":
-            # autocast caches a 16-bit copy of each weight it casts, and the Linears keep it for backward.
-            activations += 2 * count_params(model).total
             notes.append("AMP: the 16-bit weight copies autocast keeps for backward are counted in activations")
     per_gpu = sharding.shard(state, setup.sharding, setup.gpus, units, setup.impl)
     ledgers = Ledgers(weights=per_gpu.weights, gradients=per_gpu.gradients,
@@ -150,7 +149,8 @@ def estimate_training(model: Model, setup: TrainSetup) -> Estimate:
     phases = training_peaks(
         weights=per_gpu.weights, gradients=per_gpu.gradients, optimizer_state=per_gpu.optimizer_state,
         master_weights=per_gpu.master_weights, activations=activations or 0,
-        logits_bytes=0 if isinstance(model, BareModel) else logits_bytes(model, tokens, reg.activation_bytes),
+        logits_bytes=0 if isinstance(model, BareModel) else logits_bytes(model, tokens, reg.activation_bytes,
+                                                                          setup.regime == "amp"),
         logits_grad_bytes=0 if isinstance(model, BareModel) else logits_grad_bytes(model, tokens),
         recompute_bytes=recompute,
         # DeepSpeed's fp32 gradient partition is already a ledger; elsewhere the copies match the masters.

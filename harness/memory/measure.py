@@ -56,7 +56,7 @@ def _state_tensors(opt: Any) -> Iterator[Any]:
 def _dtype(case: ProbeCase) -> Any:
     import torch
 
-    return torch.float32 if case.precision == "fp32" else torch.bfloat16
+    return torch.float32 if case.precision in ("fp32", "amp") else torch.bfloat16
 
 
 def _inputs(case: ProbeCase, device: str) -> tuple[Any, Any]:
@@ -77,6 +77,8 @@ def _step(case: ProbeCase, model: Any, ids: Any, tgt: Any, phase: Callable[[str,
           saved: contextlib.AbstractContextManager[Any],
           run: Callable[[str, Callable[[], Any]], Any] = _run) -> None:
     """Forward, backward, optimizer step; `phase(name, objects)` is called after each, `run` runs each."""
+    import torch
+
     params = [p for p in model.parameters() if p.requires_grad]
     masters: list[Any] = []
     if case.precision == "mixed" and case.lora is None:
@@ -85,7 +87,9 @@ def _step(case: ProbeCase, model: Any, ids: Any, tgt: Any, phase: Callable[[str,
     opt = _optimizer(case.optimizer, masters or params)
 
     def forward() -> Any:
-        with saved:
+        # torch's own mixed-precision recipe: fp32 parameters, the forward under bf16 autocast.
+        amp = torch.autocast(ids.device.type, dtype=torch.bfloat16) if case.precision == "amp" else None
+        with saved, amp or contextlib.nullcontext():
             return model(ids, tgt)
 
     loss = run("forward", forward)

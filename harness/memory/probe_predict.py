@@ -27,6 +27,7 @@ PROBE_REGIMES = {
     "mixed-adamw": ("mixed", "adamw", False),
     "lora": ("mixed", "adamw", True),
     "adafactor": ("fp32", "adafactor", False),
+    "amp-adamw": ("amp", "adamw", False),   # torch's own recipe: fp32 parameters, bf16 autocast
 }
 LEDGERS = ("weights", "master_weights", "activations", "gradients", "optimizer_state")
 BLOCK = 512  # the CUDA caching allocator rounds every block up to 512 B (CUDACachingAllocator.cpp, kMinBlockSize)
@@ -115,6 +116,7 @@ def activation_setup(case: ProbeCase, device: str) -> ActivationSetup:
         stats_bytes=4 if device == "cuda" else case.act_bytes,
         expand_kv=case.attention == "eager" or (fp32_cuda_sdpa and gqa),
         checkpoint_state_bytes=CHECKPOINT_RNG_BYTES if device == "cpu" else 0,
+        autocast=case.precision == "amp",
         lse_pad=32 if fp32_cuda_sdpa else 1)
 
 
@@ -142,7 +144,7 @@ def phase_prediction(case: ProbeCase, device: str) -> dict[str, tuple[int, int] 
     device_state = state_prediction(case, step_scalars=False).optimizer_state
     ends = max(logits_grad_bytes(case.cfg, tokens), state.gradients - acts.total)
     step = state.master_weights + state.optimizer_state + optimizer_temp_bytes(case.optimizer, device_state)
-    forward = acts.total + logits_bytes(case.cfg, tokens, case.act_bytes)
+    forward = acts.total + logits_bytes(case.cfg, tokens, case.act_bytes, case.precision == "amp")
     backward = (max(ends, acts.recompute_bytes), max(ends, 2 * acts.recompute_bytes))
     return {"forward": (forward, forward), "backward": backward,
             "optimizer_step": None if case.optimizer == "adafactor" else (step, step)}

@@ -102,7 +102,7 @@ def test_cuda_asked_for_without_a_gpu_is_a_failed_document() -> None:
 @pytest.mark.slow
 def test_full_cpu_verification_passes() -> None:
     doc = run_verification(quick=False, device="cpu")
-    assert len(doc["cases"]) == 48 and doc["status"] == "PASS", [c["name"] for c in doc["cases"]
+    assert len(doc["cases"]) == 56 and doc["status"] == "PASS", [c["name"] for c in doc["cases"]
                                                                   if c["status"] != "PASS"]
 
 

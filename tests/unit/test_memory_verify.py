@@ -13,8 +13,14 @@ from harness.memory import run_verification
 from harness.memory.activations import training_activations
 from harness.memory.cases import cases
 from harness.memory.measure import measure_cpu
-from harness.memory.probe_predict import LEDGERS, activation_setup, state_allocations, state_prediction
-from harness.memory.verify import judge_case, predict
+from harness.memory.probe_predict import (
+    LEDGERS,
+    activation_setup,
+    phase_prediction,
+    state_allocations,
+    state_prediction,
+)
+from harness.memory.verify import judge_case, judge_peaks, predict
 
 pytest.importorskip("torch")
 
@@ -137,3 +143,13 @@ def test_judge_fails_a_wrong_peak() -> None:
     bigger["phase_deltas"]["optimizer_step"]["peak_bytes"] += 4096  # one stray fp32 copy of 1024 values
     judged = judge_case(case, "cpu", bigger)
     assert judged["status"] == "FAIL" and judged["peaks"]["optimizer_step"]["status"] == "FAIL"
+
+
+@pytest.mark.parametrize("case", [c for c in cases("cuda") if c.regime != "adafactor"], ids=lambda c: c.name)
+def test_gpu_peaks_are_judged_within_ten_percent(case: Any) -> None:
+    # The GPU tier's judgement, fed the prediction itself and then 20% more (no GPU needed to judge).
+    bands = phase_prediction(case, "cuda")
+    exact = {name: {"peak_bytes": band[1]} for name, band in bands.items() if band is not None}
+    assert all(v["status"] == "PASS" for v in judge_peaks(case, "cuda", exact).values())
+    off = {name: {"peak_bytes": round(v["peak_bytes"] * 1.2)} for name, v in exact.items()}
+    assert all(v["status"] == "FAIL" for v in judge_peaks(case, "cuda", off).values())

@@ -31,7 +31,8 @@ DESCRIPTIONS = {
     ZERO3: "ZeRO-3: optimizer state, gradients and weights sharded, plus the gathered block and the one prefetched",
     FSDP_FULL: "FSDP FULL_SHARD (~ZeRO-3) plus the unsharded block being computed, the one prefetched, and the "
                "root unit (embeddings, final norm, head) kept gathered from forward through backward",
-    FSDP_GRAD_OP: "FSDP SHARD_GRAD_OP (~ZeRO-2: weights stay unsharded from forward to backward)",
+    FSDP_GRAD_OP: "FSDP SHARD_GRAD_OP (~ZeRO-2: every unit stays gathered from forward to backward, "
+                  "beside its shard)",
 }
 IMPL_SOURCES = {
     PAPER: "as the ZeRO paper counts it (Rajbhandari et al. 2019, arXiv 1910.02054, fig. 1)",
@@ -131,6 +132,10 @@ def shard(ledgers: StateLedgers, sharding: str, gpus: int, units: Units | None =
     if sharding in (ZERO3, FSDP_FULL) and gpus > 1:
         # The block being computed and the next one (prefetched) are all-gathered whole, beside the shards.
         weights += 2 * units.block_bytes
+    if sharding == FSDP_GRAD_OP and gpus > 1:
+        # torch keeps the shard and, from forward to backward, the gathered whole beside it (measured with
+        # fully_shard(reshard_after_forward=False): harness/memory/verify_dist.py).
+        weights = _split(ledgers.weights, gpus) + ledgers.weights
     if sharding == FSDP_FULL and gpus > 1:
         # torch FSDP does not reshard the root after forward, as its parameters are all-gathered again at
         # once for backward (FSDP2 fully_shard: "the root ... reshard_after_forward ... set to False";

@@ -204,7 +204,48 @@ def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]
         else:
             judged.append(judge_case(case, device, m))
     status = PASS if judged and all(c["status"] == PASS for c in judged) else FAIL
+    if device == "cpu":
+        extra.update(_cpu_extras(quick))
+        if any(extra[k]["status"] != PASS for k in ("kv_cache", "sharding") if k in extra):
+            status = FAIL
+    extra["not_measured"] = _not_measured(device, quick)
     return _document(device, quick, started, status=status, cases=judged, **extra)
+
+
+def _cpu_extras(quick: bool) -> dict[str, Any]:
+    """The KV cache grown token by token; with --full, sharding over two gloo processes."""
+    from harness.memory.verify_infer import run_kv_verification
+
+    out: dict[str, Any] = {"kv_cache": run_kv_verification()}
+    if not quick:
+        from harness.memory.verify_dist import run_sharding_verification
+
+        out["sharding"] = run_sharding_verification()
+    return out
+
+
+def _not_measured(device: str, quick: bool) -> dict[str, str]:
+    """What the CLI offers that this run does not measure, and why."""
+    from harness.memory.verify_dist import NOT_MEASURED
+
+    out = {
+        "optimizer adamw8bit": "bitsandbytes' 8-bit AdamW runs on CUDA only; its figure is the 8-bit optimizers "
+                               "paper's (arXiv 2110.02861): 1 byte per state plus an fp32 absmax per block",
+        "qlora / weights nf4": "bitsandbytes' NF4 needs CUDA; its figure is the QLoRA paper's (arXiv 2305.14314): "
+                               "4 bits + 8-bit absmax per 64 + fp32 per 256 blocks",
+        "lora (PEFT itself)": "peft is not a dependency here; LoRA is measured on a PEFT-like layer (the input "
+                              "cast to the adapter dtype, A's output kept)",
+        "checkpointing selective": "Megatron's selective recompute of the attention core is not in torch; with "
+                                   "flash attention it equals none (measured)",
+        "inference tensor parallelism": "one process caches all KV heads; the split by KV head is arithmetic",
+    }
+    if device == "cuda" or quick:
+        out["sharding"] = "measured on the CPU with --verify --full (two gloo processes)"
+    if device == "cuda":
+        out["kv_cache"] = "measured on the CPU"
+    else:
+        out.update(NOT_MEASURED)
+    return out
 
 
 def render_verification(doc: dict[str, Any]) -> str:
@@ -226,4 +267,13 @@ def render_verification(doc: dict[str, Any]) -> str:
             lines.append(f"      {v['status']}  {'peak of ' + phase:<16} predicted {v['predicted_bytes']:>13,d}  "
                          f"measured {v['measured_bytes']:>13,d} ({v['tolerance']})")
         lines += [f"      {d}" for d in case.get("detail", [])]
+    for section, title in (("kv_cache", "KV cache grown token by token"),
+                           ("sharding", "sharding over gloo, what each rank holds")):
+        if section in doc:
+            sec = doc[section]
+            lines.append(f"  {sec['status']}  {title}" + (f"  ({sec['error']})" if sec.get("error") else ""))
+            lines += [f"      {c['status']}  {c['name']:<44} predicted {c['predicted_bytes']:>11,d}  "
+                      f"measured {c['measured_bytes']:>11,d}" for c in sec["checks"]]
+    for what, why in doc.get("not_measured", {}).items():
+        lines.append(f"  not measured: {what}: {why}")
     return "\n".join(lines)

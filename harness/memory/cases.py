@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 from harness.memory.model import ModelConfig, validate
 from harness.memory.probe_predict import PROBE_REGIMES, ProbeCase
 
@@ -56,6 +58,11 @@ _CHECKPOINTED = {
 }
 
 
+def peft_installed() -> bool:
+    """Whether PEFT can be imported (the peft-lora cases run only then); nothing is imported here."""
+    return importlib.util.find_spec("peft") is not None
+
+
 def cases(device: str, quick: bool = True) -> tuple[ProbeCase, ...]:
     """The quick set (each size and regime once) or the full product of sizes, regimes and attentions."""
     sizes = GPU_SIZES if device == "cuda" else CPU_SIZES
@@ -64,7 +71,11 @@ def cases(device: str, quick: bool = True) -> tuple[ProbeCase, ...]:
     else:
         # LoRA is not run on the MoE sizes: the probe's router is a plain Linear that would train.
         triples = tuple((s, r, a) for s in sizes for r in PROBE_REGIMES for a in ("eager", "sdpa")
-                        if not (r == "lora" and sizes[s][0].num_experts))
+                        if not (r.endswith("lora") and sizes[s][0].num_experts))
+    if device == "cuda" or not peft_installed():
+        triples = tuple(t for t in triples if t[1] != "peft-lora")
+    elif quick:
+        triples += (("small-llama", "peft-lora", "sdpa"), ("medium-gpt", "peft-lora", "eager"))
     checkpointed = _CHECKPOINTED["cuda" if device == "cuda" else "cpu"]
     plan = [(*t, "none") for t in triples] + [(*t, "full") for t in checkpointed]
     out = []

@@ -163,13 +163,25 @@ def _allocation_trace(fn: Callable[[], Any]) -> tuple[Any, int, int] | None:
     return out, peak, live
 
 
+def _build(case: ProbeCase, device: str) -> Any:
+    """The probe for a case: LoRA by the probe's own layer, or by PEFT for the peft-lora regime."""
+    if case.regime == "peft-lora":
+        from harness.memory.probe_model import build_peft_probe
+
+        lora = case.lora
+        assert lora is not None
+        return build_peft_probe(case.cfg, attention=case.attention, dtype=_dtype(case), rank=lora.rank,
+                                targets=lora.targets)
+    return build_probe(case.cfg, attention=case.attention, dtype=_dtype(case),
+                       lora_rank=case.lora_rank if case.lora else 0, expand_kv=expand_kv(case, device),
+                       checkpointing=case.checkpointing == "full")
+
+
 def measure_cpu(case: ProbeCase) -> dict[str, Any]:
     """Exact bytes of every ledger on the CPU, by storage, and what each phase adds at its high point."""
     import torch
 
-    model = build_probe(case.cfg, attention=case.attention, dtype=_dtype(case),
-                        lora_rank=case.lora_rank if case.lora else 0, expand_kv=expand_kv(case, "cpu"),
-                        checkpointing=case.checkpointing == "full")
+    model = _build(case, "cpu")
     ids, tgt = _inputs(case, "cpu")
     all_params = list(model.parameters())
     ledgers: dict[str, int] = {"weights": sum(_storages(all_params).values())}
@@ -208,7 +220,8 @@ def measure_cpu(case: ProbeCase) -> dict[str, Any]:
         return out
 
     _step(case, model, ids, tgt, phase, torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x), run)
-    names = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
+    # PEFT wraps each adapted Linear: its base weight is `<module>.base_layer.weight`.
+    names = [(n.replace(".base_layer.", "."), tuple(p.shape)) for n, p in model.named_parameters()]
     return {"ledgers": ledgers, "parameters": names, "saved_storages": len(saved), "phase_deltas": phases}
 
 

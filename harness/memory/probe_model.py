@@ -209,3 +209,19 @@ def build_probe(cfg: ModelConfig, *, attention: str, dtype: Any, lora_rank: int 
                 module.lora_B.float()
         model.final_norm.requires_grad_(False)
     return model
+
+
+def build_peft_probe(cfg: ModelConfig, *, attention: str, dtype: Any, rank: int, targets: tuple[str, ...],
+                     seed: int = 0) -> Any:
+    """The probe with LoRA made by PEFT itself: `inject_adapter_in_model` on every targeted Linear, the base
+    frozen by PEFT, the adapters in fp32 as get_peft_model's autocast_adapter_dtype=True leaves them."""
+    import torch
+    from peft import LoraConfig, inject_adapter_in_model
+
+    model = build_probe(cfg, attention=attention, dtype=dtype, seed=seed)
+    config = LoraConfig(r=rank, lora_alpha=2 * rank, target_modules=list(targets), lora_dropout=0.0)
+    model = inject_adapter_in_model(config, model)
+    for name, param in model.named_parameters():
+        if ".lora_" in name:
+            param.data = param.data.to(torch.float32)
+    return model

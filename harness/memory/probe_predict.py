@@ -28,6 +28,7 @@ PROBE_REGIMES = {
     "lora": ("mixed", "adamw", True),
     "adafactor": ("fp32", "adafactor", False),
     "amp-adamw": ("amp", "adamw", False),   # torch's own recipe: fp32 parameters, bf16 autocast
+    "peft-lora": ("mixed", "adamw", True),  # the same LoRA, made by PEFT itself (when peft is installed)
 }
 LEDGERS = ("weights", "master_weights", "activations", "gradients", "optimizer_state")
 BLOCK = 512  # the CUDA caching allocator rounds every block up to 512 B (CUDACachingAllocator.cpp, kMinBlockSize)

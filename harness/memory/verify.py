@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.memory.cases import cases
+from harness.memory.cases import cases, peft_installed
 from harness.memory.params import param_tensors
 from harness.memory.probe_predict import (
     LEDGERS,
@@ -233,12 +233,13 @@ def _not_measured(device: str, quick: bool) -> dict[str, str]:
                                "paper's (arXiv 2110.02861): 1 byte per state plus an fp32 absmax per block",
         "qlora / weights nf4": "bitsandbytes' NF4 needs CUDA; its figure is the QLoRA paper's (arXiv 2305.14314): "
                                "4 bits + 8-bit absmax per 64 + fp32 per 256 blocks",
-        "lora (PEFT itself)": "peft is not a dependency here; LoRA is measured on a PEFT-like layer (the input "
-                              "cast to the adapter dtype, A's output kept)",
         "checkpointing selective": "Megatron's selective recompute of the attention core is not in torch; with "
                                    "flash attention it equals none (measured)",
         "inference tensor parallelism": "one process caches all KV heads; the split by KV head is arithmetic",
     }
+    if not peft_installed() or device == "cuda":
+        out["lora (PEFT itself)"] = ("measured on the CPU only, where peft is installed (a dev dependency); "
+                                     "elsewhere LoRA is measured on the probe's PEFT-like layer")
     if device == "cuda" or quick:
         out["sharding"] = "measured on the CPU with --verify --full (two gloo processes)"
     if device == "cuda":

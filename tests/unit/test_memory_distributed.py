@@ -28,10 +28,11 @@ def dist_doc(full_doc: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_full_cpu_verification_passes(full_doc: dict[str, Any]) -> None:
-    assert len(full_doc["cases"]) == 56 and full_doc["status"] == "PASS", [
+    assert len(full_doc["cases"]) == 62 and full_doc["status"] == "PASS", [
         c["name"] for c in full_doc["cases"] if c["status"] != "PASS"]
     regimes = {c["regime"] for c in full_doc["cases"]}
-    assert regimes == {"fp32-adamw", "bf16-adamw", "sgd-momentum", "mixed-adamw", "lora", "adafactor", "amp-adamw"}
+    assert regimes == {"fp32-adamw", "bf16-adamw", "sgd-momentum", "mixed-adamw", "lora", "adafactor", "amp-adamw",
+                       "peft-lora"}
 
 
 @pytest.mark.slow

@@ -146,3 +146,12 @@ def test_gpu_peaks_are_judged_within_ten_percent(case: Any) -> None:
     assert all(v["status"] == "PASS" for v in judge_peaks(case, "cuda", exact).values())
     off = {name: {"peak_bytes": round(v["peak_bytes"] * 1.2)} for name, v in exact.items()}
     assert all(v["status"] == "FAIL" for v in judge_peaks(case, "cuda", off).values())
+
+
+def test_peft_lora_is_measured_and_matches(quick_doc: dict[str, Any]) -> None:
+    # peft is a dev dependency: LoRA made by PEFT itself, on a module built here (no hub download).
+    peft_cases = [c for c in quick_doc["cases"] if c["regime"] == "peft-lora"]
+    assert len(peft_cases) == 2 and all(c["status"] == "PASS" for c in peft_cases)
+    by = {c["name"]: c["ledgers"] for c in quick_doc["cases"]}
+    own, peft = by["small-llama/lora/sdpa"], by["small-llama/peft-lora/sdpa"]
+    assert all(own[k]["measured_bytes"] == peft[k]["measured_bytes"] for k in own)

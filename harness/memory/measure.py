@@ -230,17 +230,14 @@ def measure_cuda(case: ProbeCase) -> dict[str, Any]:
     import torch
 
     dev = "cuda"
-    dtype = _dtype(case)
-    rank = case.lora_rank if case.lora else 0
     ids, tgt = _inputs(case, dev)
     # A warm-up step on a throwaway copy allocates cuBLAS workspaces and kernels' one-time buffers.
-    gqa = expand_kv(case, "cuda")
-    warm = build_probe(case.cfg, attention=case.attention, dtype=dtype, lora_rank=rank, expand_kv=gqa).to(dev)
+    warm = _build(case, dev).to(dev)
     _step(case, warm, ids, tgt, lambda name, objs: None, contextlib.nullcontext())
     del warm
     gc.collect()
     torch.cuda.synchronize()
-    model = build_probe(case.cfg, attention=case.attention, dtype=dtype, lora_rank=rank, expand_kv=gqa)
+    model = _build(case, dev)
     base = torch.cuda.memory_allocated()
     model.to(dev)
     torch.cuda.synchronize()

@@ -6,9 +6,10 @@ step (harness/memory/verify.py): RMSNorm as HF Llama computes it (fp32 upcast, r
 LayerNorm's mean and rstd, SwiGLU/GeGLU's three intermediates, rotary (the rotated Q and K replace the
 projections' outputs; cos and sin are kept once per model), GQA (K and V at kv_heads, or expanded where
 the attention repeats them), MoE routing (fp32 router probabilities, top-k indices and weights, each
-expert's gathered input and output), eager attention (the s x s probabilities in the activation dtype, as
-Megatron and refenv's probe compute them; HF's eager adds an fp32 copy) or flash/SDPA (output and an fp32
-logsumexp), dropout masks, frozen Linears under LoRA, and selective or full checkpointing.
+expert's gathered input and output), eager attention (the s x s probabilities in fp32 and their 16-bit
+copy as HF computes them, or one 16-bit tensor as Megatron's fused softmax keeps) or flash/SDPA (output and
+an fp32 logsumexp), dropout masks, frozen Linears under LoRA, autocast, and selective or full checkpointing.
+Checked against transformers' own LlamaForCausalLM too (harness/memory/verify_hf.py).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class ActivationSetup:
     rotary: bool = True           # rotary position embeddings where the model has no learned positions
     checkpoint_state_bytes: int = 0  # full checkpointing: what each block keeps besides its inputs, on device
     autocast: bool = False        # torch.autocast over fp32 parameters (the "amp" regime): see autocast_terms
+    softmax_fp32: bool = True     # eager attention's softmax in fp32 as HF computes it (False: Megatron's)
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,9 @@ def layer_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup) -> tuple[int
     attn = _inputs_kept(setup, ("q_proj", "k_proj", "v_proj")) * h * p
     attn += (cfg.q_dim + 2 * kv_width) * p            # Q and K for QK^T, V for the weighted sum
     if eager:
-        core = a * s * p                              # softmax output
+        # The probabilities: HF's eager softmax runs in fp32 and keeps them, then their 16-bit copy for @V
+        # (modeling_llama.py eager_attention_forward); Megatron's fused softmax keeps one 16-bit tensor.
+        core = a * s * (4 + (p if p != 4 else 0) if setup.softmax_fp32 else p)
         if cfg.attention_dropout:
             core += a * s * (1 + p)                   # dropout mask (1 byte) and dropout output
         attn += cfg.q_dim * p if _keeps_input(setup, "o_proj") else 0  # the heads' output, made contiguous

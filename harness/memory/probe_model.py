@@ -137,7 +137,9 @@ def _classes() -> dict[str, Any]:
             if self.attention == "eager":
                 k, v = self._repeat(k), self._repeat(v)
                 scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(cfg.head_dim))
-                o = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1) @ v
+                # HF's eager_attention_forward: the softmax in fp32, cast back for the product with V.
+                probs = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1, dtype=torch.float32)
+                o = probs.to(q.dtype) @ v
             elif self.expand_kv:
                 o = F.scaled_dot_product_attention(q, self._repeat(k), self._repeat(v), is_causal=True)
             else:  # K/V stay at kv_heads, as flash attention keeps them

@@ -206,17 +206,20 @@ def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]
     status = PASS if judged and all(c["status"] == PASS for c in judged) else FAIL
     if device == "cpu":
         extra.update(_cpu_extras(quick))
-        if any(extra[k]["status"] != PASS for k in ("kv_cache", "sharding") if k in extra):
+        if any(extra[k]["status"] != PASS for k in ("kv_cache", "transformers", "sharding") if k in extra):
             status = FAIL
     extra["not_measured"] = _not_measured(device, quick)
     return _document(device, quick, started, status=status, cases=judged, **extra)
 
 
 def _cpu_extras(quick: bool) -> dict[str, Any]:
-    """The KV cache grown token by token; with --full, sharding over two gloo processes."""
+    """The KV cache grown token by token; with --full, transformers' Llama and sharding over gloo."""
+    from harness.memory.verify_hf import installed, run_hf_verification
     from harness.memory.verify_infer import run_kv_verification
 
     out: dict[str, Any] = {"kv_cache": run_kv_verification()}
+    if not quick and installed():
+        out["transformers"] = run_hf_verification()
     if not quick:
         from harness.memory.verify_dist import run_sharding_verification
 
@@ -237,6 +240,11 @@ def _not_measured(device: str, quick: bool) -> dict[str, str]:
                                    "flash attention it equals none (measured)",
         "inference tensor parallelism": "one process caches all KV heads; the split by KV head is arithmetic",
     }
+    from harness.memory.verify_hf import installed
+
+    if not installed() or device == "cuda" or quick:
+        out["transformers LlamaForCausalLM"] = ("measured on the CPU with --full where transformers is installed "
+                                                "(a dev dependency); the probe is Llama-style either way")
     if not peft_installed() or device == "cuda":
         out["lora (PEFT itself)"] = ("measured on the CPU only, where peft is installed (a dev dependency); "
                                      "elsewhere LoRA is measured on the probe's PEFT-like layer")
@@ -269,6 +277,7 @@ def render_verification(doc: dict[str, Any]) -> str:
                          f"measured {v['measured_bytes']:>13,d} ({v['tolerance']})")
         lines += [f"      {d}" for d in case.get("detail", [])]
     for section, title in (("kv_cache", "KV cache grown token by token"),
+                           ("transformers", "transformers' LlamaForCausalLM, activations"),
                            ("sharding", "sharding over gloo, what each rank holds")):
         if section in doc:
             sec = doc[section]

@@ -52,8 +52,12 @@ def test_selective_recompute_saves_70_percent_for_gpt3() -> None:
 STATS = 2 * 2 * 4
 
 
+# Megatron's fused softmax keeps one 16-bit tensor of probabilities, as the paper counts them.
+MEGATRON = ActivationSetup(micro_batch=1, seq_len=S, attention="eager", softmax_fp32=False)
+
+
 def test_generalised_layer_reduces_to_the_paper_for_a_gpt_layer() -> None:
-    per_token, core = layer_bytes_per_token(GPT3, ActivationSetup(micro_batch=1, seq_len=S, attention="eager"))
+    per_token, core = layer_bytes_per_token(GPT3, MEGATRON)
     assert (per_token - STATS) * S == korthikanti_layer_bytes(S, 1, H, A)
     assert core * S == 5 * A * S * S
 
@@ -65,8 +69,14 @@ def test_flash_drops_the_score_matrix_and_keeps_an_fp32_logsumexp() -> None:
 
 def test_no_dropout_removes_the_masks() -> None:
     cfg = replace(GPT3, attention_dropout=0.0, hidden_dropout=0.0)
-    per_token, _ = layer_bytes_per_token(cfg, ActivationSetup(micro_batch=1, seq_len=S, attention="eager"))
+    per_token, _ = layer_bytes_per_token(cfg, MEGATRON)
     assert (per_token - STATS) * S == 32 * SBH + 2 * A * S * S
+
+
+def test_hf_eager_keeps_fp32_probabilities_and_their_copy() -> None:
+    hf, core = layer_bytes_per_token(GPT3, replace(MEGATRON, softmax_fp32=True))
+    megatron, paper_core = layer_bytes_per_token(GPT3, MEGATRON)
+    assert core - paper_core == hf - megatron == 4 * A * S
 
 
 def test_gqa_swiglu_and_rmsnorm_terms() -> None:
@@ -77,7 +87,7 @@ def test_gqa_swiglu_and_rmsnorm_terms() -> None:
     expected = 2 * rmsnorm + 2 * (h + (h + kv) + kv + h + h + 4 * f) + 4 * a
     assert per_token == expected
     eager, _ = layer_bytes_per_token(cfg, ActivationSetup(micro_batch=1, seq_len=4096, attention="eager"))
-    assert eager - per_token == 2 * (2 * (h - kv)) + 2 * a * 4096 - 4 * a  # K/V repeated, s x s, no lse
+    assert eager - per_token == 2 * (2 * (h - kv)) + (4 + 2) * a * 4096 - 4 * a  # K/V repeated, s x s, no lse
 
 
 def test_model_total_and_checkpointing() -> None:

@@ -69,3 +69,12 @@ def test_kv_cache_grown_token_by_token_is_the_arithmetic() -> None:
     doc = run_kv_verification()
     assert doc["status"] == "PASS" and len(doc["checks"]) == 3
     assert all(c["measured_bytes"] == c["predicted_bytes"] > 0 for c in doc["checks"])
+
+
+@pytest.mark.slow
+def test_activation_model_matches_transformers_llama(full_doc: dict[str, Any]) -> None:
+    # transformers is a dev dependency: its own LlamaForCausalLM, built from a small config, no download.
+    hf = full_doc["transformers"]
+    assert hf["status"] == "PASS" and len(hf["checks"]) == 4
+    assert {c["name"].split()[1] for c in hf["checks"]} == {"sdpa", "eager"}
+    assert all(abs(c["ratio"] - 1) <= 0.05 for c in hf["checks"])

@@ -34,8 +34,8 @@ PEAK_TOLERANCE = {"cpu": 0.02, "cuda": 0.10}
 STEP_SCALAR_SLACK = 16   # bytes per parameter tensor: foreach's step and bias-correction scalars
 ACTIVATION_MODEL = (
     "the CLI's own activation model (harness/memory/activations.py: Korthikanti et al. 2022 term by term, "
-    "generalised to RMSNorm, SwiGLU, rotary, GQA, MoE routing, flash/eager attention and LoRA), set up as "
-    "the probe runs"
+    "generalised to RMSNorm, SwiGLU, rotary, GQA, MoE routing, flash/eager attention, LoRA, autocast and "
+    "checkpointing), set up as the probe runs"
 )
 CHILD_TIMEOUT_S = 600
 PASS, FAIL, NOT_MEASURED = "PASS", "FAIL", "NOT MEASURED"

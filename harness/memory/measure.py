@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+from harness.memory.alloc_trace import allocation_trace
 from harness.memory.probe_model import build_probe
 from harness.memory.probe_predict import ProbeCase, expand_kv
 
@@ -112,57 +111,6 @@ def _step(case: ProbeCase, model: Any, ids: Any, tgt: Any, phase: Callable[[str,
     phase("optimizer_state", {"opt": opt, "params": params})
 
 
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[None]:
-    """File descriptor 2 to /dev/null for a moment (the profiler's C++ logging bypasses sys.stderr)."""
-    sys.stderr.flush()
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-
-
-def _allocation_trace(fn: Callable[[], Any]) -> tuple[Any, int, int] | None:
-    """Run `fn` under the profiler's memory tracking: (its result, peak bytes over the start, net bytes).
-
-    The CPU allocator reports every allocation and free to the profiler (profile_memory=True); the walk over
-    its event tree uses torch._C._profiler, so a torch without it gives None (peaks not measured).
-    """
-    try:
-        from torch._C._profiler import _EventType
-        from torch.profiler import ProfilerActivity, profile
-    except ImportError:
-        return None
-    prof = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
-    with _quiet_stderr():  # kineto logs a line at each start and stop on the process's stderr
-        prof.start()
-    try:
-        out = fn()
-    finally:
-        with _quiet_stderr():
-            prof.stop()
-    sizes: list[tuple[int, int]] = []
-    results: Any = prof.profiler.kineto_results if prof.profiler is not None else None
-    if results is None:
-        return None
-    stack = list(results.experimental_event_tree())
-    while stack:
-        node = stack.pop()
-        if node.tag == _EventType.Allocation:
-            sizes.append((node.start_time_ns, node.extra_fields.alloc_size))
-        stack.extend(node.children)
-    live = peak = 0
-    for _, size in sorted(sizes):
-        live += size
-        peak = max(peak, live)
-    return out, peak, live
-
-
 def _build(case: ProbeCase, device: str) -> Any:
     """The probe for a case: LoRA by the probe's own layer, or by PEFT for the peft-lora regime."""
     if case.regime == "peft-lora":
@@ -212,7 +160,7 @@ def measure_cpu(case: ProbeCase) -> dict[str, Any]:
             ledgers[name] = sum(_storages(_state_tensors(objs["opt"])).values())
 
     def run(name: str, fn: Callable[[], Any]) -> Any:
-        traced = _allocation_trace(fn)
+        traced = allocation_trace(fn)
         if traced is None:
             return fn()
         out, peak, net = traced

@@ -1,9 +1,15 @@
-"""Activation memory of training (Korthikanti et al. 2022, arXiv 2205.05198), per layer and per model.
+"""Activation memory of training: one model, the one the CLI prints, `--fit` uses and `--verify` measures.
 
-`korthikanti_layer_bytes` is the paper's Table 2 as printed (16-bit, GPT layer with dropout, MLP 4h).
-`training_activations` is the same accounting generalised to the architectures refenv counts — GQA,
-gated (SwiGLU) MLPs, no dropout, flash attention, frozen Linears under LoRA — and reduces exactly to the
-paper's sbh(34 + 5as/h) for a GPT layer with dropout and 16-bit activations.
+Per layer it is Korthikanti et al. 2022 (arXiv 2205.05198, sec. 4.1) term by term — `korthikanti_layer_bytes`
+is their Table 2 as printed — generalised to the blocks refenv counts and checked against a real torch
+step (harness/memory/verify.py): RMSNorm as HF Llama computes it (fp32 upcast, rsqrt, normalised x),
+LayerNorm's mean and rstd, SwiGLU/GeGLU's three intermediates, rotary (the rotated Q and K replace the
+projections' outputs; cos and sin are kept once per model), GQA (K and V at kv_heads, or expanded where
+the attention repeats them), MoE routing (fp32 router probabilities, top-k indices and weights, each
+expert's gathered input and output), eager attention (the s x s probabilities in fp32 and their 16-bit
+copy as HF computes them, or one 16-bit tensor as Megatron's fused softmax keeps) or flash/SDPA (output and
+an fp32 logsumexp), dropout masks, frozen Linears under LoRA, autocast, and selective or full checkpointing.
+Checked against transformers' own LlamaForCausalLM too (harness/memory/verify_hf.py).
 """
 
 from __future__ import annotations
@@ -11,9 +17,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.memory.model import MemoryInputError, ModelConfig
+from harness.memory.params import LINEAR, ROUTER, layer_tensors
 
 ATTENTIONS = ("eager", "flash")
 CHECKPOINTING = ("none", "selective", "full")
+INDEX_BYTES = 8   # int64 indices (top-k, gathers) that autograd keeps for backward
+# torch.utils.checkpoint (preserve_rng_state=True) keeps torch.get_rng_state(), a 5056-byte CPU generator
+# state, per checkpointed block (measured here: `memory --verify`); on a GPU run it is host memory.
+CHECKPOINT_RNG_BYTES = 5056
 
 
 def korthikanti_layer_bytes(s: int, b: int, h: int, a: int, *, t: int = 1, sequence_parallel: bool = False,
@@ -30,7 +41,7 @@ def korthikanti_layer_bytes(s: int, b: int, h: int, a: int, *, t: int = 1, seque
 
 @dataclass(frozen=True)
 class ActivationSetup:
-    """What shapes the activations: micro-batch, sequence, attention kind, checkpointing, element size."""
+    """What shapes the activations: micro-batch, sequence, attention kind, checkpointing, element sizes."""
 
     micro_batch: int
     seq_len: int
@@ -42,6 +53,13 @@ class ActivationSetup:
     lora_rank: int = 0
     adapter_bytes: int = 4
     head_trainable: bool = True
+    stats_bytes: int = 4          # LayerNorm's mean and rstd: fp32 on CUDA, the input dtype on the CPU
+    expand_kv: bool | None = None  # K/V repeated to every query head before attention (None: eager only)
+    lse_pad: int = 1              # the logsumexp's length is padded to this (32: CUDA's efficient kernel in fp32)
+    rotary: bool = True           # rotary position embeddings where the model has no learned positions
+    checkpoint_state_bytes: int = 0  # full checkpointing: what each block keeps besides its inputs, on device
+    autocast: bool = False        # torch.autocast over fp32 parameters (the "amp" regime): see autocast_terms
+    softmax_fp32: bool = True     # eager attention's softmax in fp32 as HF computes it (False: Megatron's)
 
 
 @dataclass(frozen=True)
@@ -53,42 +71,87 @@ class ActivationEstimate:
     head_bytes_per_token: int
     tokens: int
     layers: int
-    total: int
+    total: int                  # what the forward leaves for backward
+    recompute_bytes: int = 0    # full checkpointing: one layer recomputed and held whole during backward
 
 
-def _saves(setup: ActivationSetup, module: str) -> bool:
-    """A Linear keeps its input for backward only if its weight trains or it carries an adapter."""
-    trains = setup.trainable is None or module in setup.trainable
-    return trains or module in setup.adapted
+def _trains(setup: ActivationSetup, module: str) -> bool:
+    return setup.trainable is None or module in setup.trainable
+
+
+def _keeps_input(setup: ActivationSetup, module: str) -> bool:
+    """A Linear keeps its input if its weight trains, or if an adapter reads it without a dtype cast."""
+    return _trains(setup, module) or (module in setup.adapted and setup.adapter_bytes == setup.act_bytes)
+
+
+def norm_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, *, weight_trains: bool) -> int:
+    """LayerNorm: its input, mean and rstd. RMSNorm (HF Llama): the fp32 input, rsqrt, the normalised x.
+
+    Under autocast the residual stream stays fp32 (fp32 embeddings plus 16-bit outputs promote) and
+    layer_norm runs in fp32, so a norm keeps 4-byte tensors.
+    """
+    h, p = cfg.hidden_size, 4 if setup.autocast else setup.act_bytes
+    if cfg.norm == "layernorm":
+        return h * p + 2 * setup.stats_bytes
+    # x.to(fp32); x * rsqrt(x.pow(2).mean(-1) + eps); weight * x.to(dtype): pow and mul keep the fp32 x and the
+    # rsqrt; the weight's product keeps the normalised x only if the weight trains (modeling_llama.py).
+    return h * 4 + 4 + (h * p if weight_trains else 0)
+
+
+def _inputs_kept(setup: ActivationSetup, readers: tuple[str, ...]) -> int:
+    """How many copies of a shared input its Linears keep: one, or under autocast one cast copy each."""
+    keeping = sum(1 for m in readers if _keeps_input(setup, m))
+    return keeping if setup.autocast else min(1, keeping)
+
+
+def _moe_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, expert: int, expert_in: int) -> int:
+    """A top-k MoE block per token, as Mixtral's sparse block runs it: router probabilities (fp32), top-k
+    indices and weights, and for each of the k experts a token reaches: its gathered input, the expert's own
+    activations, its output, weight and weighted output."""
+    h, p, k, e = cfg.hidden_size, setup.act_bytes, cfg.experts_per_token, cfg.num_experts
+    router = 4 * e + k * INDEX_BYTES + 4 * k + 4          # softmax(fp32), topk indices, weights and their sum
+    # x[tok] as the expert keeps it; the expert; its output and routing weight (their product, which
+    # index_add keeps: derivatives.yaml expand_as(source)); the token and slot indices. Under autocast the
+    # weights and the product are in the fp32 residual's dtype.
+    r = 4 if setup.autocast else p
+    per_route = expert_in + expert + h * p + r + h * r + 2 * INDEX_BYTES
+    return router + k * per_route
 
 
 def layer_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup) -> tuple[int, int]:
-    """(bytes one layer keeps per token, of which the attention core) — Korthikanti sec. 4.1 term by term."""
+    """(bytes one layer keeps per token, of which the s-dependent attention core)."""
     p, h, s = setup.act_bytes, cfg.hidden_size, setup.seq_len
     a, f = cfg.num_heads, cfg.intermediate_size
     drop_h = h if cfg.hidden_dropout else 0           # 1-byte dropout mask after attention and after MLP
-    norms = 2 * h * p                                 # each norm keeps its input
-    attn = (h * p if any(_saves(setup, m) for m in ("q_proj", "k_proj", "v_proj")) else 0)
-    attn += (cfg.q_dim + cfg.kv_dim) * p + cfg.kv_dim * p     # Q and K for QK^T, V for the weighted sum
-    if setup.attention == "flash":
-        core = 0
-        attn += cfg.q_dim * p + 4 * a                 # flash keeps its output and an fp32 logsumexp per head
-    else:
-        core = a * s * p                              # softmax output
+    norms = 2 * norm_bytes_per_token(cfg, setup, weight_trains=setup.trainable is None)
+    eager = setup.attention == "eager"
+    expand = eager if setup.expand_kv is None else setup.expand_kv
+    kv_width = cfg.q_dim if expand else cfg.kv_dim
+    attn = _inputs_kept(setup, ("q_proj", "k_proj", "v_proj")) * h * p
+    attn += (cfg.q_dim + 2 * kv_width) * p            # Q and K for QK^T, V for the weighted sum
+    if eager:
+        # The probabilities: HF's eager softmax runs in fp32 and keeps them, then their 16-bit copy for @V
+        # (modeling_llama.py eager_attention_forward); Megatron's fused softmax keeps one 16-bit tensor.
+        core = a * s * (4 + (p if p != 4 else 0) if setup.softmax_fp32 else p)
         if cfg.attention_dropout:
             core += a * s * (1 + p)                   # dropout mask (1 byte) and dropout output
-        attn += cfg.q_dim * p if _saves(setup, "o_proj") else 0
-    attn += drop_h
-    if cfg.mlp == "gated":
-        mlp = h * p if _saves(setup, "gate_proj") or _saves(setup, "up_proj") else 0
-        mlp += 3 * f * p                              # gate output, SiLU output, up output
-        mlp += f * p if _saves(setup, "down_proj") else 0
+        attn += cfg.q_dim * p if _keeps_input(setup, "o_proj") else 0  # the heads' output, made contiguous
     else:
-        mlp = h * p if _saves(setup, "up_proj") else 0
-        mlp += f * p                                  # GeLU input
-        mlp += f * p if _saves(setup, "down_proj") else 0
+        core = 0
+        lse = -(-s // setup.lse_pad) * setup.lse_pad
+        attn += cfg.q_dim * p + 4 * a * lse // s      # its output (o_proj's input too) and an fp32 logsumexp
+    attn += drop_h
+    readers = ("gate_proj", "up_proj") if cfg.mlp == "gated" else ("up_proj",)
+    mlp_in = _inputs_kept(setup, readers) * h * p       # the norm's output, as the MLP's Linears keep it
+    # SwiGLU keeps the gate output, the activation's output and the up output; GeLU its input.
+    expert = (3 if cfg.mlp == "gated" else 1) * f * p
+    expert += f * p if _keeps_input(setup, "down_proj") else 0
     if cfg.num_experts:
-        mlp = mlp * cfg.experts_per_token + 4 * cfg.num_experts  # top-k experts per token + fp32 router
+        # The router reads the norm's output; each expert reads its own gathered copy of it.
+        router_in = (h * p if setup.trainable is None else 0) if setup.autocast else mlp_in
+        mlp = router_in + _moe_bytes_per_token(cfg, setup, expert, mlp_in)
+    else:
+        mlp = mlp_in + expert
     mlp += drop_h
     lora = 0
     for module in setup.adapted:
@@ -97,6 +160,22 @@ def layer_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup) -> tuple[int
         cast = n_in * setup.adapter_bytes if setup.adapter_bytes != p else 0
         lora += cast + setup.lora_rank * setup.adapter_bytes
     return norms + attn + core + mlp + lora, core
+
+
+def _fixed_bytes(cfg: ModelConfig, setup: ActivationSetup) -> int:
+    """Per micro-batch, not per token: positions, cos/sin, the causal mask, the loss's scalar."""
+    s, d, p = setup.seq_len, cfg.head_dim, setup.act_bytes
+    out = INDEX_BYTES * s if cfg.max_position_embeddings and setup.trainable is None else 0
+    if setup.rotary and not cfg.max_position_embeddings:
+        # cos and sin, computed once in the residual stream's dtype and kept by every layer
+        out += 2 * setup.micro_batch * s * d * (4 if setup.autocast else p)
+    if setup.autocast:
+        out += autocast_weight_copies(cfg)
+    if setup.attention == "eager":
+        out += s * s                                  # the boolean causal mask masked_fill keeps
+    if setup.checkpointing == "full":
+        out += setup.checkpoint_state_bytes * cfg.num_layers
+    return out + 4                                    # cross-entropy's total_weight (the loss is fp32)
 
 
 def training_activations(cfg: ModelConfig, setup: ActivationSetup) -> ActivationEstimate:
@@ -110,18 +189,43 @@ def training_activations(cfg: ModelConfig, setup: ActivationSetup) -> Activation
         raise MemoryInputError("--micro-batch and --seq must be >= 1")
     layer, core = layer_bytes_per_token(cfg, setup)
     p, h = setup.act_bytes, cfg.hidden_size
-    # Korthikanti sec. 4.3: the final norm's input, the output projection's input, and the logits the
-    # cross-entropy keeps in fp32 (4 sbv); plus the embedding dropout mask when dropout is on.
-    head = h * p + (h * p if setup.head_trainable else 0) + 4 * cfg.vocab_size
+    # Korthikanti sec. 4.3: the final norm, the output projection's input, and the fp32 log-probabilities
+    # the cross-entropy keeps (4 sbv: HF computes the loss on logits.float()); plus the embedding dropout mask.
+    head = norm_bytes_per_token(cfg, setup, weight_trains=setup.trainable is None)
+    head += (h * p if setup.head_trainable else 0) + 4 * cfg.vocab_size
     head += h if cfg.hidden_dropout else 0
+    # With a frozen base the first norm's input (the embedding's output) needs no grad: it keeps nothing.
+    first = norm_bytes_per_token(cfg, setup, weight_trains=False) if setup.trainable is not None else 0
     tokens = setup.micro_batch * setup.seq_len
+    recompute = 0
     if setup.checkpointing == "full":
-        # Only each layer's input is kept; during backward one layer is recomputed and held whole.
-        per_token = cfg.num_layers * h * p + layer + head
+        # Only each layer's input is kept (torch.utils.checkpoint keeps the block's inputs); during backward
+        # one layer is recomputed and held whole: a backward transient, `recompute_bytes`.
+        per_token = cfg.num_layers * h * p + head - first
+        recompute = layer * setup.micro_batch * setup.seq_len
     elif setup.checkpointing == "selective":
-        per_token = cfg.num_layers * (layer - core) + head
+        per_token = cfg.num_layers * (layer - core) + head - first
     else:
-        per_token = cfg.num_layers * layer + head
+        per_token = cfg.num_layers * layer + head - first
     return ActivationEstimate(layer_bytes_per_token=layer, core_bytes_per_token=core,
                               head_bytes_per_token=head, tokens=tokens, layers=cfg.num_layers,
-                              total=per_token * tokens)
+                              total=per_token * tokens + _fixed_bytes(cfg, setup), recompute_bytes=recompute)
+
+
+def autocast_weight_copies(cfg: ModelConfig) -> int:
+    """autocast casts every weight F.linear uses (the head too, tied or not) to 16 bits and the Linear keeps
+    that copy for backward; embeddings and norms are not cast, biases are cast but not kept."""
+    linear = sum(t.numel for t in layer_tensors(cfg, 0) if t.kind in (LINEAR, ROUTER)) * cfg.num_layers
+    return 2 * (linear + cfg.vocab_size * cfg.hidden_size)
+
+
+def logits_bytes(cfg: ModelConfig, tokens: int, act_bytes: int, autocast: bool = False) -> int:
+    """Forward's transient at the head: the logits and their fp32 copy for the loss (the same tensor in fp32);
+    under autocast also the final norm's fp32 output, which the head keeps only as a 16-bit cast."""
+    logits = tokens * cfg.vocab_size * (act_bytes + (4 if act_bytes != 4 else 0))
+    return logits + (tokens * cfg.hidden_size * 4 if autocast else 0)
+
+
+def logits_grad_bytes(cfg: ModelConfig, tokens: int) -> int:
+    """Backward's first transient: the fp32 gradients of the log-probabilities and of the logits."""
+    return 2 * tokens * cfg.vocab_size * 4

@@ -47,6 +47,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--lora-targets", default=DEFAULT_TARGETS, help="q_proj,v_proj | attention | all-linear | ...")
     p.add_argument("--qlora", action="store_true", help="NF4 base weights (implies LoRA, rank 16 by default)")
     p.add_argument("--sharding", choices=sharding.SHARDINGS, default=None)
+    p.add_argument("--impl", choices=sharding.IMPLS, default=sharding.PAPER,
+                   help="which ZeRO the figure models: the paper's count or DeepSpeed's implementation")
     p.add_argument("--gpus", type=int_arg(1, 1 << 20), default=1, metavar="N")
     p.add_argument("--micro-batch", type=int_arg(1, MAX_COUNT), default=1, metavar="B")
     p.add_argument("--seq", type=int_arg(1, MAX_COUNT), default=2048, metavar="S", help="training sequence length")
@@ -98,7 +100,7 @@ def _setup(args: argparse.Namespace, model: Model) -> TrainSetup | InferSetup:
     return TrainSetup(regime=args.regime, optimizer=args.optimizer, lora=lora, sharding=shard, gpus=args.gpus,
                       micro_batch=args.micro_batch, seq_len=args.seq, attention=args.attention,
                       checkpointing=args.checkpointing, grad_accum=args.grad_accum,
-                      adam8bit_block=args.adam8bit_block)
+                      adam8bit_block=args.adam8bit_block, impl=args.impl)
 
 
 def _budget(args: argparse.Namespace) -> Budget | None:
@@ -135,9 +137,8 @@ def _list(what: str) -> str:
     if what == "models":
         rows = [f"{name:<14} {count_params(p.config).total:>15,d} params  {p.source}" for name, p in presets().items()]
         return "\n".join(rows)
-    table, source = gpu_table()
-    names = sorted({display: size for display, size in table.values()}.items())
-    return "\n".join([f"{n:<18} {s / (1 << 30):>7.1f} GiB" for n, s in names] + [f"source: {source}"])
+    gpus = sorted({display: (size, source) for display, size, source in gpu_table().values()}.items())
+    return "\n".join(f"{n:<18} {s / (1 << 30):>7.2f} GiB  {src}" for n, (s, src) in gpus)
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
         setup = _setup(args, model)
         est = estimate_training(model, setup) if isinstance(setup, TrainSetup) else estimate_inference(model, setup)
         budget = _budget(args)
-        fit = judge(est.ledgers.total, budget) if budget else None
+        fit = judge(est.peak_bytes, budget) if budget else None
         plans = ladder(model, setup, budget) if args.fit else None
     except (MemoryInputError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -66,6 +66,21 @@ def kv_cache_bytes(cfg: ModelConfig, batch: int, context: int, kv_bytes: int = 2
     return kv_bytes_per_token(cfg, kv_bytes) * batch * context
 
 
+def kv_heads_per_gpu(cfg: ModelConfig, tp: int) -> int:
+    """KV heads each tensor-parallel rank caches: an even split, but never below one whole head.
+
+    With more ranks than KV heads each rank keeps (a replica of) one head: vLLM replicates KV heads when
+    tensor_parallel_size > num_key_value_heads (vllm/model_executor/models/llama.py, LlamaAttention).
+    """
+    return max(1, -(-cfg.num_kv_heads // tp))
+
+
+def kv_cache_bytes_per_gpu(cfg: ModelConfig, batch: int, context: int, kv_bytes: int, tp: int) -> int:
+    """The KV cache one tensor-parallel rank holds."""
+    per_head = kv_cache_bytes(cfg, batch, context, kv_bytes) // cfg.num_kv_heads
+    return per_head * kv_heads_per_gpu(cfg, tp)
+
+
 def prefill_bytes(cfg: ModelConfig, batch: int, prompt: int, act_bytes: int = 2, attention: str = "flash") -> int:
     """Working set of a prefill, one layer at a time: residual, norm output, Q, MLP intermediates, logits.
 

@@ -47,7 +47,7 @@ def _best(model: Model, start: TrainSetup, budget: Budget, target: int) -> tuple
         accum = max(1, -(-target // (b * start.gpus)))
         setup = replace(start, micro_batch=b, grad_accum=accum)
         est = estimate_training(model, setup)
-        fit = judge(est.ledgers.total, budget)
+        fit = judge(est.peak_bytes, budget)
         found = (setup, est, fit)
         if fit.fits:
             break
@@ -67,7 +67,7 @@ def _batch_cost(s: TrainSetup, original: TrainSetup) -> str:
 
 def training_ladder(model: Model, setup: TrainSetup, budget: Budget) -> tuple[Plan, ...]:
     """The plans for a training run that does not fit, stopping at the first that does."""
-    if judge(estimate_training(model, setup).ledgers.total, budget).fits:
+    if judge(estimate_training(model, setup).peak_bytes, budget).fits:
         return ()
     plans: list[Plan] = []
 
@@ -86,29 +86,42 @@ def training_ladder(model: Model, setup: TrainSetup, budget: Budget) -> tuple[Pl
             2, "activation checkpointing", "keep only each layer's input; recompute the rest in backward",
             "~30% more compute (one extra forward per step)", ckpt):
         return tuple(plans)
+    base, on = ckpt, ""
+    if setup.gpus > 1:
+        # Shard over the GPUs the user already has before changing the optimizer or the task.
+        base = replace(ckpt, sharding=sharding.FSDP_FULL, impl=sharding.PAPER)
+        on = f" with FSDP across your {setup.gpus} GPUs"
+        if setup.sharding != sharding.FSDP_FULL and attempt(
+                3, f"FSDP FULL_SHARD across your {setup.gpus} GPUs",
+                "shard weights, gradients and optimizer state; gather one block at a time",
+                f"~1.5x DDP's communication (ZeRO-3, arXiv 1910.02054); no more GPUs than the {setup.gpus} "
+                "you have", base):
+            return tuple(plans)
     if setup.optimizer == optimizers.ADAMW and setup.lora is None and attempt(
-            3, "8-bit AdamW", "optimizer state in 8 bits with blockwise fp32 scales (bitsandbytes)",
+            3, "8-bit AdamW" + on, "optimizer state in 8 bits with blockwise fp32 scales (bitsandbytes)",
             "needs bitsandbytes; matches 32-bit Adam in the 8-bit optimizers paper (arXiv 2110.02861)",
-            replace(ckpt, optimizer=optimizers.ADAMW_8BIT)):
+            replace(base, optimizer=optimizers.ADAMW_8BIT)):
         return tuple(plans)
     if not isinstance(model, BareModel) and setup.lora is None:
         targets = resolve_targets(model, DEFAULT_TARGETS)
-        lora = replace(ckpt, lora=LoraSpec(LORA_RANK, targets), optimizer=optimizers.ADAMW)
-        if attempt(3, f"LoRA r={LORA_RANK}", f"freeze the base; train adapters on {', '.join(targets)}",
+        lora = replace(base, lora=LoraSpec(LORA_RANK, targets), optimizer=optimizers.ADAMW)
+        if attempt(3, f"LoRA r={LORA_RANK}" + on, f"freeze the base; train adapters on {', '.join(targets)}",
                    "a fine-tune of a pretrained model, not pretraining; adapters carry the grads and Adam", lora):
             return tuple(plans)
         qlora = replace(lora, lora=LoraSpec(LORA_RANK, targets, qlora=True))
-        if attempt(3, f"QLoRA r={LORA_RANK}", "base Linear weights in NF4 with double quantization",
+        if attempt(3, f"QLoRA r={LORA_RANK}" + on, "base Linear weights in NF4 with double quantization",
                    "fine-tune only; dequantizing NF4 on the fly costs compute", qlora):
             return tuple(plans)
-    gpus = 2
+    # Last, more GPUs than the user has: full training as asked, FSDP doubling from their count.
+    gpus = max(2, 2 * setup.gpus)
     while gpus <= MAX_GPUS:
-        fsdp = replace(ckpt, sharding=sharding.FSDP_FULL, gpus=gpus)
+        fsdp = replace(ckpt, sharding=sharding.FSDP_FULL, impl=sharding.PAPER, gpus=gpus)
         s, est, fit = _best(model, fsdp, budget, setup.effective_batch)
-        if fit.fits or gpus == MAX_GPUS:
+        if fit.fits or gpus >= MAX_GPUS:
             plans.append(Plan(3, f"FSDP FULL_SHARD across {gpus} GPUs",
                               "shard weights, gradients and optimizer state; gather one block at a time",
-                              f"{gpus} GPUs; ~1.5x DDP's communication (ZeRO-3, arXiv 1910.02054)"
+                              f"{gpus} GPUs" + (f" ({gpus - setup.gpus} more than you have)" if setup.gpus > 1
+                                                else "") + "; ~1.5x DDP's communication (ZeRO-3, arXiv 1910.02054)"
                               + _batch_cost(s, setup), est, fit))
             break
         gpus *= 2
@@ -117,7 +130,7 @@ def training_ladder(model: Model, setup: TrainSetup, budget: Budget) -> tuple[Pl
 
 def inference_ladder(model: Model, setup: InferSetup, budget: Budget) -> tuple[Plan, ...]:
     """For serving: (1) a smaller batch, (2) int8 then int4 weights, (3) tensor parallel over N GPUs."""
-    if judge(estimate_inference(model, setup).ledgers.total, budget).fits:
+    if judge(estimate_inference(model, setup).peak_bytes, budget).fits:
         return ()
     plans: list[Plan] = []
     steps: list[tuple[int, str, str, str, InferSetup]] = []
@@ -132,14 +145,16 @@ def inference_ladder(model: Model, setup: InferSetup, budget: Budget) -> tuple[P
             steps.append((2, f"{precision} weights", f"quantize the Linear weights to {precision}", cost,
                           replace(low, weights=precision)))
     last = steps[-1][4] if steps else setup
-    gpus = 2
-    while gpus <= MAX_GPUS:
+    gpus = max(2, setup.gpus * 2)
+    # Tensor parallelism splits attention heads: never more ranks than the model has heads.
+    most = MAX_GPUS if isinstance(model, BareModel) else min(MAX_GPUS, model.num_heads)
+    while gpus <= most:
         steps.append((3, f"tensor parallel over {gpus} GPUs", "split weights and KV cache",
                       f"{gpus} GPUs and an all-reduce per layer", replace(last, gpus=gpus)))
         gpus *= 2
     for rung, title, change, cost, s in steps:
         est = estimate_inference(model, s)
-        fit = judge(est.ledgers.total, budget)
+        fit = judge(est.peak_bytes, budget)
         plans.append(Plan(rung, title, change, cost, est, fit))
         if fit.fits:
             break

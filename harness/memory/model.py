@@ -17,6 +17,13 @@ class MemoryInputError(ValueError):
 # (transformers' GPT2Config): n_embd, n_layer, n_head, n_inner, n_positions.
 _GPT2_KEYS = ("n_embd", "n_layer", "n_head")
 MLP_KINDS = ("gated", "gelu")
+# transformers' per-architecture defaults for keys a config.json may leave out. `tie_word_embeddings`:
+# PretrainedConfig defaults to True and Llama/Mistral/Mixtral/Qwen2/Phi-3 override it to False
+# (configuration_<type>.py in transformers; Gemma, Gemma-2 and GPT-2 keep True); an unknown model_type
+# gets PretrainedConfig's True, a config without model_type the Llama default False. Qwen2 builds q/k/v
+# with bias=True and o_proj without, and has no `attention_bias` key (transformers modeling_qwen2.py, Qwen2Attention).
+_UNTIED_BY_DEFAULT = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3"})
+_QKV_BIAS_TYPES = frozenset({"qwen2", "qwen2_moe"})
 NORM_KINDS = ("rmsnorm", "layernorm")
 
 
@@ -39,6 +46,7 @@ class ModelConfig:
     o_bias: bool = False
     mlp_bias: bool = False
     max_position_embeddings: int = 0  # > 0 only for learned position embeddings (GPT-2)
+    max_context: int = 0            # the longest context the model was built for (0 = not stated)
     num_experts: int = 0            # MoE: experts per layer (0 = dense)
     experts_per_token: int = 0
     attention_dropout: float = 0.0
@@ -113,6 +121,10 @@ def _bool(d: dict[str, Any], key: str, where: str, default: bool) -> bool:
     return value
 
 
+def _tied_default(model_type: object) -> bool:
+    return isinstance(model_type, str) and model_type not in _UNTIED_BY_DEFAULT
+
+
 def from_hf_config(d: dict[str, Any], name: str, source: str = "") -> ModelConfig:
     """Read an HF-style config.json dict (Llama/Mistral/Mixtral keys, or GPT-2's n_embd/n_layer/n_head)."""
     where = source or name
@@ -131,6 +143,7 @@ def from_hf_config(d: dict[str, Any], name: str, source: str = "") -> ModelConfi
             tie_word_embeddings=_bool(d, "tie_word_embeddings", where, True),
             mlp="gelu", norm="layernorm", qkv_bias=True, o_bias=True, mlp_bias=True,
             max_position_embeddings=_opt_int(d, "n_positions", where, 1024),
+            max_context=_opt_int(d, "n_positions", where, 1024),
             attention_dropout=_float(d, ("attn_pdrop",), where),
             hidden_dropout=_float(d, ("resid_pdrop",), where),
             source=source,
@@ -148,20 +161,24 @@ def from_hf_config(d: dict[str, Any], name: str, source: str = "") -> ModelConfi
     heads = _int(d, "num_attention_heads", where)
     explicit_head_dim = d.get("head_dim") is not None
     experts = _opt_int(d, "num_local_experts", where, 0, minimum=0)
-    # Llama-family defaults (transformers LlamaConfig): untied head, no biases, RMSNorm, SwiGLU.
+    # Llama-family defaults (transformers LlamaConfig): no biases, RMSNorm, SwiGLU; the head's tying and
+    # Qwen2's q/k/v biases by model_type (see _UNTIED_BY_DEFAULT).
+    model_type = d.get("model_type")
     attention_bias = _bool(d, "attention_bias", where, False)
+    qkv_bias = attention_bias or model_type in _QKV_BIAS_TYPES
     cfg = ModelConfig(
         name=name, vocab_size=_int(d, "vocab_size", where), hidden_size=hidden,
         num_layers=_int(d, "num_hidden_layers", where), num_heads=heads,
         num_kv_heads=_opt_int(d, "num_key_value_heads", where, heads),
         intermediate_size=_int(d, "intermediate_size", where),
         head_dim=_int(d, "head_dim", where) if explicit_head_dim else (hidden // heads if hidden % heads == 0 else 0),
-        tie_word_embeddings=_bool(d, "tie_word_embeddings", where, False),
-        qkv_bias=attention_bias, o_bias=attention_bias, mlp_bias=_bool(d, "mlp_bias", where, False),
+        tie_word_embeddings=_bool(d, "tie_word_embeddings", where, _tied_default(model_type)),
+        qkv_bias=qkv_bias, o_bias=attention_bias, mlp_bias=_bool(d, "mlp_bias", where, False),
         num_experts=experts,
         experts_per_token=_opt_int(d, "num_experts_per_tok", where, 2 if experts else 0, minimum=0),
         attention_dropout=_float(d, ("attention_dropout",), where),
         hidden_dropout=_float(d, ("hidden_dropout",), where),
+        max_context=_opt_int(d, "max_position_embeddings", where, 0, minimum=0),
         source=source,
     )
     return validate(cfg)

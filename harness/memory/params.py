@@ -82,17 +82,44 @@ def layer_tensors(cfg: ModelConfig, i: int) -> tuple[ParamTensor, ...]:
     return tuple(out)
 
 
-def param_tensors(cfg: ModelConfig) -> tuple[ParamTensor, ...]:
-    """All parameter tensors, embeddings first, head last; a tied head adds none."""
+def _embeddings(cfg: ModelConfig) -> list[ParamTensor]:
     out = [ParamTensor("embed_tokens.weight", (cfg.vocab_size, cfg.hidden_size), EMBEDDING)]
     if cfg.max_position_embeddings:
         out.append(ParamTensor("embed_positions.weight", (cfg.max_position_embeddings, cfg.hidden_size), EMBEDDING))
-    for i in range(cfg.num_layers):
-        out += layer_tensors(cfg, i)
-    out += _norm("final_norm", cfg)
+    return out
+
+
+def _top(cfg: ModelConfig) -> list[ParamTensor]:
+    out = _norm("final_norm", cfg)
     if not cfg.tie_word_embeddings:
         out.append(ParamTensor("lm_head.weight", (cfg.vocab_size, cfg.hidden_size), HEAD))
-    return tuple(out)
+    return out
+
+
+def param_tensors(cfg: ModelConfig) -> tuple[ParamTensor, ...]:
+    """All parameter tensors, embeddings first, head last; a tied head adds none."""
+    out = _embeddings(cfg)
+    for i in range(cfg.num_layers):
+        out += layer_tensors(cfg, i)
+    return tuple(out + _top(cfg))
+
+
+def root_tensors(cfg: ModelConfig) -> tuple[ParamTensor, ...]:
+    """FSDP's root unit when each block is wrapped on its own: embeddings, final norm, (untied) head."""
+    return tuple(_embeddings(cfg) + _top(cfg))
+
+
+def largest_module_params(cfg: ModelConfig) -> int:
+    """The most parameters one module holds directly (its own weight and bias, not its children's).
+
+    DeepSpeed's ZeRO-3 estimator gathers this much at once (`largest_layer_params` in
+    deepspeed/runtime/zero/stage3.py, estimate_zero3_model_states_mem_needs_all_live: recurse=False).
+    """
+    groups: dict[str, int] = {}
+    for t in (*layer_tensors(cfg, 0), *root_tensors(cfg)):
+        module = t.name.rsplit(".", 1)[0]
+        groups[module] = groups.get(module, 0) + t.numel
+    return max(groups.values())
 
 
 @dataclass(frozen=True)
@@ -129,3 +156,4 @@ def targetable(cfg: ModelConfig) -> tuple[str, ...]:
     """The Linear module names of this architecture that LoRA can adapt."""
     mlp = MLP_LINEARS if cfg.mlp == "gated" else MLP_LINEARS[1:]
     return ATTENTION_LINEARS + mlp
+

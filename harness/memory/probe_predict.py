@@ -1,22 +1,22 @@
-"""What the probe module must use, predicted without torch: its state ledgers and what it saves for backward.
-
-The activation model is op-exact for `probe_model.ProbeLM`, storage by storage. Against Korthikanti et
-al.'s 34·sbh + 5·as²b for a Megatron layer it differs because the probe (1) has no dropout — no 1-byte
-masks after attention and MLP (2·sbh) and none on the attention probabilities (as²b mask + 2·as²b
-output); (2) keeps LayerNorm's mean and rstd (2 per token), and with RMSNorm the rsqrt and the
-normalised x; (3) with SwiGLU keeps 4 intermediates of width f instead of GeLU's 2; (4) with SDPA keeps the
-attention output and an fp32 logsumexp instead of the s x s probabilities; (5) adds the model-level terms
-the per-layer formula leaves out: the final norm, the head's input, the log-softmax (s·b·V) and the mask.
-"""
+"""What the probe module must use, predicted without torch: its state ledgers, and its activations set up
+for the one activation model the CLI prints (harness/memory/activations.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.memory.activations import (
+    CHECKPOINT_RNG_BYTES,
+    ActivationSetup,
+    logits_bytes,
+    logits_grad_bytes,
+    training_activations,
+)
 from harness.memory.lora import LoraSpec, lora_tensors
 from harness.memory.model import ModelConfig
 from harness.memory.optimizers import state_bytes
 from harness.memory.params import param_tensors, targetable
+from harness.memory.peak import optimizer_temp_bytes
 from harness.memory.training import REGIMES, StateLedgers, adapter_bytes, state_ledgers
 
 # Probe regimes: (precision regime, optimizer, LoRA on every Linear).
@@ -27,6 +27,8 @@ PROBE_REGIMES = {
     "mixed-adamw": ("mixed", "adamw", False),
     "lora": ("mixed", "adamw", True),
     "adafactor": ("fp32", "adafactor", False),
+    "amp-adamw": ("amp", "adamw", False),   # torch's own recipe: fp32 parameters, bf16 autocast
+    "peft-lora": ("mixed", "adamw", True),  # the same LoRA, made by PEFT itself (when peft is installed)
 }
 LEDGERS = ("weights", "master_weights", "activations", "gradients", "optimizer_state")
 BLOCK = 512  # the CUDA caching allocator rounds every block up to 512 B (CUDACachingAllocator.cpp, kMinBlockSize)
@@ -43,6 +45,7 @@ class ProbeCase:
     micro_batch: int
     seq_len: int
     lora_rank: int = 8
+    checkpointing: str = "none"   # "full": every block under torch.utils.checkpoint
 
     @property
     def precision(self) -> str:
@@ -99,64 +102,50 @@ def state_allocations(case: ProbeCase) -> dict[str, list[int]]:
     return out
 
 
-def activation_storages(case: ProbeCase, device: str) -> list[tuple[str, int]]:
-    """Each storage the probe saves for backward, (what, bytes); inputs and parameters excluded."""
-    cfg, p = case.cfg, case.act_bytes
-    b, s = case.micro_batch, case.seq_len
-    t, h, f, qd, a = b * s, cfg.hidden_size, cfg.intermediate_size, cfg.q_dim, cfg.num_heads
-    lora = case.lora is not None
-    ab = 4  # adapters are fp32
-    # LayerNorm's mean and rstd: the input dtype on the CPU, fp32 (the accumulate type) on CUDA.
-    stat = 4 if device == "cuda" else p
-    out: list[tuple[str, int]] = []
-    if cfg.max_position_embeddings and not lora:  # a frozen embedding records nothing
-        out.append(("position ids (int64)", 8 * s))
-    if case.attention == "eager":
-        out.append(("causal mask (bool)", s * s))
+def activation_setup(case: ProbeCase, device: str) -> ActivationSetup:
+    """The CLI's activation model set up as the probe runs: its dtype, attention, adapters, device details."""
+    lora = case.lora
+    gqa = case.cfg.num_kv_heads < case.cfg.num_heads
+    # CUDA's fp32 SDPA (the efficient kernel) takes no enable_gqa, so the probe repeats K/V itself there,
+    # and that kernel pads its logsumexp to 32 positions.
+    fp32_cuda_sdpa = device == "cuda" and case.act_bytes == 4 and case.attention == "sdpa"
+    return ActivationSetup(
+        micro_batch=case.micro_batch, seq_len=case.seq_len, checkpointing=case.checkpointing,
+        attention="eager" if case.attention == "eager" else "flash", act_bytes=case.act_bytes,
+        trainable=frozenset() if lora else None, adapted=frozenset(lora.targets) if lora else frozenset(),
+        lora_rank=case.lora_rank if lora else 0, adapter_bytes=4, head_trainable=lora is None,
+        stats_bytes=4 if device == "cuda" else case.act_bytes,
+        expand_kv=case.attention == "eager" or (fp32_cuda_sdpa and gqa),
+        checkpoint_state_bytes=CHECKPOINT_RNG_BYTES if device == "cpu" else 0,
+        autocast=case.precision == "amp",
+        lse_pad=32 if fp32_cuda_sdpa else 1)
 
-    def norm(label: str, input_needs_grad: bool) -> None:
-        if not input_needs_grad:
-            return  # a frozen norm over a tensor that needs no grad records nothing
-        out.append((f"{label} input", t * h * p))
-        if cfg.norm == "layernorm":
-            out.extend([(f"{label} mean", t * stat), (f"{label} rstd", t * stat)])
-        else:
-            out.append((f"{label} rsqrt", t * p))
-            if not lora:
-                out.append((f"{label} normalised x (kept for the weight's grad)", t * h * p))
 
-    def linear_input(label: str, width: int, copies: int = 1) -> None:
-        if lora:  # the frozen base keeps nothing; each adapter keeps an fp32 copy of x and A(x)
-            out.extend([(f"{label} input cast for an adapter", t * width * ab)] * copies)
-        else:
-            out.append((f"{label} input", t * width * p))
+def expand_kv(case: ProbeCase, device: str) -> bool:
+    """Whether the probe repeats K/V itself before SDPA (see activation_setup)."""
+    return case.attention == "sdpa" and bool(activation_setup(case, device).expand_kv)
 
-    for i in range(cfg.num_layers):
-        norm(f"layer {i} input_norm", i > 0 or not lora)
-        linear_input(f"layer {i} q/k/v_proj", h, copies=3)
-        out.extend([(f"layer {i} {x}", t * qd * p) for x in ("Q", "K", "V")])
-        if case.attention == "eager":
-            out.append((f"layer {i} softmax probabilities", b * a * s * s * p))
-        else:
-            lse_len = -(-s // 32) * 32 if device == "cuda" and p == 4 else s  # efficient attention pads to 32
-            out.append((f"layer {i} attention output", t * qd * p))
-            out.append((f"layer {i} logsumexp (fp32)", b * a * lse_len * 4))
-        if case.attention == "eager" or lora:
-            linear_input(f"layer {i} o_proj", qd)
-        norm(f"layer {i} post_norm", True)
-        if cfg.mlp == "gated":
-            linear_input(f"layer {i} gate/up_proj", h, copies=2)
-            out.extend([(f"layer {i} {x}", t * f * p) for x in ("gate output", "SiLU output", "up output")])
-        else:
-            linear_input(f"layer {i} up_proj", h)
-            out.append((f"layer {i} GeLU input", t * f * p))
-        linear_input(f"layer {i} down_proj", f)
-        if lora:
-            adapters = len(targetable(cfg))
-            out.extend([(f"layer {i} adapter A(x) (fp32)", t * case.lora_rank * ab)] * adapters)
-    norm("final_norm", True)
-    if not lora:
-        out.append(("head input", t * h * p))
-    out.append(("log-softmax output", t * cfg.vocab_size * p))
-    out.append(("cross-entropy total_weight", p))
-    return out
+
+def activation_prediction(case: ProbeCase, device: str) -> int:
+    """Bytes the probe keeps for backward, by the one activation model the CLI uses."""
+    return training_activations(case.cfg, activation_setup(case, device)).total
+
+
+def phase_prediction(case: ProbeCase, device: str) -> dict[str, tuple[int, int] | None]:
+    """(lowest, highest) bytes each phase of the probe's first step adds at its high point over its start.
+
+    forward: the activations and the logits' transient; backward: d(logits), or the gradients less the
+    activations they replace, or under full checkpointing a recomputed layer (1x to 2x: its backward makes
+    gradients as large as what it recomputed); step: the fp32 gradient copies, the optimizer state it
+    creates and foreach AdamW's temporary. Adafactor's temporaries are not modelled: None.
+    """
+    acts = training_activations(case.cfg, activation_setup(case, device))
+    tokens = case.micro_batch * case.seq_len
+    state = state_prediction(case, step_scalars=device == "cpu")
+    device_state = state_prediction(case, step_scalars=False).optimizer_state
+    ends = max(logits_grad_bytes(case.cfg, tokens), state.gradients - acts.total)
+    step = state.master_weights + state.optimizer_state + optimizer_temp_bytes(case.optimizer, device_state)
+    forward = acts.total + logits_bytes(case.cfg, tokens, case.act_bytes, case.precision == "amp")
+    backward = (max(ends, acts.recompute_bytes), max(ends, 2 * acts.recompute_bytes))
+    return {"forward": (forward, forward), "backward": backward,
+            "optimizer_step": None if case.optimizer == "adafactor" else (step, step)}

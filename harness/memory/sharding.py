@@ -1,4 +1,5 @@
-"""Data-parallel sharding of the state ledgers: DDP, ZeRO stages 1-3, FSDP FULL_SHARD / SHARD_GRAD_OP."""
+"""Data-parallel sharding of the state ledgers: DDP, ZeRO stages 1-3 (as the paper counts them or as
+DeepSpeed implements them), FSDP FULL_SHARD / SHARD_GRAD_OP as torch implements them."""
 
 from __future__ import annotations
 
@@ -15,16 +16,40 @@ ZERO3 = "zero3"
 FSDP_FULL = "fsdp-full"
 FSDP_GRAD_OP = "fsdp-grad-op"
 SHARDINGS = (NONE, DDP, ZERO1, ZERO2, ZERO3, FSDP_FULL, FSDP_GRAD_OP)
+ZERO = (ZERO1, ZERO2, ZERO3)
+
+PAPER = "paper"
+DEEPSPEED = "deepspeed"
+TORCH = "torch"
+IMPLS = (PAPER, DEEPSPEED)
 
 DESCRIPTIONS = {
     NONE: "one GPU",
     DDP: "DDP: every GPU holds everything",
     ZERO1: "ZeRO-1: optimizer state (and master weights) sharded",
     ZERO2: "ZeRO-2: optimizer state and gradients sharded",
-    ZERO3: "ZeRO-3: optimizer state, gradients and weights sharded",
-    FSDP_FULL: "FSDP FULL_SHARD (~ZeRO-3) plus the unsharded unit being computed and the one prefetched",
-    FSDP_GRAD_OP: "FSDP SHARD_GRAD_OP (~ZeRO-2: weights stay unsharded from forward to backward)",
+    ZERO3: "ZeRO-3: optimizer state, gradients and weights sharded, plus the gathered block and the one prefetched",
+    FSDP_FULL: "FSDP FULL_SHARD (~ZeRO-3) plus the unsharded block being computed, the one prefetched, and the "
+               "root unit (embeddings, final norm, head) kept gathered from forward through backward",
+    FSDP_GRAD_OP: "FSDP SHARD_GRAD_OP (~ZeRO-2: every unit stays gathered from forward to backward, "
+                  "beside its shard)",
 }
+IMPL_SOURCES = {
+    PAPER: "as the ZeRO paper counts it (Rajbhandari et al. 2019, arXiv 1910.02054, fig. 1)",
+    DEEPSPEED: "as DeepSpeed implements it: 16-bit weights and gradients plus an fp32 gradient partition "
+               "(deepspeed.runtime.zero estimate_zero2/zero3_model_states_mem_needs, no offload)",
+    TORCH: "as torch implements it (torch.distributed.fsdp; the root's reshard_after_forward is False)",
+}
+
+
+@dataclass(frozen=True)
+class Units:
+    """What sharding gathers whole, in bytes at the working precision (0 where the shape is unknown)."""
+
+    block_bytes: int = 0            # one transformer block's weights
+    root_bytes: int = 0             # FSDP's root unit: embeddings, final norm, head
+    largest_module_weight_bytes: int = 0   # DeepSpeed ZeRO-3: the largest module's weights, gathered
+    largest_module_grad_bytes: int = 0     # ... and its 16-bit gradient before the reduce-scatter
 
 
 @dataclass(frozen=True)
@@ -47,31 +72,75 @@ _RULES = {
     ZERO3: Sharded(True, True, True),
     FSDP_FULL: Sharded(True, True, True),
 }
+# DeepSpeed keeps the optimizer's gradient partition in fp32 whatever the training dtype
+# (stage_1_and_2.py / stage3.py: fp32_partitioned_groups_flat and their .grad).
+DEEPSPEED_GRAD_PARTITION_BYTES = 4
 
 
-def check(sharding: str, gpus: int) -> str:
-    """Validate the sharding name and GPU count; errors name the option."""
+def check(sharding: str, gpus: int, impl: str = PAPER) -> str:
+    """Validate the sharding name, GPU count and implementation; errors name the option."""
     if sharding not in SHARDINGS:
         raise MemoryInputError(f"--sharding {sharding!r} is unknown; expected one of {', '.join(SHARDINGS)}")
     if gpus < 1:
         raise MemoryInputError(f"--gpus must be >= 1, got {gpus}")
     if sharding == NONE and gpus > 1:
         raise MemoryInputError(f"--gpus {gpus} needs a --sharding (ddp, zero1-3, fsdp-full, fsdp-grad-op)")
+    if impl not in IMPLS:
+        raise MemoryInputError(f"--impl {impl!r} is unknown; expected one of {', '.join(IMPLS)}")
+    if impl == DEEPSPEED and sharding not in ZERO:
+        raise MemoryInputError(f"--impl deepspeed applies to --sharding zero1|zero2|zero3, not {sharding}")
     return sharding
+
+
+def implementation(sharding: str, impl: str = PAPER) -> str:
+    """Which implementation a figure models: paper or deepspeed for ZeRO, torch for FSDP, none otherwise."""
+    if sharding in ZERO:
+        return impl
+    return TORCH if sharding in (FSDP_FULL, FSDP_GRAD_OP) else NONE
 
 
 def _split(value: int, n: int) -> int:
     return -(-value // n)
 
 
-def shard(ledgers: StateLedgers, sharding: str, gpus: int, unit_weight_bytes: int = 0) -> StateLedgers:
-    """Per-GPU state ledgers; `unit_weight_bytes` is one FSDP unit (a block) gathered whole."""
-    check(sharding, gpus)
+def _deepspeed(ledgers: StateLedgers, sharding: str, gpus: int, units: Units) -> StateLedgers:
+    """ZeRO-1/2: 4Ψ + 16Ψ/N; ZeRO-3: 4 x largest module + 18Ψ/N (mixed precision, AdamW, no offload).
+
+    DeepSpeed publishes no stage-1 estimator; stages 1 and 2 share deepspeed/runtime/zero/stage_1_and_2.py,
+    whose 16-bit gradients stay whole until reduced, so stage 1 is counted as stage 2.
+    """
+    fp32_grads = _split(DEEPSPEED_GRAD_PARTITION_BYTES * ledgers.trainable_params, gpus)
+    if sharding == ZERO3:
+        weights = _split(ledgers.weights, gpus) + units.largest_module_weight_bytes
+        gradients = units.largest_module_grad_bytes + fp32_grads
+    else:
+        weights, gradients = ledgers.weights, ledgers.gradients + fp32_grads
+    return replace(ledgers, weights=weights, gradients=gradients,
+                   optimizer_state=_split(ledgers.optimizer_state, gpus),
+                   master_weights=_split(ledgers.master_weights, gpus))
+
+
+def shard(ledgers: StateLedgers, sharding: str, gpus: int, units: Units | None = None,
+          impl: str = PAPER) -> StateLedgers:
+    """Per-GPU state ledgers under `sharding` over `gpus`, as `impl` implements it."""
+    check(sharding, gpus, impl)
+    units = units or Units()
+    if impl == DEEPSPEED and gpus > 1:
+        return _deepspeed(ledgers, sharding, gpus, units)
     rule = _RULES[sharding]
     weights = _split(ledgers.weights, gpus) if rule.weights else ledgers.weights
+    if sharding in (ZERO3, FSDP_FULL) and gpus > 1:
+        # The block being computed and the next one (prefetched) are all-gathered whole, beside the shards.
+        weights += 2 * units.block_bytes
+    if sharding == FSDP_GRAD_OP and gpus > 1:
+        # torch keeps the shard and, from forward to backward, the gathered whole beside it (measured with
+        # fully_shard(reshard_after_forward=False): harness/memory/verify_dist.py).
+        weights = _split(ledgers.weights, gpus) + ledgers.weights
     if sharding == FSDP_FULL and gpus > 1:
-        # The unit being computed and the next one (backward prefetch) are all-gathered whole.
-        weights += 2 * unit_weight_bytes
+        # torch FSDP does not reshard the root after forward, as its parameters are all-gathered again at
+        # once for backward (FSDP2 fully_shard: "the root ... reshard_after_forward ... set to False";
+        # FSDP1 the same for the root handle): the root unit stays whole beside its shard.
+        weights += units.root_bytes
     return replace(
         ledgers,
         weights=weights,

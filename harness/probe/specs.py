@@ -47,6 +47,14 @@ class GpuSpec:
     l2_mb: float | None
     inferred: tuple[str, ...]
     source: str
+    cuda_memory_mib: tuple[int, ...] = ()   # what CUDA / nvidia-smi report, one per memory_gb size
+    cuda_memory_source: str = ""
+
+    def cuda_memory_bytes(self) -> tuple[int, ...]:
+        """Device memory as CUDA reports it, one per size; the datasheet's GB (1e9 B) where not recorded."""
+        if self.cuda_memory_mib:
+            return tuple(m << 20 for m in self.cuda_memory_mib)
+        return tuple(round(g * 1e9) for g in self.memory_gb)
 
     def peak_tflops(self, dtype: str) -> float | None:
         """The dense peak for `dtype`, or None where the part has no such unit."""
@@ -106,6 +114,12 @@ def _row(raw: dict[str, Any], links: dict[str, float], where: str) -> GpuSpec:
           "expected MAJOR.MINOR")
     l2 = raw.get("l2_mb")
     _need(l2 is None or _number(l2), f"{where}.l2_mb", "expected a positive number or null")
+    cuda: Any = raw.get("cuda_memory_mib", [])
+    _need(isinstance(cuda, list) and all(isinstance(m, int) and m > 0 for m in cuda)
+          and len(cuda) in (0, len(memory)), f"{where}.cuda_memory_mib",
+          "expected positive MiB, one per memory_gb size")
+    _need(not cuda or (isinstance(raw.get("cuda_memory_source"), str) and bool(raw["cuda_memory_source"])),
+          f"{where}.cuda_memory_source", "name where the CUDA-visible memory figure comes from")
     return GpuSpec(
         id=raw["id"], name=raw["name"], aliases=tuple(raw.get("aliases", ())), family=raw["family"],
         match=raw.get("match"), exclude=raw.get("exclude"), memory_gb=tuple(float(m) for m in memory),
@@ -114,6 +128,7 @@ def _row(raw: dict[str, Any], links: dict[str, float], where: str) -> GpuSpec:
         host_link=raw["host_link"], host_link_gbps=links[raw["host_link"]], sm_count=sms,
         compute_capability=raw["compute_capability"], l2_mb=None if l2 is None else float(l2),
         inferred=tuple(raw.get("inferred", ())), source=raw["source"],
+        cuda_memory_mib=tuple(cuda), cuda_memory_source=str(raw.get("cuda_memory_source", "")),
     )
 
 

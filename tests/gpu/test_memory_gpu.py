@@ -72,3 +72,17 @@ def test_gpu_full_verification_passes() -> None:
     doc = run_verification(quick=False, device="cuda")
     _keep(doc, "memory-verify-gpu-full.json")
     assert _failures(doc) == [] and doc["status"] == "PASS"
+
+
+def test_gpu_phase_peaks_match_the_allocator(gpu_doc: dict[str, Any]) -> None:
+    # Each phase's high point from max_memory_allocated, against the CLI's peak model (within 10%).
+    for case in gpu_doc["cases"]:
+        assert set(case["peaks"]) == {"forward", "backward", "optimizer_step"}, case["name"]
+        for phase, entry in case["peaks"].items():
+            assert entry["status"] == "PASS", (case["name"], phase, entry)
+
+
+def test_gpu_cases_include_checkpointing_moe_and_autocast(gpu_doc: dict[str, Any]) -> None:
+    names = [c["name"] for c in gpu_doc["cases"]]
+    assert any(n.endswith("/checkpointed") for n in names)
+    assert any(n.startswith("gpu-moe/") for n in names) and any("/amp-adamw/" in n for n in names)

@@ -7,6 +7,7 @@ from dataclasses import replace
 import pytest
 
 from harness.memory.activations import (
+    CHECKPOINT_RNG_BYTES,
     ActivationSetup,
     korthikanti_layer_bytes,
     layer_bytes_per_token,
@@ -47,29 +48,46 @@ def test_selective_recompute_saves_70_percent_for_gpt3() -> None:
     assert round(1 - selective / full, 2) == 0.70
 
 
+# The paper leaves out LayerNorm's mean and rstd: two fp32 values per token for each of a layer's two norms.
+STATS = 2 * 2 * 4
+
+
+# Megatron's fused softmax keeps one 16-bit tensor of probabilities, as the paper counts them.
+MEGATRON = ActivationSetup(micro_batch=1, seq_len=S, attention="eager", softmax_fp32=False)
+
+
 def test_generalised_layer_reduces_to_the_paper_for_a_gpt_layer() -> None:
-    per_token, core = layer_bytes_per_token(GPT3, ActivationSetup(micro_batch=1, seq_len=S, attention="eager"))
-    assert per_token * S == korthikanti_layer_bytes(S, 1, H, A)
+    per_token, core = layer_bytes_per_token(GPT3, MEGATRON)
+    assert (per_token - STATS) * S == korthikanti_layer_bytes(S, 1, H, A)
     assert core * S == 5 * A * S * S
 
 
 def test_flash_drops_the_score_matrix_and_keeps_an_fp32_logsumexp() -> None:
     per_token, core = layer_bytes_per_token(GPT3, ActivationSetup(micro_batch=1, seq_len=S, attention="flash"))
-    assert core == 0 and per_token * S == 34 * SBH + 4 * A * S
+    assert core == 0 and (per_token - STATS) * S == 34 * SBH + 4 * A * S
 
 
 def test_no_dropout_removes_the_masks() -> None:
     cfg = replace(GPT3, attention_dropout=0.0, hidden_dropout=0.0)
-    per_token, _ = layer_bytes_per_token(cfg, ActivationSetup(micro_batch=1, seq_len=S, attention="eager"))
-    assert per_token * S == 32 * SBH + 2 * A * S * S
+    per_token, _ = layer_bytes_per_token(cfg, MEGATRON)
+    assert (per_token - STATS) * S == 32 * SBH + 2 * A * S * S
 
 
-def test_gqa_and_swiglu_terms() -> None:
+def test_hf_eager_keeps_fp32_probabilities_and_their_copy() -> None:
+    hf, core = layer_bytes_per_token(GPT3, replace(MEGATRON, softmax_fp32=True))
+    megatron, paper_core = layer_bytes_per_token(GPT3, MEGATRON)
+    assert core - paper_core == hf - megatron == 4 * A * S
+
+
+def test_gqa_swiglu_and_rmsnorm_terms() -> None:
     cfg = preset("llama-3-8b")
     per_token, _ = layer_bytes_per_token(cfg, ActivationSetup(micro_batch=1, seq_len=4096, attention="flash"))
     h, kv, f, a = 4096, 1024, 14336, 32
-    expected = 2 * (2 * h + h + (h + kv) + kv + h + h + 4 * f) + 4 * a
+    rmsnorm = 4 * h + 4 + 2 * h   # HF's fp32 input, the fp32 rsqrt, the bf16 normalised x
+    expected = 2 * rmsnorm + 2 * (h + (h + kv) + kv + h + h + 4 * f) + 4 * a
     assert per_token == expected
+    eager, _ = layer_bytes_per_token(cfg, ActivationSetup(micro_batch=1, seq_len=4096, attention="eager"))
+    assert eager - per_token == 2 * (2 * (h - kv)) + (4 + 2) * a * 4096 - 4 * a  # K/V repeated, s x s, no lse
 
 
 def test_model_total_and_checkpointing() -> None:
@@ -78,11 +96,16 @@ def test_model_total_and_checkpointing() -> None:
     none = training_activations(cfg, base)
     selective = training_activations(cfg, replace(base, checkpointing="selective"))
     full = training_activations(cfg, replace(base, checkpointing="full"))
-    head = 2 * 4096 * 2 + 4 * 32000
+    head = (4 * 4096 + 4 + 2 * 4096) + 2 * 4096 + 4 * 32000
+    fixed = 2 * 2 * 1024 * 128 * 2 + 1024 * 1024 + 4  # rotary cos/sin, the causal mask, the loss's scalar
     assert none.head_bytes_per_token == head
-    assert none.total == 2 * 1024 * (32 * none.layer_bytes_per_token + head)
-    assert selective.total == 2 * 1024 * (32 * (none.layer_bytes_per_token - none.core_bytes_per_token) + head)
-    assert full.total == 2 * 1024 * (32 * 4096 * 2 + none.layer_bytes_per_token + head)
+    assert none.total == 2 * 1024 * (32 * none.layer_bytes_per_token + head) + fixed
+    assert selective.total == 2 * 1024 * (32 * (none.layer_bytes_per_token - none.core_bytes_per_token) + head) + fixed
+    assert full.total == 2 * 1024 * (32 * 4096 * 2 + head) + fixed  # each layer's input
+    on_cpu = training_activations(cfg, replace(base, checkpointing="full", checkpoint_state_bytes=CHECKPOINT_RNG_BYTES))
+    assert on_cpu.total - full.total == 32 * CHECKPOINT_RNG_BYTES  # the generator state checkpoint keeps
+    assert full.recompute_bytes == 2 * 1024 * none.layer_bytes_per_token  # one layer again, in backward
+    assert none.recompute_bytes == selective.recompute_bytes == 0
     assert full.total < selective.total < none.total
 
 

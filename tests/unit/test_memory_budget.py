@@ -25,16 +25,38 @@ def test_bad_budget(text: str) -> None:
 
 
 def test_named_gpus_normalise_spelling() -> None:
-    assert gpu_budget("H100-SXM").total_bytes == 80 * GIB
     assert gpu_budget("h100 sxm").name == gpu_budget("H100_SXM").name
-    assert gpu_budget("RTX-4090").total_bytes == 24 * GIB
     assert gpu_budget("H200").total_bytes > gpu_budget("H100-SXM").total_bytes
+    assert gpu_budget("V100").name == "V100-SXM2-16GB" and gpu_budget("V100-SXM2-32GB").total_bytes > 31 * GIB
+
+
+@pytest.mark.parametrize(("name", "mib"), [
+    # nvidia-smi memory.total: what CUDA can hand out, not the datasheet's "GB" read as GiB.
+    ("L4", 23034), ("H100-SXM", 81559), ("A100-80GB-SXM", 81920), ("RTX-4090", 24564), ("T4", 15360),
+])
+def test_gpu_memory_is_what_cuda_reports(name: str, mib: int) -> None:
+    budget = gpu_budget(name)
+    assert budget.total_bytes == mib << 20
+    assert budget.source and "nvidia-smi" in budget.source
+
+
+def test_l4_and_h100_are_less_than_their_datasheet_gib() -> None:
+    assert round(gpu_budget("L4").total_bytes / GIB, 1) == 22.5
+    assert round(gpu_budget("H100-SXM").total_bytes / GIB, 1) == 79.6
+
+
+def test_the_memory_table_is_the_probe_spec_table() -> None:
+    from harness.probe.specs import load
+
+    ids = {s.id for s in load()}
+    assert {display for display, _, _ in gpu_table().values()} - ids <= {"V100-SXM2-16GB", "V100-SXM2-32GB"}
+    assert all(s.cuda_memory_mib and s.cuda_memory_source for s in load())
 
 
 def test_unknown_gpu_lists_the_table() -> None:
     with pytest.raises(MemoryInputError, match="H100-SXM"):
         gpu_budget("TPU-v5")
-    assert len(gpu_table()[0]) >= 10
+    assert len(gpu_table()) >= 10
 
 
 def test_judge_subtracts_context_and_ten_percent() -> None:

@@ -29,7 +29,8 @@ def test_json_document_shape(capsys: pytest.CaptureFixture[str]) -> None:
     assert ledgers["weights_bytes"] == 2 * params and ledgers["master_weights_bytes"] == 4 * params
     budget = doc["budget"]
     assert isinstance(budget, dict) and budget["fits"] is False and rc == 1
-    assert budget["required_bytes"] == ledgers["total_bytes"]
+    assert budget["required_bytes"] == doc["peak"]["peak_bytes"] > ledgers["total_bytes"]  # type: ignore[index]
+    assert doc["peak"]["phase"] == "optimizer_step"  # type: ignore[index]
     assert budget["headroom_bytes"] == budget["usable_bytes"] - budget["required_bytes"]
 
 
@@ -37,7 +38,8 @@ def test_fit_plans_in_json(capsys: pytest.CaptureFixture[str]) -> None:
     rc, doc = _json(capsys, "--model", "llama-2-7b", "--gpu", "H100-SXM", "--seq", "4096", "--micro-batch", "8",
                     "--fit")
     plans = doc["plans"]
-    assert isinstance(plans, list) and [p["rung"] for p in plans] == [1, 2, 3]
+    assert isinstance(plans, list) and [p["rung"] for p in plans] == [1, 2, 3, 3]
+    assert all(p["budget"]["required_bytes"] == p["peak"]["peak_bytes"] for p in plans)
     assert plans[-1]["fits"] is True and rc == 0
     assert all(isinstance(p["ledgers"]["total_bytes"], int) and p["cost"] for p in plans)
 
@@ -98,3 +100,13 @@ def test_lists(capsys: pytest.CaptureFixture[str]) -> None:
     assert "llama-3-70b" in capsys.readouterr().out
     assert main(["memory", "--list", "gpus"]) == 0
     assert "H100-SXM" in capsys.readouterr().out
+
+
+def test_output_names_the_implementation_it_models(capsys: pytest.CaptureFixture[str]) -> None:
+    _, ds = _json(capsys, "--model", "llama-2-7b", "--sharding", "zero2", "--impl", "deepspeed", "--gpus", "8")
+    _, paper = _json(capsys, "--model", "llama-2-7b", "--sharding", "zero2", "--gpus", "8")
+    _, fsdp = _json(capsys, "--model", "llama-2-7b", "--sharding", "fsdp-full", "--gpus", "8")
+    assert [d["setup"]["implementation"] for d in (ds, paper, fsdp)] == ["deepspeed", "paper", "torch"]  # type: ignore[index]
+    assert ds["ledgers"]["gradients_bytes"] > paper["ledgers"]["gradients_bytes"]  # type: ignore[index]
+    assert main(["memory", "--model", "llama-2-7b", "--sharding", "zero3", "--impl", "deepspeed", "--gpus", "8"]) == 0
+    assert "as DeepSpeed implements it" in capsys.readouterr().out

@@ -58,3 +58,30 @@ def test_bad_inference_settings() -> None:
         estimate_inference(preset("gpt2"), InferSetup(kv_dtype="int2"))
     with pytest.raises(MemoryInputError, match="--batch"):
         estimate_inference(preset("gpt2"), InferSetup(batch=0))
+
+
+def test_tensor_parallel_kv_cache_never_splits_a_kv_head() -> None:
+    # Llama-3-70B has 8 KV heads: over 16 ranks each still caches one whole head (an eighth), not a 16th.
+    cfg = preset("llama-3-70b")
+    one = estimate_inference(cfg, InferSetup(batch=1, context=8192))
+    sixteen = estimate_inference(cfg, InferSetup(batch=1, context=8192, gpus=16))
+    assert sixteen.ledgers.kv_cache == one.ledgers.kv_cache // 8
+    assert any("replicated" in n for n in sixteen.notes)
+    with pytest.raises(MemoryInputError, match="more ranks than heads"):
+        estimate_inference(cfg, InferSetup(gpus=128))
+
+
+def test_context_beyond_the_model_maximum_is_flagged() -> None:
+    assert not any("beyond" in n for n in estimate_inference(preset("llama-3-8b"), InferSetup(context=8192)).notes)
+    est = estimate_inference(preset("llama-3-8b"), InferSetup(context=16384))
+    assert any("beyond" in n and "8192" in n for n in est.notes)
+
+
+def test_inference_ladder_never_proposes_more_ranks_than_heads() -> None:
+    from harness.memory.budget import parse_budget
+    from harness.memory.ladder import ladder
+
+    cfg = preset("llama-2-7b")  # 32 heads
+    plans = ladder(cfg, InferSetup(batch=64, context=4096), parse_budget("256MiB"))
+    gpus = [p.estimate.setup.gpus for p in plans]
+    assert max(gpus) == 32 and not plans[-1].fit.fits

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness.memory import optimizers
+from harness.memory import optimizers, sharding
+from harness.memory.estimate import Estimate, TrainSetup, estimate_training
 from harness.memory.lora import NF4_BITS_PER_PARAM, LoraSpec, lora_tensors, nf4_bytes, resolve_targets
 from harness.memory.model import MemoryInputError, bare_model
-from harness.memory.params import LINEAR, count_params, param_tensors
+from harness.memory.params import LINEAR, count_params, largest_module_params, layer_tensors, param_tensors
 from harness.memory.presets import preset
-from harness.memory.sharding import shard
+from harness.memory.sharding import Units, shard
 from harness.memory.training import bytes_per_param, state_ledgers
 
 
@@ -35,11 +36,65 @@ def test_zero_paper_7_5b_on_64_gpus(sharding: str, gb: float) -> None:
     assert round(_total(per_gpu) / 1e9, 1) == gb
 
 
-def test_fsdp_full_shard_adds_two_gathered_units() -> None:
+def test_fsdp_full_shard_adds_two_gathered_blocks_and_the_root() -> None:
     led = state_ledgers(bare_model(8e9), "mixed", "adamw")
-    plain = shard(led, "zero3", 8)
-    fsdp = shard(led, "fsdp-full", 8, unit_weight_bytes=1000)
-    assert fsdp.weights - plain.weights == 2000 and fsdp.gradients == plain.gradients
+    plain = shard(led, "zero1", 8)
+    units = Units(block_bytes=1000, root_bytes=300)
+    fsdp = shard(led, "fsdp-full", 8, units)
+    zero3 = shard(led, "zero3", 8, units)
+    assert fsdp.weights - -(-led.weights // 8) == 2000 + 300
+    assert zero3.weights - -(-led.weights // 8) == 2000  # ZeRO has no root unit kept whole
+    assert fsdp.gradients == zero3.gradients < plain.gradients
+
+
+def _estimate(model: str, shard_name: str, gpus: int, impl: str = "paper") -> Estimate:
+    return estimate_training(preset(model), TrainSetup(sharding=shard_name, gpus=gpus, impl=impl))
+
+
+def test_zero3_gathers_blocks_as_fsdp_does() -> None:
+    # Issue: `--sharding zero3 --gpus 8` gave exactly 16 psi / 8, no gathered layer at all.
+    cfg = preset("llama-3-8b")
+    n = count_params(cfg).total
+    zero3 = _estimate("llama-3-8b", "zero3", 8).ledgers
+    block = 2 * sum(t.numel for t in layer_tensors(cfg, 0))
+    assert zero3.weights == -(-2 * n // 8) + 2 * block
+    state = zero3.weights + zero3.gradients + zero3.optimizer_state + zero3.master_weights
+    assert state > 16 * n / 8
+
+
+def test_fsdp_root_unit_stays_gathered() -> None:
+    # Llama-3-8B's root: 2 x 128256 x 4096 + 4096 parameters, 2.10 GB in bf16, beside its shard.
+    for model, root_gb in (("llama-3-8b", 2.10), ("llama-3-70b", 4.20)):
+        fsdp = _estimate(model, "fsdp-full", 8).ledgers
+        zero3 = _estimate(model, "zero3", 8).ledgers
+        assert round((fsdp.weights - zero3.weights) / 1e9, 2) == root_gb
+
+
+def test_deepspeed_zero2_is_its_own_estimator() -> None:
+    # deepspeed estimate_zero2_model_states_mem_needs(cpu_offload=False): 4 psi + 16 psi / N.
+    # Llama-2-7B on 8 GPUs: 40.4 GB, where the paper's 2 psi + 14 psi / N gives 25.3 GB.
+    n = count_params(preset("llama-2-7b")).total
+    ds = _estimate("llama-2-7b", "zero2", 8, "deepspeed").ledgers
+    paper = _estimate("llama-2-7b", "zero2", 8).ledgers
+    state = ds.total - (ds.activations or 0)
+    assert abs(state - (4 * n + 16 * n // 8)) <= 8 and round(state / 1e9, 1) == 40.4
+    assert round((paper.total - (paper.activations or 0)) / 1e9, 1) == 25.3
+
+
+def test_deepspeed_zero3_gathers_the_largest_module() -> None:
+    # estimate_zero3_model_states_mem_needs(cpu_offload=False): 4 x largest_layer_params + 18 psi / N.
+    cfg = preset("llama-2-7b")
+    n, largest = count_params(cfg).total, largest_module_params(cfg)
+    assert largest == 32000 * 4096  # the embedding (and the head)
+    ds = _estimate("llama-2-7b", "zero3", 8, "deepspeed").ledgers
+    assert abs(ds.total - (ds.activations or 0) - (4 * largest + 18 * n // 8)) <= 8
+
+
+def test_deepspeed_is_only_for_zero_and_the_output_says_which() -> None:
+    with pytest.raises(MemoryInputError, match="--impl deepspeed applies to"):
+        _estimate("gpt2", "fsdp-full", 8, "deepspeed")
+    assert sharding.implementation("zero2", "deepspeed") == "deepspeed"
+    assert sharding.implementation("fsdp-full") == "torch" and sharding.implementation("zero3") == "paper"
 
 
 def test_qlora_bits_per_parameter() -> None:

@@ -107,3 +107,27 @@ def test_bare_model_refuses_nonsense() -> None:
     for bad in (-1.0, 0.0, float("nan")):
         with pytest.raises(MemoryInputError):
             bare_model(bad)
+
+
+# Gemma-2B's config.json (huggingface.co/google/gemma-2b) carries no tie_word_embeddings key: GemmaConfig
+# defaults it to True, and the model has 2,506,172,416 parameters (2.51 B), not 3.03 B.
+GEMMA_2B = {"model_type": "gemma", "vocab_size": 256000, "hidden_size": 2048, "num_hidden_layers": 18,
+            "num_attention_heads": 8, "num_key_value_heads": 1, "head_dim": 256, "intermediate_size": 16384}
+# Qwen2-0.5B (huggingface.co/Qwen/Qwen2-0.5B): q/k/v carry biases no config key names; 494,032,768 params.
+QWEN2_05B = {"model_type": "qwen2", "vocab_size": 151936, "hidden_size": 896, "num_hidden_layers": 24,
+             "num_attention_heads": 14, "num_key_value_heads": 2, "intermediate_size": 4864,
+             "tie_word_embeddings": True, "max_position_embeddings": 131072}
+
+
+def test_tied_head_defaults_by_model_type() -> None:
+    gemma = from_hf_config(GEMMA_2B, "gemma-2b")
+    assert gemma.tie_word_embeddings and count_params(gemma).total == 2_506_172_416
+    assert not from_hf_config({**GEMMA_2B, "model_type": "llama"}, "x").tie_word_embeddings
+    assert not from_hf_config(LLAMA_7B, "no-type").tie_word_embeddings  # the Llama default, as before
+
+
+def test_qwen2_has_implicit_qkv_biases() -> None:
+    cfg = from_hf_config(QWEN2_05B, "qwen2-0.5b")
+    assert cfg.qkv_bias and not cfg.o_bias
+    assert count_params(cfg).total == 494_032_768
+    assert cfg.max_context == 131072

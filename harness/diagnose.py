@@ -10,7 +10,7 @@ from typing import Any
 from harness import document
 from harness.classify import classify
 from harness.render import render_diagnosis
-from harness.schema import EXIT_HARNESS_ERROR, exit_code_for
+from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL, exit_code_for
 
 EPILOG = """\
 exit status: 0 when CUDA works (OK), 1 for a failing verdict, 2 when the harness itself failed
@@ -105,7 +105,8 @@ def run(args: argparse.Namespace) -> int:
 
         doc = document.new("diagnose")
         doc["error"] = document.error_of(exc)
-        if isinstance(exc, (ReportError, OSError)):
+        bad_input = isinstance(exc, (ReportError, OSError))
+        if bad_input:
             print(f"harness diagnose: {exc}", file=sys.stderr)
         else:
             print(f"harness diagnose: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
@@ -113,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
             document.write(doc, args.out)
         if args.json:
             document.write(doc, None)
-        return EXIT_HARNESS_ERROR
+        return EXIT_HARNESS_ERROR if bad_input else EXIT_INTERNAL
     if args.out:
         document.write(doc, args.out)
     if args.json:

@@ -110,3 +110,20 @@ def test_garbage_never_raises_anything_else() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(1, 400)))
         with contextlib.suppress(ReportError):
             load_report(text.encode())
+
+
+def test_diagnose_exit_codes_tell_bad_input_from_a_bug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import __main__ as cli
+    from harness import diagnose
+
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    assert cli.main(["diagnose", "--from", str(empty)]) == 2  # bad input
+
+    def broken(source: str) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(diagnose, "diagnose_report", broken)
+    assert cli.main(["diagnose", "--from", str(empty)]) == 3  # a bug is not bad input
+    assert "internal error: ZeroDivisionError: a bug" in capsys.readouterr().err

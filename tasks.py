@@ -27,7 +27,7 @@ from typing import ParamSpec, TypeVar
 
 from invoke.collection import Collection
 from invoke.context import Context
-from invoke.exceptions import Exit
+from invoke.exceptions import Exit, UnexpectedExit
 from invoke.tasks import task
 
 ROOT = Path(__file__).resolve().parent
@@ -63,6 +63,9 @@ def _guarded(body: Callable[P, R]) -> Callable[P, R]:
             return body(*args, **kwargs)
         except (Exit, KeyboardInterrupt, SystemExit):
             raise
+        except UnexpectedExit as exc:  # a command the task ran (pytest, ruff) failed: its status, not a bug
+            raise Exit(f"refenv: `{exc.result.command}` exited {exc.result.exited}",
+                       code=exc.result.exited or 1) from None
         except InputError as exc:
             raise Exit(f"refenv: {exc}", code=2) from None
         except Exception as exc:

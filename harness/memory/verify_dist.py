@@ -113,6 +113,8 @@ def _run_ranks() -> list[dict[str, Any]]:
     root = str(Path(__file__).resolve().parent.parent.parent)
     env = dict(os.environ, PYTHONPATH=root + (os.pathsep + os.environ["PYTHONPATH"]
                                                if os.environ.get("PYTHONPATH") else ""))
+    # The ranks talk over loopback only: gloo otherwise binds the address the host name resolves to.
+    env.setdefault("GLOO_SOCKET_IFNAME", "lo")
     code = "import sys; from harness.memory.verify_dist import _rank_main; _rank_main(int(sys.argv[1]), sys.argv[2])"
     with tempfile.TemporaryDirectory(prefix="refenv-dist-") as folder:
         procs = [subprocess.Popen([sys.executable, "-c", code, str(r), folder], env=env,
@@ -125,9 +127,9 @@ def _run_ranks() -> list[dict[str, Any]]:
                 proc.kill()
                 _, err = proc.communicate()
             if proc.returncode != 0:
-                errors.append(err.strip()[-600:])
+                errors.append(f"rank {procs.index(proc)} (exit {proc.returncode}): {err.strip()[-600:]}")
         if errors:
-            raise RuntimeError(f"a rank failed: {errors[0]}")
+            raise RuntimeError(f"a rank failed: {' | '.join(errors)}")
         return [json.loads(Path(folder, f"rank{r}.json").read_text()) for r in range(WORLD)]
 
 

@@ -23,6 +23,7 @@ _ASSIGN_RE = re.compile(
 _RUN_RE = re.compile(r"(?:^|[\s$#>;&])(?:sudo\s+)?(?P<tool>nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
 _GPU_FLAG_RE = re.compile(r"--gpus[\s=]|--runtime[\s=]+nvidia\b|--device[\s=]+(?:nvidia\.com/gpu|/dev/nvidia)")
 _CONTINUED = ("\\", "`", "^")
+_WARNING_ECHO_RE = re.compile(r"Warning: |^\s*warnings\.warn\(|^\s*return torch\._C\.")
 _REPL_RE = re.compile(r"torch\.cuda\.(?P<call>is_available|device_count)\(\)\)?;?\s*(?:['\"]\s*)?$")
 _ANSWER_RE = re.compile(r"^(?:Out\[\d+\]:\s*)?(?P<answer>True|False|\d+)$")
 _NVML_LIBRARY_RE = re.compile(r"^NVML library version:\s*(\d[\d.]*)")
@@ -75,7 +76,9 @@ def _read_repl(b: Builder, lines: list[Line], i: int) -> None:
     m = _REPL_RE.search(lines[i].text)
     if not m:
         return
-    answer = next((ln for ln in lines[i + 1:i + 3] if ln.text), None)
+    # The answer is the next line of output, after any warning torch printed first (its
+    # 'path:NNN: UserWarning: CUDA initialization: ...' line and the 'warnings.warn(' echo under it).
+    answer = next((ln for ln in lines[i + 1:i + 6] if ln.text and not _WARNING_ECHO_RE.search(ln.text)), None)
     a = _ANSWER_RE.match(answer.text) if answer else None
     if answer is None or a is None:
         return

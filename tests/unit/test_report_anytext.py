@@ -44,6 +44,9 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     "nvcc-only.txt": ("NOT_VISIBLE", "low", {"torch.is_available": False}, set()),
     "os-only.txt": ("CANNOT_TELL", "low", {"host.os": "Linux"}, set()),
     "colab-cpu.txt": ("NO_DRIVER", None, {}, set()),
+    # torch's warning and its source line print between the call and its answer
+    "repl-warning-between.txt": ("DRIVER_TOO_OLD", "high", {"torch.version": "2.14.1+cu130",
+                                                            "torch.is_available": False}, set()),
 }
 
 

@@ -55,11 +55,12 @@ def _fail(exc: Exception) -> Exit:
     "probes": "quick | full | off (default: run.probes)",
     "verbose": "stream every build log line",
     "compare": "an environment to compare with: it runs too, and the summary says what changes on each host",
+    "backend": "local | slurm | kubernetes: where the cells run (default: run.backend)",
 })
 def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None, host: list[str] | None = None,
            scenario: list[str] | None = None, rerun: bool = False, parallel: int = 0, results: str = "results",
            dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False,
-           compare: str | None = None) -> None:
+           compare: str | None = None, backend: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
@@ -76,11 +77,17 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
             for spec, expected in plan_of(m):
                 print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
             return
+        from refenv.backends.connect import engine_for, parallel_for
+
+        where = backend or m.run.backend
+        cells = len(m.environments) * len(m.hosts) * len(m.scenarios)
         ui = ConsoleUI(verbose=verbose)
-        options = Options(results_root=Path(results).resolve(), parallel=parallel, use_cache=not rerun, relock=relock,
-                          probes=probes, selection={"env": env or [], "host": host or [], "scenario": scenario or []})
+        options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
+                          use_cache=not rerun, relock=relock, probes=probes,
+                          selection={"env": env or [], "host": host or [], "scenario": scenario or []})
         try:
-            outcome = run_matrix(m, options, ui)
+            engine = engine_for(where, m)
+            outcome = run_matrix(m, options, ui, engine)
         finally:
             ui.close()
     except RefenvError as exc:

@@ -1,0 +1,214 @@
+"""The runner's engine on a Slurm cluster: each cell a batch job whose script starts its container.
+
+Images are built (or found) on the local Docker engine, which the nodes reach: on the single-node cluster
+of the slurm tier it is the nodes' engine; on a real cluster the images come from a registry or the
+nodes' engines, and the results folder and refenv's cache sit on a filesystem the nodes share. Cells
+write their result where the local engine's would (the job's `/out` bind), so `cellrun.run_one` judges
+them the same way; the job's state only fills the gaps (`state.gap`).
+
+All waiting threads share one `squeue --json` call per poll, not one per cell.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from refenv.backend import CellEngine, ImageRequest, Inventory, Progress, RunOutcome
+from refenv.backends.slurm import cli, script, state
+from refenv.build import EnvBuild
+from refenv.errors import NoGpuRuntime, NotStarted, RefenvError
+from refenv.labels import CELL, KIND, RUN
+from refenv.matrix import Host
+from refenv.placement import SlurmPlacement
+from refenv.runspec import OUT, ContainerSpec
+
+LOG = logging.getLogger(__name__)
+# Slurm checks time limits every 30 s or so and rounds them up to a minute: past this much more than
+# the cell's own limit, the job is cancelled here and the cell is TIMEOUT all the same.
+LATE_S = 120.0
+
+
+@dataclass(frozen=True)
+class Commands:
+    """The Slurm CLI, replaceable by a test's own cluster commands."""
+
+    sbatch: Callable[[list[str]], str] = cli.sbatch
+    squeue_json: Callable[[], str] = cli.squeue_json
+    sinfo_json: Callable[[], str] = cli.sinfo_json
+    scancel: Callable[[list[str]], None] = cli.scancel
+
+
+def check_placements(hosts: tuple[Host, ...], nodes: list[state.Node]) -> None:
+    """Refuse, before any job is submitted, a placement the cluster cannot satisfy: a feature no node has,
+    a partition or a GRES that does not exist."""
+    partitions = {p for n in nodes for p in n.partitions}
+    gres = state.gres_types(nodes)
+    for host in hosts:
+        p = host.slurm
+        if p is None:
+            continue
+        if p.constraint:
+            missing = state.unknown_features(p.constraint, nodes)
+            if missing:
+                have = sorted({f for n in nodes for f in n.features})
+                raise RefenvError(f"host {host.name}: slurm.constraint {p.constraint!r} names feature(s) no node "
+                                  f"has: {', '.join(missing)}", f"the cluster's features: {', '.join(have) or 'none'}")
+        if p.partition and p.partition not in partitions:
+            raise RefenvError(f"host {host.name}: slurm.partition {p.partition!r} does not exist",
+                              f"partitions: {', '.join(sorted(partitions))}")
+        if p.gres:
+            name = ":".join(part for part in p.gres.split(":") if not part.isdigit())
+            if name not in gres:
+                raise RefenvError(f"host {host.name}: slurm.gres {p.gres!r}: no node has that GRES",
+                                  f"the cluster's GRES: {', '.join(sorted(gres)) or 'none'}")
+
+
+class SlurmEngine:
+    """A `CellEngine` whose cells are Slurm jobs; images and other containers go to `local`."""
+
+    def __init__(self, local: CellEngine, hosts: tuple[Host, ...] = (), launcher: str = "docker",
+                 commands: Commands | None = None, poll_s: float = 0.5) -> None:
+        if launcher != "docker":
+            raise RefenvError(f"launcher {launcher!r} renders job scripts but runs only on nodes with it installed",
+                              "the slurm tier here runs the docker launcher; set run.launcher: docker")
+        self.local = local
+        self.commands = commands or Commands()
+        self.placements = {h.name: h.slurm or SlurmPlacement() for h in hosts}
+        self.poll_s = poll_s
+        self._lock = threading.Lock()
+        self._poll_lock = threading.Lock()
+        self._snapshot: dict[str, state.Job] = {}
+        self._polled = 0.0
+        self._jobs: dict[str, set[str]] = {}     # run id -> job ids submitted
+        self._cancelled: set[str] = set()
+        check_placements(hosts, self.nodes())
+
+    def nodes(self) -> list[state.Node]:
+        return state.nodes(self.commands.sinfo_json())
+
+    def pin(self, host: str, node: str) -> None:
+        """Run `host`'s cells on `node` only (the node that answered the host's probe job)."""
+        self.placements[host] = replace(self.placements.get(host) or SlurmPlacement(), nodelist=node)
+
+    # ---- what the local engine does ---------------------------------------------------------
+
+    def inventory(self) -> Inventory:
+        return self.local.inventory()
+
+    def ensure_image(self, request: ImageRequest, progress: Progress) -> EnvBuild:
+        return self.local.ensure_image(request, progress)
+
+    def image_id(self, ref: str) -> str | None:
+        return self.local.image_id(ref)
+
+    def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
+        return self.local.gpu_runtime_error(image)
+
+    # ---- cells as jobs ----------------------------------------------------------------------
+
+    def run(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
+        labels = dict(spec.labels)
+        if labels.get(KIND) != "cell":
+            return self.local.run(spec, timeout)  # linker caches and checks: small, and for the local image
+        run_id, cell = labels.get(RUN, ""), labels.get(CELL, "")
+        out = next(Path(src) for src, dst, _ in spec.binds if dst == OUT)
+        files = script.JobFiles(str(out / "job.sh"), str(out / "job.log"), str(out / "job-outcome.json"))
+        for stale in (files.outcome, files.log):
+            Path(stale).unlink(missing_ok=True)
+        Path(files.script).write_text(script.docker_script(spec, files), encoding="utf-8")
+        host = cell.split("/")[1] if cell.count("/") == 2 else ""
+        argv = script.sbatch_argv(spec, files, timeout, self.placements.get(host) or SlurmPlacement())
+        with self._lock:
+            if run_id in self._cancelled:
+                raise NotStarted("the run was cancelled before the job was submitted")
+            job_id = self.commands.sbatch(argv)
+            self._jobs.setdefault(run_id, set()).add(job_id)
+        LOG.debug("cell %s is job %s", cell, job_id)
+        return self._wait(job_id, files, timeout)
+
+    def _poll(self) -> dict[str, state.Job]:
+        """The latest squeue listing; at most one call per `poll_s`, shared by every waiting thread."""
+        with self._poll_lock:
+            if time.monotonic() - self._polled >= self.poll_s:
+                try:
+                    self._snapshot = state.jobs(self.commands.squeue_json())
+                except (RefenvError, ValueError) as exc:
+                    LOG.warning("squeue: %s", exc)
+                self._polled = time.monotonic()
+            return self._snapshot
+
+    def _wait(self, job_id: str, files: script.JobFiles, timeout: float) -> RunOutcome:
+        started_at: float | None = None
+        unseen = 0
+        while True:
+            outcome = _read_outcome(files)
+            if outcome is not None:
+                return outcome
+            job = self._poll().get(job_id)
+            if job is None:
+                unseen += 1
+                if unseen > max(20, int(30 / self.poll_s)):
+                    raise RefenvError(f"job {job_id} left the queue without an outcome")
+            elif job.terminal:
+                outcome = _read_outcome(files)  # written just before the job ended
+                if outcome is not None:
+                    return outcome
+                return _from_gap(state.gap(job), files)
+            elif job.state == "PENDING" and job.reason in state.NEVER:
+                self.commands.scancel([job_id])
+                raise NotStarted(f"Slurm cannot start the job: {job.reason}")
+            elif job.state == "RUNNING":
+                started_at = started_at or time.monotonic()
+                if time.monotonic() - started_at > timeout + LATE_S:
+                    self.commands.scancel([job_id])
+                    return RunOutcome(None, True, False, _tail(files.log))
+            time.sleep(min(0.2, self.poll_s))
+
+    def cancel(self, run_id: str) -> int:
+        """Cancel every job of the run and wait until they have ended (their scripts remove the containers)."""
+        with self._lock:
+            self._cancelled.add(run_id)
+            ids = sorted(self._jobs.get(run_id, set()))
+        listed = state.jobs(self.commands.squeue_json())
+        name = f"refenv-{run_id}"
+        ids = sorted(set(ids) | {j.job_id for j in listed.values() if j.name == name and not j.terminal})
+        live = [i for i in ids if i in listed and not listed[i].terminal]
+        if live:
+            self.commands.scancel(live)
+        deadline = time.monotonic() + 60
+        while live and time.monotonic() < deadline:
+            time.sleep(0.3)
+            listed = state.jobs(self.commands.squeue_json())
+            live = [i for i in live if i in listed and not listed[i].terminal]
+        return len(ids) + self.local.cancel(run_id)
+
+
+def _tail(path: str, lines: int = 60) -> str:
+    try:
+        return "\n".join(Path(path).read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _read_outcome(files: script.JobFiles) -> RunOutcome | None:
+    try:
+        data = json.loads(Path(files.outcome).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return RunOutcome(int(data["exit_code"]), False, bool(data.get("oom_killed")), _tail(files.log))
+
+
+def _from_gap(gap: state.Gap, files: script.JobFiles) -> RunOutcome:
+    if gap.kind == "timeout":
+        return RunOutcome(None, True, False, _tail(files.log))
+    if gap.kind == "oom":
+        return RunOutcome(None, False, True, _tail(files.log))
+    if gap.kind == "not_run":
+        raise NotStarted(gap.reason)
+    raise RefenvError(gap.reason)

@@ -102,6 +102,42 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
         raise Exit("some cells disagree or did not run as planned (see the report)", code=1)
 
 
+@task(iterable=["env"], help={
+    "partition": "the Slurm partition whose nodes to probe (default: every node)",
+    "matrix": "the matrix whose environments are judged (default: matrix.yaml)",
+    "env": "only these environments (repeat; default: all of the matrix)",
+    "backend": "slurm (kubernetes nodes are not probed yet)",
+    "results": "where the probes' documents go (default: results/fleet)",
+})
+def fleet(c: Context, partition: str | None = None, matrix: str = "matrix.yaml", env: list[str] | None = None,
+          backend: str = "slurm", results: str = "results/fleet") -> None:
+    """Per node of the cluster: driver, GPUs, and which environments can use them, or what the node needs."""
+    from refenv import fleet as fleet_view
+    from refenv.backends.slurm.probe import probe_nodes
+    from refenv.errors import RefenvError
+
+    if backend != "slurm":
+        raise Exit(f"refenv: invoke fleet probes Slurm nodes; --backend {backend} is not supported yet", code=2)
+    try:
+        m = _matrix(matrix, env, None, None)
+        probes = probe_nodes(Path(results).resolve() / _stamp(), partition)
+    except RefenvError as exc:
+        raise _fail(exc) from None
+    if not probes:
+        raise Exit(f"refenv: no node is up{f' in partition {partition}' if partition else ''}", code=1)
+    reports = [fleet_view.report(p, m.environments) for p in probes]
+    for r in reports:
+        print("\n".join(fleet_view.lines(r)) + "\n")
+    for e in m.environments:
+        print(f"{e.name} needs: " + "; ".join(fleet_view.needs(reports, e.name)))
+
+
+def _stamp() -> str:
+    import datetime
+
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
 @task(positional=["old", "new"], help={
     "old": "the environment used now", "new": "the environment to move to",
     "run": "a run folder or its cells.json (default: results/latest)",
@@ -371,4 +407,4 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
                    code=1)
 
 
-ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish)
+ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish, fleet)

@@ -1,0 +1,135 @@
+"""Cells through a real Slurm cluster: the same results as the local engine, Ctrl-C, time limits, placements."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from refenv import jsoncodec
+from refenv.backends.slurm import cli, state
+from refenv.backends.slurm.engine import SlurmEngine
+from refenv.build import EnvBuild
+from refenv.dockerengine import DockerEngine
+from refenv.engine import Engine
+from refenv.labels import CELL, KIND, MANAGED, RUN
+from refenv.runner import Options, run_matrix
+from refenv.runspec import ContainerSpec
+from tests.docker.support import CPU, DIAGNOSIS_ONLY, ROOT, RecordingUI, leftovers, small_matrix
+
+SCENARIOS: dict[str, dict[str, Any]] = {"gpu": {"gpus": "all"}, "no-gpu": {"gpus": "none"}}
+
+
+def _jobs_of(run_id: str) -> list[state.Job]:
+    return [j for j in state.jobs(cli.squeue_json()).values() if j.name == f"refenv-{run_id}"]
+
+
+def _comparable(cell: Any) -> dict[str, Any]:
+    """What a cell says, without where and how long it ran."""
+    data = jsoncodec.encode(cell)
+    assert isinstance(data, dict)
+    observed = data.get("observed") or {}
+    return {"status": data["status"], "reason": data["reason"], "expected": data["expected"],
+            "verdict": observed.get("verdict"), "torch": observed.get("torch_message"),
+            "findings": [f.get("code") for f in observed.get("findings", [])]}
+
+
+def test_a_small_matrix_through_slurm_gives_what_the_local_engine_gives(engine: Engine, cpu_build: EnvBuild,
+                                                                      tmp_path: Path) -> None:
+    matrix = small_matrix([CPU], ["none", "r535"], SCENARIOS, DIAGNOSIS_ONLY)
+    slurm = SlurmEngine(DockerEngine(engine), matrix.hosts)
+    on_slurm = run_matrix(matrix, Options(tmp_path / "slurm", parallel=4, use_cache=False), RecordingUI(), slurm)
+    local = run_matrix(matrix, Options(tmp_path / "local", parallel=2, use_cache=False), RecordingUI(),
+                       DockerEngine(engine))
+    run_id = on_slurm.document.run.id
+    assert [c.id for c in on_slurm.document.cells] == [c.id for c in local.document.cells]
+    assert len(on_slurm.document.cells) == 4
+    for a, b in zip(on_slurm.document.cells, local.document.cells, strict=True):
+        assert _comparable(a) == _comparable(b), a.id
+    assert on_slurm.ok, [(c.id, c.status, c.reason) for c in on_slurm.document.cells]
+    jobs = _jobs_of(run_id)
+    assert len(jobs) == 4 and all(j.terminal for j in jobs), jobs
+    assert leftovers(engine, run_id) == []
+    for name in ("cells.json", "report.md", "report.html", "junit.xml"):
+        assert (on_slurm.folder / name).is_file(), name
+    doc = json.loads((on_slurm.folder / "cells.json").read_text(encoding="utf-8"))
+    assert {c["status"] for c in doc["cells"]} == {"PASS"}
+
+
+def test_ctrl_c_cancels_every_job_and_leaves_no_container(engine: Engine, cpu_build: EnvBuild,
+                                                          tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    proc = subprocess.Popen([sys.executable, "-m", "invoke", "matrix", "--env", CPU, "--host", "r5*", "--scenario",
+                             "gpu,cvd-empty", "--rerun", "--backend", "slurm", "--results", str(results)],
+                            cwd=ROOT, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)
+    run_id = None
+    deadline = time.monotonic() + 240
+    try:
+        # Wait until a job runs and its container is up, then press Ctrl-C.
+        while time.monotonic() < deadline and proc.poll() is None:
+            runs = [p.name for p in results.iterdir() if p.is_dir()] if results.is_dir() else []
+            if runs:
+                run_id = runs[0]
+                running = [j for j in _jobs_of(run_id) if j.state == "RUNNING"]
+                containers = engine.client.containers.list(filters={"label": [f"refenv.run={run_id}",
+                                                                              "refenv.kind=cell"]})
+                if running and containers:
+                    break
+            time.sleep(0.3)
+        assert run_id is not None and proc.poll() is None, "the run ended before Ctrl-C"
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, out
+    assert [j for j in _jobs_of(run_id) if not j.terminal] == []
+    assert leftovers(engine, run_id) == []
+    doc = json.loads((results / run_id / "cells.json").read_text(encoding="utf-8"))
+    assert doc["run"]["interrupted"] is True
+    assert any(c["status"] == "NOT_RUN" and "interrupted" in c["reason"] for c in doc["cells"])
+    assert (results / run_id / "report.html").is_file()
+
+
+def test_a_job_past_its_time_limit_is_timeout(engine: Engine, cpu_build: EnvBuild, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    os.chmod(out, 0o777)
+    run_id = f"timeout-{os.getpid()}"
+    assert cpu_build.tag is not None
+    spec = ContainerSpec(image=cpu_build.tag, command=("sleep 600",), entrypoint=("sh", "-c"), environment=(),
+                         labels=((MANAGED, "true"), (KIND, "cell"), (RUN, run_id), (CELL, "e/h/s")),
+                         binds=((str(out), "/out", False),), mem_limit="256m")
+    slurm = SlurmEngine(DockerEngine(engine))
+    started = time.monotonic()
+    outcome = slurm.run(spec, timeout=5)  # Slurm's one-minute minimum
+    assert outcome.timed_out and outcome.exit_code is None, outcome
+    assert time.monotonic() - started < 180
+    assert [j.state for j in _jobs_of(run_id)] == ["TIMEOUT"]
+    assert leftovers(engine, run_id) == []
+
+
+def test_an_unknown_constraint_is_refused_before_any_job(tmp_path: Path) -> None:
+    matrix = tmp_path / "matrix.yaml"
+    text = (ROOT / "matrix.yaml").read_text(encoding="utf-8")
+    matrix.write_text(text.replace("  real:\n    kind: real\n",
+                                   "  real:\n    kind: real\n    slurm: {constraint: \"driver_r999&b300\"}\n"),
+                      encoding="utf-8")
+    (tmp_path / "locks").symlink_to(ROOT / "locks")
+    before = set(state.jobs(cli.squeue_json()))
+    done = subprocess.run([sys.executable, "-m", "invoke", "matrix", "--matrix", str(matrix), "--backend", "slurm",
+                           "--results", str(tmp_path / "results")], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode != 0, out
+    assert "driver_r999, b300" in out and "no node" in out and "driver_r535" in out, out
+    assert "Traceback" not in out
+    assert set(state.jobs(cli.squeue_json())) == before, "a job was submitted"
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -282,7 +283,7 @@ def _has_gpu() -> bool:
     return out.returncode == 0 and "GPU " in out.stdout
 
 
-@task(help={"tier": "unit, docker, gpu, or all (default: unit and docker, and gpu where a GPU is)",
+@task(help={"tier": "unit, docker, slurm, gpu, or all (default: unit, docker and slurm, and gpu where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure",
             "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
 def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: bool = True) -> None:
@@ -295,11 +296,14 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
     if tier == "default":
         tier = "all" if _has_gpu() else "nogpu"
         if tier == "nogpu":
-            print("refenv test: unit and docker tiers; the gpu tier is not run here (no GPU: nvidia-smi lists none)")
-    markers = {"unit": "not docker and not gpu", "docker": "docker", "gpu": "gpu",
+            print("refenv test: unit, docker and slurm tiers; the gpu tier is not run here "
+                  "(no GPU: nvidia-smi lists none)")
+    markers = {"unit": "not docker and not gpu and not slurm", "docker": "docker", "slurm": "slurm", "gpu": "gpu",
                "nogpu": "not gpu", "all": ""}.get(tier)
     if markers is None:
-        raise Exit(f"unknown tier {tier!r}: unit, docker, gpu, default or all", code=2)
+        raise Exit(f"unknown tier {tier!r}: unit, docker, slurm, gpu, default or all", code=2)
+    if tier in ("slurm", "nogpu", "all"):
+        _slurm_up(c)
     args = [sys.executable, "-m", "pytest", "tests"]
     if markers:
         args += ["-m", markers]
@@ -309,6 +313,17 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
         args += ["-x"]
     c.run(" ".join(f"'{a}'" if " " in a else a for a in args), pty=False, env={"PYTHONPATH": str(ROOT)})
 
+
+
+def _slurm_up(c: Context) -> None:
+    """The slurm tier's single-node cluster (.ci/slurm-up installs and starts it); under CI a failure stops
+    here, elsewhere the tier then skips and says why."""
+    done = c.run(str(ROOT / ".ci" / "slurm-up"), pty=False, warn=True)
+    if done is not None and done.ok:
+        return
+    if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
+        raise Exit("refenv test: CI=true and the Slurm cluster did not come up (.ci/slurm-up)", code=1)
+    print("refenv test: no Slurm cluster here (.ci/slurm-up failed); the slurm tier will skip")
 
 
 @task(positional=["report"], iterable=["gpu"], help={

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from refenv import jsoncodec
+from refenv import jsoncodec, realhost
 from refenv.backends.slurm import cli, state
 from refenv.backends.slurm.engine import SlurmEngine
 from refenv.build import EnvBuild
@@ -47,6 +47,7 @@ def test_a_small_matrix_through_slurm_gives_what_the_local_engine_gives(engine: 
     local = run_matrix(matrix, Options(tmp_path / "local", parallel=2, use_cache=False), RecordingUI(),
                        DockerEngine(engine))
     run_id = on_slurm.document.run.id
+    assert run_id is not None
     assert [c.id for c in on_slurm.document.cells] == [c.id for c in local.document.cells]
     assert len(on_slurm.document.cells) == 4
     for a, b in zip(on_slurm.document.cells, local.document.cells, strict=True):
@@ -133,3 +134,19 @@ def test_an_unknown_constraint_is_refused_before_any_job(tmp_path: Path) -> None
     assert "Traceback" not in out
     assert set(state.jobs(cli.squeue_json())) == before, "a job was submitted"
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
+
+
+def test_invoke_fleet_prints_this_nodes_readiness(tmp_path: Path) -> None:
+    node = state.nodes(cli.sinfo_json())[0]
+    done = subprocess.run([sys.executable, "-m", "invoke", "fleet", "--results", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out
+    assert f"node {node.name} (features {','.join(node.features)}" in out, out
+    here = realhost.probe()
+    if here is None:  # no NVIDIA driver: the node needs one
+        assert "no driver (" in out and "torch-2.14.1-cu130: no GPU: no driver; install R580 (>= 580.65.06)" in out
+    else:
+        assert f"driver {here.driver_version}" in out, out
+    assert "torch-2.13.0-cpu: no GPU: a CPU-only build" in out
+    assert list(tmp_path.glob("*/" + node.name + ".json")), "the node's diagnosis is kept"

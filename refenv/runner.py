@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from refenv import cellrun, realhost, simdriver, toolkit, wheelhouse
-from refenv.backend import CellEngine, ImageRequest, Inventory
+from refenv.backend import CellEngine, ImageRequest, Inventory, ProbesRealHosts
 from refenv.build import EnvBuild
 from refenv.cellplan import Prepared, Scope, plan_cells, plan_only
 from refenv.errors import NoGpuRuntime
@@ -101,7 +101,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
                     ldcaches[name] = cellrun.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, run_id)
         real, real_error = None, None
         if any(h.kind == "real" for h in hosts):
-            real = realhost.probe()
+            real = engine.probe_real_hosts(hosts) if isinstance(engine, ProbesRealHosts) else realhost.probe()
             image = next((b.tag for b in builds.values() if b.tag and b.status != "FAILED"), None)
             real_error = engine.gpu_runtime_error(image) if image else NoGpuRuntime("no image to try --gpus with")
     except KeyboardInterrupt:

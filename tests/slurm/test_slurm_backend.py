@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from refenv.build import EnvBuild
 from refenv.dockerengine import DockerEngine
 from refenv.engine import Engine
 from refenv.labels import CELL, KIND, MANAGED, RUN
+from refenv.matrix import Host
+from refenv.placement import SlurmPlacement
 from refenv.runner import Options, run_matrix
 from refenv.runspec import ContainerSpec
 from tests.docker.support import CPU, DIAGNOSIS_ONLY, ROOT, RecordingUI, leftovers, small_matrix
@@ -150,3 +153,19 @@ def test_invoke_fleet_prints_this_nodes_readiness(tmp_path: Path) -> None:
         assert f"driver {here.driver_version}" in out, out
     assert "torch-2.13.0-cpu: no GPU: a CPU-only build" in out
     assert list(tmp_path.glob("*/" + node.name + ".json")), "the node's diagnosis is kept"
+
+
+def test_a_real_hosts_cells_follow_its_probe_to_the_node_that_answered(engine: Engine, cpu_build: EnvBuild,
+                                                                      tmp_path: Path) -> None:
+    node = state.nodes(cli.sinfo_json())[0]
+    matrix = small_matrix([CPU], ["none"], SCENARIOS, DIAGNOSIS_ONLY)
+    real = Host("real", "real", slurm=SlurmPlacement(constraint=node.features[0]))
+    matrix = replace(matrix, hosts=(real,))
+    slurm = SlurmEngine(DockerEngine(engine), matrix.hosts)
+    outcome = run_matrix(matrix, Options(tmp_path, parallel=2, use_cache=False), RecordingUI(), slurm)
+    assert slurm.placements["real"].nodelist == node.name
+    cells = {c.scenario: c for c in outcome.document.cells}
+    assert cells["no-gpu"].status == "PASS", (cells["no-gpu"].status, cells["no-gpu"].reason)
+    if realhost.probe() is None:  # this node has no NVIDIA driver: GPU cells cannot run there, and say why
+        gpu = cells["gpu"]
+        assert gpu.status == "NOT_RUN" and f"host real (node {node.name})" in (gpu.reason or ""), gpu.reason

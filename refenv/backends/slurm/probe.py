@@ -14,6 +14,7 @@ from pathlib import Path
 from refenv.backends.slurm import state
 from refenv.backends.slurm.engine import Commands
 from refenv.fleet import NodeProbe
+from refenv.placement import SlurmPlacement
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -67,6 +68,33 @@ def probe_nodes(folder: Path, partition: str | None = None, commands: Commands |
             probes[node.name] = NodeProbe(node.name, node.features, node.gres, None,
                                           f"no answer within {timeout_s:g} s")
     return [probes[n.name] for n in nodes if n.name in probes]
+
+
+def probe_placement(folder: Path, name: str, placement: SlurmPlacement, commands: Commands | None = None,
+                    timeout_s: float = 300.0, poll_s: float = 0.5) -> NodeProbe:
+    """One probe job where a real host's cells would run (its constraint, GRES, partition, account); the
+    probe names the node that answered, and the host's cells are then pinned to it."""
+    cmd = commands or Commands()
+    folder.mkdir(parents=True, exist_ok=True)
+    out, script = folder / f"host-{name}.json", folder / f"host-{name}.sh"
+    script.write_text(probe_script(ROOT, out), encoding="utf-8")
+    argv = ["sbatch", "--parsable", "--job-name=refenv-probe", "--time=5", "--cpus-per-task=1", "--mem=500M",
+            f"--output={folder}/host-{name}.log"]
+    argv += [f"--{flag}={value}" for flag, value in (("constraint", placement.constraint), ("gres", placement.gres),
+                                                     ("partition", placement.partition),
+                                                     ("account", placement.account)) if value]
+    job_id = cmd.sbatch([*argv, str(script)])
+    deadline = time.monotonic() + timeout_s
+    job: state.Job | None = None
+    while time.monotonic() < deadline:
+        job = state.jobs(cmd.squeue_json()).get(job_id) or job
+        if job is not None and job.terminal:
+            break
+        time.sleep(poll_s)
+    else:
+        cmd.scancel([job_id])
+    node = state.Node(job.nodes if job and job.nodes else "", "", (), "", (), 0, 0)
+    return _read(node, out, job)
 
 
 def _read(node: state.Node, out: Path, job: state.Job | None) -> NodeProbe:

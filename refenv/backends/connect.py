@@ -21,8 +21,18 @@ def engine_for(backend: str, matrix: Matrix) -> CellEngine:
 
         return SlurmEngine(local, matrix.hosts, matrix.run.launcher)
     if backend == "kubernetes":
-        raise RefenvError("the kubernetes backend renders and validates Jobs (refenv.backends.kubernetes) but "
-                          "does not run a matrix yet", "use --backend local or --backend slurm")
+        try:
+            from kubernetes import client, config
+
+            from refenv.backends.kubernetes.client import KubernetesEngine
+        except ImportError:
+            raise RefenvError("the kubernetes backend needs the official client",
+                              "pip install 'refenv[kubernetes]'") from None
+        try:
+            config.load_kube_config()  # type: ignore[no-untyped-call]  # KUBECONFIG or ~/.kube/config, as kubectl
+        except config.ConfigException as exc:
+            raise RefenvError(f"no Kubernetes cluster configured: {exc}", "set KUBECONFIG or ~/.kube/config") from None
+        return KubernetesEngine(local, client.ApiClient(), matrix.hosts)
     return local
 
 

@@ -104,3 +104,24 @@ def test_pyxis_and_oci_scripts_start_the_container_through_srun() -> None:
     assert "srun --export=NONE --container=/bundles/cell" in oci
     for text in (pyxis, oci):
         assert "$outcome" in text and text.rstrip().endswith("exit 0")
+
+
+def test_cells_sharing_their_options_go_as_one_array_each_task_its_own_script(tmp_path: Path) -> None:
+    spec = _spec()
+    files = [script.JobFiles(str(tmp_path / f"c{i}.sh"), str(tmp_path / f"c{i}.log"), str(tmp_path / f"c{i}.json"))
+             for i in range(3)]
+    argvs = [script.sbatch_argv(spec, f, 90, SlurmPlacement()) for f in files]
+    assert len({script.array_key(a) for a in argvs}) == 1, "only the log and the script differ"
+    other = script.sbatch_argv(spec, files[0], 90, SlurmPlacement(constraint="driver_r535"))
+    assert script.array_key(other) != script.array_key(argvs[0])
+    argv = script.array_argv(script.array_key(argvs[0]), 3, "/c/array.sh")
+    assert "--array=0-2" in argv and "--output=/dev/null" in argv and argv[-1] == "/c/array.sh"
+    for i, f in enumerate(files):
+        Path(f.script).write_text(f"echo task {i}\n", encoding="utf-8")
+    dispatcher = tmp_path / "array.sh"
+    dispatcher.write_text(script.array_script(files), encoding="utf-8")
+    done = subprocess.run(["bash", str(dispatcher)], env={"SLURM_ARRAY_TASK_ID": "1", "PATH": "/usr/bin:/bin"},
+                          check=False)
+    assert done.returncode == 0
+    assert Path(files[1].log).read_text(encoding="utf-8") == "task 1\n"
+    assert not Path(files[0].log).exists() and not Path(files[2].log).exists()

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from refenv.backends.slurm import state
-from refenv.backends.slurm.engine import check_placements
 from refenv.errors import RefenvError
 from refenv.matrix import Host
 from refenv.placement import SlurmPlacement
@@ -80,13 +79,30 @@ def test_an_unknown_constraint_is_refused_with_the_clusters_features() -> None:
     nodes = state.nodes(json.dumps(SINFO))
     ok = Host("r535-h100", "real", slurm=SlurmPlacement(constraint="driver_r535&h100", gres="gpu:h100:1",
                                                         partition="gpu"))
-    check_placements((ok, Host("r580", "simulated", "r580")), nodes)
+    state.check_placements((ok, Host("r580", "simulated", "r580")), nodes)
     bad = Host("r580-b200", "real", slurm=SlurmPlacement(constraint="driver_r580&b200"))
     with pytest.raises(RefenvError) as err:
-        check_placements((ok, bad), nodes)
+        state.check_placements((ok, bad), nodes)
     assert "driver_r580, b200" in err.value.message and "r580-b200" in err.value.message
     assert err.value.hint is not None and "driver_r535" in err.value.hint
     with pytest.raises(RefenvError, match="partition"):
-        check_placements((Host("x", "real", slurm=SlurmPlacement(partition="big")),), nodes)
+        state.check_placements((Host("x", "real", slurm=SlurmPlacement(partition="big")),), nodes)
     with pytest.raises(RefenvError, match="GRES"):
-        check_placements((Host("x", "real", slurm=SlurmPlacement(gres="gpu:b200:1")),), nodes)
+        state.check_placements((Host("x", "real", slurm=SlurmPlacement(gres="gpu:b200:1")),), nodes)
+
+
+def test_array_tasks_not_yet_started_are_found_in_their_arrays_record() -> None:
+    # Slurm 22.05.8 here: task 0 runs, tasks 1-3 wait in the array's own record (job 63, '1-3').
+    listed = state.jobs(json.dumps({"jobs": [
+        {"job_id": 64, "name": "refenv-r", "job_state": "RUNNING", "state_reason": "None", "exit_code": 0,
+         "nodes": "vm", "start_time": 1796134567, "array_job_id": 63, "array_task_id": 0, "array_task_string": ""},
+        {"job_id": 63, "name": "refenv-r", "job_state": "PENDING", "state_reason": "Resources", "exit_code": 0,
+         "nodes": "", "start_time": 0, "array_job_id": 63, "array_task_id": None, "array_task_string": "1-3"},
+    ]}))
+    running = state.find(listed, "63_0")
+    assert running is not None and running.state == "RUNNING" and running.started
+    waiting = state.find(listed, "63_2")
+    assert waiting is not None and waiting.state == "PENDING" and waiting.reason == "Resources"
+    assert not waiting.started
+    assert state.find(listed, "63_4") is None
+    assert state.task_ids("4,6-9%2") == {4, 6, 7, 8, 9} and state.task_ids("0-6:3") == {0, 3, 6}

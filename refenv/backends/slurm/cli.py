@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from refenv.errors import RefenvError
 
@@ -56,3 +57,13 @@ def available() -> bool:
         return False
     done = subprocess.run(["scontrol", "ping"], capture_output=True, text=True, timeout=30, check=False)
     return done.returncode == 0 and "UP" in done.stdout
+
+
+@dataclass(frozen=True)
+class Commands:
+    """The Slurm CLI, replaceable by a test's own cluster commands."""
+
+    sbatch: Callable[[list[str]], str] = sbatch
+    squeue_json: Callable[[], str] = squeue_json
+    sinfo_json: Callable[[], str] = sinfo_json
+    scancel: Callable[[list[str]], None] = scancel

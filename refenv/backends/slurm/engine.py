@@ -15,8 +15,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from refenv import paths
@@ -35,53 +34,32 @@ LOG = logging.getLogger(__name__)
 # Slurm checks time limits every 30 s or so and rounds them up to a minute: past this much more than
 # the cell's own limit, the job is cancelled here and the cell is TIMEOUT all the same.
 LATE_S = 120.0
+# Cells submitted within this window (the runner starts them all at once) go to Slurm as one job array.
+BATCH_S = 0.3
 
 
-@dataclass(frozen=True)
-class Commands:
-    """The Slurm CLI, replaceable by a test's own cluster commands."""
+@dataclass
+class _Submission:
+    """One cell waiting for its job id from the next batch."""
 
-    sbatch: Callable[[list[str]], str] = cli.sbatch
-    squeue_json: Callable[[], str] = cli.squeue_json
-    sinfo_json: Callable[[], str] = cli.sinfo_json
-    scancel: Callable[[list[str]], None] = cli.scancel
-
-
-def check_placements(hosts: tuple[Host, ...], nodes: list[state.Node]) -> None:
-    """Refuse, before any job is submitted, a placement the cluster cannot satisfy: a feature no node has,
-    a partition or a GRES that does not exist."""
-    partitions = {p for n in nodes for p in n.partitions}
-    gres = state.gres_types(nodes)
-    for host in hosts:
-        p = host.slurm
-        if p is None:
-            continue
-        if p.constraint:
-            missing = state.unknown_features(p.constraint, nodes)
-            if missing:
-                have = sorted({f for n in nodes for f in n.features})
-                raise RefenvError(f"host {host.name}: slurm.constraint {p.constraint!r} names feature(s) no node "
-                                  f"has: {', '.join(missing)}", f"the cluster's features: {', '.join(have) or 'none'}")
-        if p.partition and p.partition not in partitions:
-            raise RefenvError(f"host {host.name}: slurm.partition {p.partition!r} does not exist",
-                              f"partitions: {', '.join(sorted(partitions))}")
-        if p.gres:
-            name = ":".join(part for part in p.gres.split(":") if not part.isdigit())
-            if name not in gres:
-                raise RefenvError(f"host {host.name}: slurm.gres {p.gres!r}: no node has that GRES",
-                                  f"the cluster's GRES: {', '.join(sorted(gres)) or 'none'}")
+    run_id: str
+    argv: list[str]
+    files: script.JobFiles
+    done: threading.Event = field(default_factory=threading.Event)
+    job_id: str | None = None
+    error: Exception | None = None
 
 
 class SlurmEngine:
     """A `CellEngine` whose cells are Slurm jobs; images and other containers go to `local`."""
 
     def __init__(self, local: CellEngine, hosts: tuple[Host, ...] = (), launcher: str = "docker",
-                 commands: Commands | None = None, poll_s: float = 0.5) -> None:
+                 commands: cli.Commands | None = None, poll_s: float = 0.5) -> None:
         if launcher != "docker":
             raise RefenvError(f"launcher {launcher!r} renders job scripts but runs only on nodes with it installed",
                               "the slurm tier here runs the docker launcher; set run.launcher: docker")
         self.local = local
-        self.commands = commands or Commands()
+        self.commands = commands or cli.Commands()
         self.placements = {h.name: h.slurm or SlurmPlacement() for h in hosts}
         self.poll_s = poll_s
         self._lock = threading.Lock()
@@ -89,10 +67,14 @@ class SlurmEngine:
         self._snapshot: dict[str, state.Job] = {}
         self._polled = 0.0
         self._jobs: dict[str, set[str]] = {}     # run id -> job ids submitted
+        self._queue: list[_Submission] = []
+        self._flushing = False
+        self._submitting = threading.Lock()      # held while a batch is submitted and recorded
+        self._arrays = 0
         self._cancelled: set[str] = set()
         self._probed = False
         self._no_gpu: list[str] = []           # real hosts whose probe found no working driver, and why
-        check_placements(hosts, self.nodes())
+        state.check_placements(hosts, self.nodes())
 
     def nodes(self) -> list[state.Node]:
         return state.nodes(self.commands.sinfo_json())
@@ -151,13 +133,58 @@ class SlurmEngine:
         Path(files.script).write_text(script.docker_script(spec, files), encoding="utf-8")
         host = cell.split("/")[1] if cell.count("/") == 2 else ""
         argv = script.sbatch_argv(spec, files, timeout, self.placements.get(host) or SlurmPlacement())
-        with self._lock:
-            if run_id in self._cancelled:
-                raise NotStarted("the run was cancelled before the job was submitted")
-            job_id = self.commands.sbatch(argv)
-            self._jobs.setdefault(run_id, set()).add(job_id)
+        job_id = self._submit(_Submission(run_id, argv, files))
         LOG.debug("cell %s is job %s", cell, job_id)
         return self._wait(job_id, files, timeout)
+
+    def _submit(self, sub: _Submission) -> str:
+        """The cell's job id, once the batch it joined is submitted."""
+        with self._lock:
+            if sub.run_id in self._cancelled:
+                raise NotStarted("the run was cancelled before the job was submitted")
+            self._queue.append(sub)
+            if not self._flushing:
+                self._flushing = True
+                threading.Thread(target=self._flush, name="sbatch", daemon=True).start()
+        sub.done.wait()
+        if sub.error is not None:
+            raise sub.error
+        assert sub.job_id is not None
+        return sub.job_id
+
+    def _flush(self) -> None:
+        """Submit what gathered in the window: cells sharing their options as one array, the others alone."""
+        time.sleep(BATCH_S)
+        with self._lock:
+            batch, self._queue, self._flushing = self._queue, [], False
+        groups: dict[tuple[str, ...], list[_Submission]] = {}
+        for sub in batch:
+            groups.setdefault((sub.run_id, *script.array_key(sub.argv)), []).append(sub)
+        for subs in groups.values():
+            with self._submitting:
+                try:
+                    if subs[0].run_id in self._cancelled:
+                        raise NotStarted("the run was cancelled before the job was submitted")
+                    ids = self._sbatch(subs)
+                    with self._lock:
+                        self._jobs.setdefault(subs[0].run_id, set()).update(ids)
+                except Exception as exc:  # each cell reports it as its own failure
+                    ids = []
+                    for sub in subs:
+                        sub.error = exc
+            for i, sub in enumerate(subs):
+                sub.job_id = ids[i] if ids else None
+                sub.done.set()
+
+    def _sbatch(self, subs: list[_Submission]) -> list[str]:
+        if len(subs) == 1:
+            return [self.commands.sbatch(subs[0].argv)]
+        self._arrays += 1
+        path = paths.cache_root() / "slurm-arrays" / f"{subs[0].run_id}-{self._arrays}.sh"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(script.array_script([s.files for s in subs]), encoding="utf-8")
+        array = self.commands.sbatch(script.array_argv(script.array_key(subs[0].argv), len(subs), str(path)))
+        return [f"{array}_{i}" for i in range(len(subs))]
 
     def _poll(self) -> dict[str, state.Job]:
         """The latest squeue listing; at most one call per `poll_s`, shared by every waiting thread."""
@@ -177,7 +204,7 @@ class SlurmEngine:
             outcome = _read_outcome(files)
             if outcome is not None:
                 return outcome
-            job = self._poll().get(job_id)
+            job = state.find(self._poll(), job_id)
             if job is None:
                 unseen += 1
                 if unseen > max(20, int(30 / self.poll_s)):
@@ -201,18 +228,22 @@ class SlurmEngine:
         """Cancel every job of the run and wait until they have ended (their scripts remove the containers)."""
         with self._lock:
             self._cancelled.add(run_id)
+        # A batch being submitted is recorded before it is cancelled.
+        with self._submitting, self._lock:
             ids = sorted(self._jobs.get(run_id, set()))
         listed = state.jobs(self.commands.squeue_json())
         name = f"refenv-{run_id}"
         ids = sorted(set(ids) | {j.job_id for j in listed.values() if j.name == name and not j.terminal})
-        live = [i for i in ids if i in listed and not listed[i].terminal]
-        if live:
-            self.commands.scancel(live)
+
+        def live(jobs: dict[str, state.Job]) -> list[str]:
+            return [i for i in ids if (j := state.find(jobs, i)) is not None and not j.terminal]
+
+        if live(listed):
+            self.commands.scancel(live(listed))
         deadline = time.monotonic() + 60
-        while live and time.monotonic() < deadline:
+        while live(listed) and time.monotonic() < deadline:
             time.sleep(0.3)
             listed = state.jobs(self.commands.squeue_json())
-            live = [i for i in live if i in listed and not listed[i].terminal]
         return len(ids) + self.local.cancel(run_id)
 
 

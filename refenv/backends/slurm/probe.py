@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from refenv.backends.slurm import state
-from refenv.backends.slurm.engine import Commands
+from refenv.backends.slurm.cli import Commands
 from refenv.fleet import NodeProbe
 from refenv.placement import SlurmPlacement
 

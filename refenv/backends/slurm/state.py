@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from refenv.errors import RefenvError
+from refenv.matrix import Host
+
 # Job states after which nothing more happens (squeue(1) JOB STATE CODES).
 TERMINAL = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED",
                       "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"})
@@ -33,6 +36,7 @@ class Job:
     exit_code: int | None
     nodes: str
     started: bool          # it ran (a start time and a node), whatever happened after
+    tasks: str = ""        # an array's tasks not yet started ('1-3', '4,6-9%2'): listed as one job
 
     @property
     def terminal(self) -> bool:
@@ -100,8 +104,31 @@ def jobs(text: str) -> dict[str, Job]:
             job_id = f"{_number(j['array_job_id'])}_{task_number}"
         out[job_id] = Job(job_id, str(j.get("name") or ""), _state(j.get("job_state")),
                           str(j.get("state_reason") or "None"), _exit_code(j.get("exit_code")),
-                          str(j.get("nodes") or ""), bool(_number(j.get("start_time"))) and bool(j.get("nodes")))
+                          str(j.get("nodes") or ""), bool(_number(j.get("start_time"))) and bool(j.get("nodes")),
+                          str(j.get("array_task_string") or ""))
     return out
+
+
+def task_ids(text: str) -> set[int]:
+    """The task numbers of an array's task string ('1-3', '4,6-9%2', '0-10:2')."""
+    out: set[int] = set()
+    for part in text.partition("%")[0].split(","):
+        span, _, step = part.partition(":")
+        first, _, last = span.partition("-")
+        if first.isdigit():
+            out.update(range(int(first), int(last or first) + 1, int(step or 1)))
+    return out
+
+
+def find(listed: dict[str, Job], job_id: str) -> Job | None:
+    """A job, or an array task (`A_i`) that squeue still lists inside its array's pending record."""
+    if job_id in listed:
+        return listed[job_id]
+    array, _, task = job_id.partition("_")
+    pending = listed.get(array)
+    if task.isdigit() and pending is not None and int(task) in task_ids(pending.tasks):
+        return Job(job_id, pending.name, pending.state, pending.reason, None, "", False)
+    return None
 
 
 def nodes(text: str) -> list[Node]:
@@ -152,3 +179,28 @@ def gap(job: Job) -> Gap:
     if job.state == "CANCELLED":
         return Gap("error", f"the job was cancelled while it ran ({job.reason})")
     return Gap("error", f"the job ended {job.state} (exit {job.exit_code}, {job.reason}) and wrote no outcome")
+
+
+def check_placements(hosts: tuple[Host, ...], nodes: list[Node]) -> None:
+    """Refuse, before any job is submitted, a placement the cluster cannot satisfy: a feature no node has,
+    a partition or a GRES that does not exist."""
+    partitions = {p for n in nodes for p in n.partitions}
+    gres = gres_types(nodes)
+    for host in hosts:
+        p = host.slurm
+        if p is None:
+            continue
+        if p.constraint:
+            missing = unknown_features(p.constraint, nodes)
+            if missing:
+                have = sorted({f for n in nodes for f in n.features})
+                raise RefenvError(f"host {host.name}: slurm.constraint {p.constraint!r} names feature(s) no node "
+                                  f"has: {', '.join(missing)}", f"the cluster's features: {', '.join(have) or 'none'}")
+        if p.partition and p.partition not in partitions:
+            raise RefenvError(f"host {host.name}: slurm.partition {p.partition!r} does not exist",
+                              f"partitions: {', '.join(sorted(partitions))}")
+        if p.gres:
+            name = ":".join(part for part in p.gres.split(":") if not part.isdigit())
+            if name not in gres:
+                raise RefenvError(f"host {host.name}: slurm.gres {p.gres!r}: no node has that GRES",
+                                  f"the cluster's GRES: {', '.join(sorted(gres)) or 'none'}")

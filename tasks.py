@@ -107,7 +107,7 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     "partition": "the Slurm partition whose nodes to probe (default: every node)",
     "matrix": "the matrix whose environments are judged (default: matrix.yaml)",
     "env": "only these environments (repeat; default: all of the matrix)",
-    "backend": "slurm (kubernetes nodes are not probed yet)",
+    "backend": "slurm (a probe job per node) or kubernetes (every GPU node, read from its GFD labels)",
     "results": "where the probes' documents go (default: results/fleet)",
 })
 def fleet(c: Context, partition: str | None = None, matrix: str = "matrix.yaml", env: list[str] | None = None,
@@ -117,11 +117,17 @@ def fleet(c: Context, partition: str | None = None, matrix: str = "matrix.yaml",
     from refenv.backends.slurm.probe import probe_nodes
     from refenv.errors import RefenvError
 
-    if backend != "slurm":
-        raise Exit(f"refenv: invoke fleet probes Slurm nodes; --backend {backend} is not supported yet", code=2)
+    if backend not in ("slurm", "kubernetes"):
+        raise Exit(f"refenv: invoke fleet reads Slurm or Kubernetes nodes, not {backend!r}", code=2)
     try:
         m = _matrix(matrix, env, None, None)
-        probes = probe_nodes(Path(results).resolve() / _stamp(), partition)
+        if backend == "kubernetes":
+            from refenv.backends.connect import kube_api
+            from refenv.backends.kubernetes.nodes import node_probes
+
+            probes = node_probes(kube_api())
+        else:
+            probes = probe_nodes(Path(results).resolve() / _stamp(), partition)
     except RefenvError as exc:
         raise _fail(exc) from None
     if not probes:

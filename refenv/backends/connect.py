@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from refenv.backend import CellEngine
 from refenv.errors import RefenvError
 from refenv.matrix import Matrix
 from refenv.placement import BACKENDS
+
+if TYPE_CHECKING:
+    from kubernetes.client import ApiClient
 
 
 def engine_for(backend: str, matrix: Matrix) -> CellEngine:
@@ -21,19 +26,24 @@ def engine_for(backend: str, matrix: Matrix) -> CellEngine:
 
         return SlurmEngine(local, matrix.hosts, matrix.run.launcher)
     if backend == "kubernetes":
-        try:
-            from kubernetes import client, config
+        from refenv.backends.kubernetes.client import KubernetesEngine
 
-            from refenv.backends.kubernetes.client import KubernetesEngine
-        except ImportError:
-            raise RefenvError("the kubernetes backend needs the official client",
-                              "pip install 'refenv[kubernetes]'") from None
-        try:
-            config.load_kube_config()  # type: ignore[no-untyped-call]  # KUBECONFIG or ~/.kube/config, as kubectl
-        except config.ConfigException as exc:
-            raise RefenvError(f"no Kubernetes cluster configured: {exc}", "set KUBECONFIG or ~/.kube/config") from None
-        return KubernetesEngine(local, client.ApiClient(), matrix.hosts)
+        return KubernetesEngine(local, kube_api(), matrix.hosts)
     return local
+
+
+def kube_api() -> ApiClient:
+    """The official client on the cluster KUBECONFIG (or ~/.kube/config) names, as kubectl reads it."""
+    try:
+        from kubernetes import client, config
+    except ImportError:
+        raise RefenvError("the kubernetes backend needs the official client",
+                          "pip install 'refenv[kubernetes]'") from None
+    try:
+        config.load_kube_config()  # type: ignore[no-untyped-call]  # the client's config has no annotations
+    except config.ConfigException as exc:
+        raise RefenvError(f"no Kubernetes cluster configured: {exc}", "set KUBECONFIG or ~/.kube/config") from None
+    return client.ApiClient()
 
 
 def parallel_for(backend: str, cells: int, parallel: int) -> int:

@@ -30,6 +30,7 @@ class Cluster:
     deleted: list[str] = field(default_factory=list)
     watched: list[str] = field(default_factory=list)
     logs_read: list[str] = field(default_factory=list)
+    nodes: dict[str, dict[str, str]] = field(default_factory=dict)   # node name -> labels
     script: Callable[[dict[str, Any]], PodScript] = lambda job: PodScript()
 
 
@@ -77,10 +78,15 @@ def serve(cluster: Cluster) -> tuple[ThreadingHTTPServer, str]:
         def do_GET(self) -> None:
             url = urlparse(self.path)
             parts, query = url.path.strip("/").split("/"), parse_qs(url.query)
+            if parts == ["api", "v1", "nodes"]:
+                key, _, value = query.get("labelSelector", [""])[0].partition("=")
+                items = [{"metadata": {"name": n, "labels": labels}} for n, labels in cluster.nodes.items()
+                         if not key or labels.get(key) == value]
+                return self._json(200, {"kind": "NodeList", "apiVersion": "v1", "metadata": {}, "items": items})
             if parts[:2] == ["api", "v1"] and parts[4] == "pods" and len(parts) == 7 and parts[6] == "log":
-                job = parts[5].rsplit("-", 1)[0]
-                cluster.logs_read.append(job)
-                data = cluster.script(cluster.jobs[job]).log.encode()
+                owner = parts[5].rsplit("-", 1)[0]
+                cluster.logs_read.append(owner)
+                data = cluster.script(cluster.jobs[owner]).log.encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain")
                 self.send_header("Content-Length", str(len(data)))

@@ -154,10 +154,34 @@ def test_cancel_deletes_every_job_of_the_run(api: tuple[Cluster, client.ApiClien
     for scenario in ("gpu", "no-gpu"):
         spec = cell_spec("img", f"e/a100/{scenario}", "run-7", "/o", Scenario(scenario), RunSettings())
         job = jobs.job_manifest(spec, KubePlacement(), 60)
-        runner.batch.create_namespaced_job("default", job)
+        runner.create(job)
     other = jobs.job_manifest(cell_spec("img", "e/a100/gpu", "run-8", "/o", Scenario("gpu"), RunSettings()),
                               KubePlacement(), 60)
-    runner.batch.create_namespaced_job("default", other)
+    runner.create(other)
     engine = KubernetesEngine(_Local(), api_client)
     assert engine.cancel("run-7") == 2
     assert list(cluster.jobs) == [other["metadata"]["name"]]
+
+
+def test_fleet_reads_every_gpu_node_from_its_feature_discovery_labels(api: tuple[Cluster, client.ApiClient]) -> None:
+    from refenv import fleet
+    from refenv.backends.kubernetes.nodes import node_probes, profile_from_labels
+    from refenv.matrix_load import load
+
+    cluster, api_client = api
+    gfd = {"nvidia.com/gpu.present": "true", "nvidia.com/cuda.driver.major": "535",
+           "nvidia.com/cuda.driver.minor": "104", "nvidia.com/cuda.driver.rev": "12",
+           "nvidia.com/cuda.runtime.major": "12", "nvidia.com/cuda.runtime.minor": "2",
+           "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB", "nvidia.com/gpu.compute.major": "8",
+           "nvidia.com/gpu.compute.minor": "0", "nvidia.com/gpu.count": "8", "nvidia.com/gpu.memory": "81920"}
+    cluster.nodes = {"a100-1": gfd, "cpu-1": {"kubernetes.io/os": "linux"}}
+    profile = profile_from_labels(gfd)
+    assert profile is not None and profile.driver_version == "535.104.12" and profile.cuda_version == "12.2"
+    assert len(profile.gpus) == 8 and profile.gpus[0].name == "NVIDIA A100 SXM4 80GB"
+    assert profile.gpus[0].compute_capability == "8.0" and profile.gpus[0].memory_bytes == 81920 * 2**20
+    probes = node_probes(api_client)
+    assert [p.node for p in probes] == ["a100-1"], "only GPU nodes"
+    envs = load(Path(__file__).resolve().parents[2] / "matrix.yaml").environments
+    text = "\n".join(fleet.lines(fleet.report(probes[0], envs)))
+    assert "driver 535.104.12" in text and "torch-2.10.0-cu128: torch gets a GPU" in text
+    assert "torch-2.14.1-cu130: no GPU: driver too old for CUDA 13.0; install R580" in text

@@ -10,13 +10,13 @@ from refenv.backends.slurm import script
 from refenv.engine import create_kwargs
 from refenv.matrix import RunSettings, Scenario
 from refenv.placement import SlurmPlacement
-from refenv.runspec import cell_spec
+from refenv.runspec import ContainerSpec, cell_spec
 
 FILES = script.JobFiles("/r/cells/e/h/s/job.sh", "/r/cells/e/h/s/job.log", "/r/cells/e/h/s/job-outcome.json")
 
 
 def _spec(gpus: str = "all", env: tuple[tuple[str, str], ...] = (("CUDA_VISIBLE_DEVICES", "1"),),
-          real: bool = False) -> script.ContainerSpec:
+          real: bool = False) -> ContainerSpec:
     return cell_spec("refenv/env-x:abc", "e/h/s", "run-1", "/r/cells/e/h/s", Scenario("s", gpus, env),
                      RunSettings(memory="2g", pids=256), real_host=real)
 

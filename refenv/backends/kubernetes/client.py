@@ -67,9 +67,7 @@ class JobRunner:
         self.core = client.CoreV1Api(api)
 
     def run(self, manifest: dict[str, Any], timeout_s: float) -> PodEnd:
-        ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
-        # The client serialises a plain dict as it is; the manifest is validated as a dict (validate.py).
-        self.batch.create_namespaced_job(ns, manifest)  # type: ignore[arg-type]
+        ns, name = self.create(manifest)
         try:
             pod = self._wait(ns, name, timeout_s + 60)
             if pod is None:
@@ -81,6 +79,13 @@ class JobRunner:
                           bool(term is not None and term.reason == "OOMKilled"), log, result_of(log))
         finally:
             self.delete(ns, name)
+
+    def create(self, manifest: dict[str, Any]) -> tuple[str, str]:
+        """Create the Job; its namespace and name."""
+        ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
+        # The client serialises a plain dict as it is; the manifest is validated as a dict (validate.py).
+        self.batch.create_namespaced_job(ns, manifest)  # type: ignore[arg-type]
+        return ns, name
 
     def _wait(self, ns: str, name: str, limit_s: float) -> Any:
         """The Job's pod once it has ended (Succeeded or Failed), or None past `limit_s`."""

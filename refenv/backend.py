@@ -78,10 +78,19 @@ class CellEngine(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class RealHost:
+    """What probing a real host found where its cells run: its driver and GPUs, or why it has none."""
+
+    profile: Profile | None
+    node: str | None = None
+    error: str | None = None     # why the host's cells cannot get a GPU there
+
+
 @runtime_checkable
 class ProbesRealHosts(Protocol):
     """An engine whose real hosts are elsewhere (cluster nodes): it probes them instead of this machine."""
 
-    def probe_real_hosts(self, hosts: tuple[Host, ...]) -> Profile | None:
-        """Each real host's driver and GPUs, from a probe job where its cells will run (and pinned there)."""
+    def probe_real_hosts(self, hosts: tuple[Host, ...]) -> dict[str, RealHost]:
+        """Each real host, from a probe job where its cells will run (and pinned there), by name."""
         ...

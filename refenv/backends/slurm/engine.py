@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from refenv import paths
-from refenv.backend import CellEngine, ImageRequest, Inventory, Progress, RunOutcome
+from refenv.backend import CellEngine, ImageRequest, Inventory, Progress, RealHost, RunOutcome
 from refenv.backends.slurm import cli, script, state
 from refenv.build import EnvBuild
 from refenv.errors import NoGpuRuntime, NotStarted, RefenvError
@@ -27,7 +27,6 @@ from refenv.fleet import profile_of
 from refenv.labels import CELL, KIND, RUN
 from refenv.matrix import Host
 from refenv.placement import SlurmPlacement
-from refenv.profiles import Profile
 from refenv.runspec import OUT, ContainerSpec
 
 LOG = logging.getLogger(__name__)
@@ -72,8 +71,6 @@ class SlurmEngine:
         self._submitting = threading.Lock()      # held while a batch is submitted and recorded
         self._arrays = 0
         self._cancelled: set[str] = set()
-        self._probed = False
-        self._no_gpu: list[str] = []           # real hosts whose probe found no working driver, and why
         state.check_placements(hosts, self.nodes())
 
     def nodes(self) -> list[state.Node]:
@@ -95,29 +92,24 @@ class SlurmEngine:
         return self.local.image_id(ref)
 
     def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
-        """The nodes' answer, once the real hosts were probed; this machine's engine's before."""
-        if self._probed:
-            return NoGpuRuntime("; ".join(self._no_gpu)) if self._no_gpu else None
         return self.local.gpu_runtime_error(image)
 
-    def probe_real_hosts(self, hosts: tuple[Host, ...]) -> Profile | None:
+    def probe_real_hosts(self, hosts: tuple[Host, ...]) -> dict[str, RealHost]:
         """A probe job per real host, placed as its cells will be; the host's cells are pinned to the node
-        that answered. Predictions use the first real host's profile (one `real` profile per run)."""
+        that answered, and predicted from what that node's diagnosis found."""
         from refenv.backends.slurm.probe import probe_placement
 
         folder = paths.cache_root() / "slurm-probes" / time.strftime("%Y%m%d-%H%M%S")
-        first: Profile | None = None
+        out: dict[str, RealHost] = {}
         for host in (h for h in hosts if h.kind == "real"):
             probe = probe_placement(folder, host.name, self.placements.get(host.name) or SlurmPlacement(),
                                     self.commands)
             if probe.node:
                 self.pin(host.name, probe.node)
             profile, why = profile_of(probe.document) if probe.document else (None, probe.error)
-            if profile is None:
-                self._no_gpu.append(f"host {host.name} (node {probe.node or 'none'}): {why}")
-            first = first or profile
-        self._probed = True
-        return first
+            error = None if profile else f"host {host.name} (node {probe.node or 'none'}): {why}"
+            out[host.name] = RealHost(profile, probe.node or None, error)
+        return out
 
     # ---- cells as jobs ----------------------------------------------------------------------
 

@@ -98,8 +98,11 @@ def test_pyxis_and_oci_scripts_start_the_container_through_srun() -> None:
     words = shlex.split(line)
     assert "--container-image=dockerd://refenv/env-x:abc" in words
     assert "--container-mounts=/r/cells/e/h/s:/out" in words
-    assert "--export=NONE" in words and "env" in words and "-i" in words
+    assert "env" in words and "-i" in words, "the cell's process gets exactly its variables"
     assert "CUDA_VISIBLE_DEVICES=1" in words
+    real = script.pyxis_script(_spec(env=(), real=True), FILES)
+    assert "export NVIDIA_VISIBLE_DEVICES=all\n" in real, "pyxis's GPU hook reads srun's environment"
+    assert "export NVIDIA_VISIBLE_DEVICES" not in script.pyxis_script(_spec(gpus="none", env=()), FILES)
     oci = script.oci_script(spec, FILES, "/bundles/cell")
     assert "srun --export=NONE --container=/bundles/cell" in oci
     for text in (pyxis, oci):

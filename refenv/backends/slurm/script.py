@@ -137,12 +137,17 @@ def pyxis_script(spec: ContainerSpec, files: JobFiles) -> str:
     """
     mounts = ",".join(f"{s}:{t}" + (":ro" if ro else "") for s, t, ro in spec.binds)
     command = [*(spec.entrypoint or ("python", "-m", "harness")), *spec.command]
-    srun = ["srun", "--export=NONE", f"--container-image=dockerd://{spec.image}", f"--container-mounts={mounts}",
+    srun = ["srun", "--export=ALL", f"--container-image=dockerd://{spec.image}", f"--container-mounts={mounts}",
             "--no-container-mount-home", "--container-remap-root" if spec.user == "0" else "--no-container-remap-root"]
+    # The GPU hook reads the toolkit's variables from srun's environment (values may hold commas, which
+    # --export=VAR=... cannot carry); the cell's own process then gets exactly its variables (env -i).
+    hook = {k: v for k, v in spec.environment if k in ("NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")}
+    exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in hook.items())
     return (
         "#!/bin/bash\n"
         f"# refenv cell {dict(spec.labels).get('refenv.cell', '')} (pyxis launcher)\n"
         f"outcome={shlex.quote(files.outcome)}\n"
+        "unset NVIDIA_VISIBLE_DEVICES NVIDIA_DRIVER_CAPABILITIES\n" + exports +
         f"{shlex.join(srun)} env -i {_env_file_lines(spec)} {shlex.join(command)}\n"
         "code=$?\n"
         'printf \'{"exit_code": %d, "oom_killed": false}\\n\' "$code" > "$outcome.tmp"\n'

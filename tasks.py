@@ -19,6 +19,7 @@ error (an exception no check foresaw: a bug in refenv, reported in one line).
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -87,12 +88,13 @@ def _guarded(body: Callable[P, R]) -> Callable[P, R]:
     "probes": "quick | full | off (default: run.probes)",
     "verbose": "stream every build log line",
     "compare": "an environment to compare with: it runs too, and the summary says what changes on each host",
+    "backend": "local | slurm | kubernetes: where the cells run (default: run.backend)",
 })
 @_guarded
 def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None, host: list[str] | None = None,
            scenario: list[str] | None = None, rerun: bool = False, parallel: int = 0, results: str = "results",
            dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False,
-           compare: str | None = None) -> None:
+           compare: str | None = None, backend: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
@@ -109,11 +111,17 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
             for spec, expected in plan_of(m):
                 print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
             return
+        from refenv.backends.connect import engine_for, parallel_for
+
+        where = backend or m.run.backend
+        cells = len(m.environments) * len(m.hosts) * len(m.scenarios)
         ui = ConsoleUI(verbose=verbose)
-        options = Options(results_root=Path(results).resolve(), parallel=parallel, use_cache=not rerun, relock=relock,
-                          probes=probes, selection={"env": env or [], "host": host or [], "scenario": scenario or []})
+        options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
+                          use_cache=not rerun, relock=relock, probes=probes,
+                          selection={"env": env or [], "host": host or [], "scenario": scenario or []})
         try:
-            outcome = run_matrix(m, options, ui)
+            engine = engine_for(where, m)
+            outcome = run_matrix(m, options, ui, engine)
         finally:
             ui.close()
     except RefenvError as exc:
@@ -126,6 +134,48 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
         raise Exit("interrupted: the partial report is written", code=130)
     if not outcome.ok:
         raise Exit("some cells disagree or did not run as planned (see the report)", code=1)
+
+
+@task(iterable=["env"], help={
+    "partition": "the Slurm partition whose nodes to probe (default: every node)",
+    "matrix": "the matrix whose environments are judged (default: matrix.yaml)",
+    "env": "only these environments (repeat; default: all of the matrix)",
+    "backend": "slurm (a probe job per node) or kubernetes (every GPU node, read from its GFD labels)",
+    "results": "where the probes' documents go (default: results/fleet)",
+})
+def fleet(c: Context, partition: str | None = None, matrix: str = "matrix.yaml", env: list[str] | None = None,
+          backend: str = "slurm", results: str = "results/fleet") -> None:
+    """Per node of the cluster: driver, GPUs, and which environments can use them, or what the node needs."""
+    from refenv import fleet as fleet_view
+    from refenv.backends.slurm.probe import probe_nodes
+    from refenv.errors import RefenvError
+
+    if backend not in ("slurm", "kubernetes"):
+        raise Exit(f"refenv: invoke fleet reads Slurm or Kubernetes nodes, not {backend!r}", code=2)
+    try:
+        m = _matrix(matrix, env, None, None)
+        if backend == "kubernetes":
+            from refenv.backends.connect import kube_api
+            from refenv.backends.kubernetes.nodes import node_probes
+
+            probes = node_probes(kube_api())
+        else:
+            probes = probe_nodes(Path(results).resolve() / _stamp(), partition)
+    except RefenvError as exc:
+        raise _fail(exc) from None
+    if not probes:
+        raise Exit(f"refenv: no node is up{f' in partition {partition}' if partition else ''}", code=1)
+    reports = [fleet_view.report(p, m.environments) for p in probes]
+    for r in reports:
+        print("\n".join(fleet_view.lines(r)) + "\n")
+    for e in m.environments:
+        print(f"{e.name} needs: " + "; ".join(fleet_view.needs(reports, e.name)))
+
+
+def _stamp() -> str:
+    import datetime
+
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
 
 
 @task(positional=["old", "new"], help={
@@ -277,7 +327,7 @@ def _has_gpu() -> bool:
     return out.returncode == 0 and "GPU " in out.stdout
 
 
-@task(help={"tier": "unit, docker, gpu, or all (default: unit and docker, and gpu where a GPU is)",
+@task(help={"tier": "unit, docker, slurm, gpu, or all (default: unit, docker and slurm, and gpu where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure",
             "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
 @_guarded
@@ -291,11 +341,14 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
     if tier == "default":
         tier = "all" if _has_gpu() else "nogpu"
         if tier == "nogpu":
-            print("refenv test: unit and docker tiers; the gpu tier is not run here (no GPU: nvidia-smi lists none)")
-    markers = {"unit": "not docker and not gpu", "docker": "docker", "gpu": "gpu",
+            print("refenv test: unit, docker and slurm tiers; the gpu tier is not run here "
+                  "(no GPU: nvidia-smi lists none)")
+    markers = {"unit": "not docker and not gpu and not slurm", "docker": "docker", "slurm": "slurm", "gpu": "gpu",
                "nogpu": "not gpu", "all": ""}.get(tier)
     if markers is None:
-        raise Exit(f"unknown tier {tier!r}: unit, docker, gpu, default or all", code=2)
+        raise Exit(f"unknown tier {tier!r}: unit, docker, slurm, gpu, default or all", code=2)
+    if tier in ("slurm", "nogpu", "all"):
+        _slurm_up(c)
     args = [sys.executable, "-m", "pytest", "tests"]
     if markers:
         args += ["-m", markers]
@@ -305,6 +358,17 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
         args += ["-x"]
     c.run(" ".join(f"'{a}'" if " " in a else a for a in args), pty=False, env={"PYTHONPATH": str(ROOT)})
 
+
+
+def _slurm_up(c: Context) -> None:
+    """The slurm tier's single-node cluster (.ci/slurm-up installs and starts it); under CI a failure stops
+    here, elsewhere the tier then skips and says why."""
+    done = c.run(str(ROOT / ".ci" / "slurm-up"), pty=False, warn=True)
+    if done is not None and done.ok:
+        return
+    if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
+        raise Exit("refenv test: CI=true and the Slurm cluster did not come up (.ci/slurm-up)", code=1)
+    print("refenv test: no Slurm cluster here (.ci/slurm-up failed); the slurm tier will skip")
 
 
 @task(positional=["report"], iterable=["gpu"], help={
@@ -410,4 +474,4 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
                    code=1)
 
 
-ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish)
+ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish, fleet)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from refenv.errors import NoGpuRuntime
 from refenv.matrix import Environment
@@ -16,6 +16,8 @@ from refenv.runspec import ContainerSpec
 
 if TYPE_CHECKING:
     from refenv.build import EnvBuild
+    from refenv.matrix import Host
+    from refenv.profiles import Profile
 
 Progress = Callable[[str, str], None]  # (environment, log line)
 
@@ -73,4 +75,22 @@ class CellEngine(Protocol):
 
     def cancel(self, run_id: str) -> int:
         """Stop and remove every container of the run (and builds in flight); how many were removed."""
+        ...
+
+
+@dataclass(frozen=True)
+class RealHost:
+    """What probing a real host found where its cells run: its driver and GPUs, or why it has none."""
+
+    profile: Profile | None
+    node: str | None = None
+    error: str | None = None     # why the host's cells cannot get a GPU there
+
+
+@runtime_checkable
+class ProbesRealHosts(Protocol):
+    """An engine whose real hosts are elsewhere (cluster nodes): it probes them instead of this machine."""
+
+    def probe_real_hosts(self, hosts: tuple[Host, ...]) -> dict[str, RealHost]:
+        """Each real host, from a probe job where its cells will run (and pinned there), by name."""
         ...

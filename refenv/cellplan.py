@@ -42,6 +42,8 @@ class Prepared:
     ldcaches: dict[str, str | None] = field(default_factory=dict)  # environment -> linker cache with the driver
     real: Profile | None = None                     # this machine's GPUs, when a host is real
     real_error: NoGpuRuntime | None = None          # why a container cannot get them here
+    real_hosts: dict[str, Profile | None] = field(default_factory=dict)   # on a cluster: each real host's
+    real_errors: dict[str, NoGpuRuntime] = field(default_factory=dict)    # GPUs, or why it has none
 
 
 def matrix_host_profile(host: Host, real: Profile | None) -> Profile | None:
@@ -59,8 +61,9 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
               threads: int = 1) -> CellPlan:
     """One cell's plan: skipped with why, or its container, cache key and files."""
     env, host, scenario = spec.environment, spec.host, spec.scenario
-    profile = matrix_host_profile(host, prepared.real)
-    expected = expect.expect(env, host, profile if host.kind != "real" or prepared.real else None, scenario)
+    profile = (prepared.real_hosts[host.name] if host.name in prepared.real_hosts
+               else matrix_host_profile(host, prepared.real))
+    expected = expect.expect(env, host, profile, scenario)
     out_dir = folder / "cells" / env.name / host.name / scenario.name
     build = prepared.builds[env.name]
 
@@ -70,8 +73,9 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
 
     if build.status == "FAILED" or build.tag is None:
         return skipped(BUILD_FAILED, f"the image did not build: {build.error}")
-    if host.kind == "real" and scenario.gpu_access and prepared.real_error is not None:
-        return skipped(NOT_RUN, prepared.real_error.message)
+    real_error = prepared.real_errors.get(host.name, prepared.real_error)
+    if host.kind == "real" and scenario.gpu_access and real_error is not None:
+        return skipped(NOT_RUN, real_error.message)
     injection = None
     files: tuple[tuple[Path, str], ...] = ()
     key_parts: dict[str, object] = {"image": build.content_hash, "host": host.kind,

@@ -23,7 +23,7 @@ from typing import Any
 
 from refenv import paths
 from refenv.backend import CellEngine
-from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.errors import NoGpuRuntime, NotStarted, RefenvError
 from refenv.judge import judge_cell
 from refenv.results import ERROR, NOT_RUN, CellResult, Expected
 from refenv.runspec import ContainerSpec
@@ -101,7 +101,7 @@ def run_one(engine: CellEngine, plan: CellPlan, use_cache: bool) -> CellResult:
     start = time.monotonic()
     try:
         outcome = engine.run(plan.spec, plan.timeout_s)
-    except NoGpuRuntime as exc:
+    except (NoGpuRuntime, NotStarted) as exc:
         return replace(base, status=NOT_RUN, reason=exc.message)
     except RefenvError as exc:
         return replace(base, status=ERROR, reason=str(exc))

@@ -42,3 +42,7 @@ class BuildError(RefenvError):
 
 class LockError(RefenvError):
     """A lock file is missing, stale, or a wheel no longer has the hash it was locked with."""
+
+
+class NotStarted(RefenvError):
+    """A scheduler never started the cell (its reason says why): the cell is NOT_RUN, not an error."""

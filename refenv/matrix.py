@@ -6,6 +6,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from harness import compat
+from refenv.placement import KubePlacement, SlurmPlacement
 from refenv.profiles import Profile
 from refenv.results import cell_id
 
@@ -63,6 +64,8 @@ class Host:
     profile: str | None = None
     description: str = ""
     inline: Profile | None = None
+    slurm: SlurmPlacement | None = None          # where a real host's cells run on a Slurm cluster
+    kubernetes: KubePlacement | None = None      # which Kubernetes nodes a real host's cells run on
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,8 @@ class RunSettings:
     parallel: int = 0              # 0 = the number of cores
     probes: str = "quick"          # "quick", "full" or "off"
     memory_check: str = "quick"    # "quick", "full" or "off"
+    backend: str = "local"         # "local", "slurm" or "kubernetes": where cells run
+    launcher: str = "docker"       # on Slurm nodes: "docker", "pyxis" or "oci"
 
 
 @dataclass(frozen=True)

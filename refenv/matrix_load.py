@@ -21,6 +21,7 @@ from harness.inputs import InputError, shorten
 from refenv import accepts
 from refenv.errors import MatrixError
 from refenv.matrix import HOST_KINDS, Base, Bootstrap, Environment, Host, Matrix, RunSettings, Scenario
+from refenv.placement import BACKENDS, LAUNCHERS, KubePlacement, SlurmPlacement
 
 T = TypeVar("T")
 STR = "tag:yaml.org,2002:str"
@@ -257,7 +258,7 @@ def _default_variant(r: _Reader, node: yaml.Node, field: str, torch: str) -> str
 def _host(r: _Reader, node: yaml.Node, name: str, field: str) -> Host:
     from refenv import profiles
 
-    m = r.mapping(node, field, ("kind", "profile", "description"))
+    m = r.mapping(node, field, ("kind", "profile", "description", "slurm", "kubernetes"))
     if "kind" not in m:
         raise r.fail(node, f"{field}.kind", f"missing; one of {', '.join(HOST_KINDS)}")
     kind = r.string(m["kind"], f"{field}.kind", re.compile("|".join(HOST_KINDS)), " | ".join(HOST_KINDS))
@@ -272,7 +273,46 @@ def _host(r: _Reader, node: yaml.Node, name: str, field: str) -> Host:
     elif profile is not None:
         raise r.fail(m["profile"], f"{field}.profile", f"only simulated hosts take a profile (this one is {kind})")
     description = r.string(m["description"], f"{field}.description") if "description" in m else ""
-    return Host(name, kind, profile, description)
+    for key in ("slurm", "kubernetes"):
+        if key in m and kind != "real":
+            raise r.fail(m[key], f"{field}.{key}", f"only real hosts take a placement (this one is {kind}; "
+                         "simulated hosts run on any node)")
+    slurm = _slurm(r, m["slurm"], f"{field}.slurm") if "slurm" in m else None
+    kube = _kubernetes(r, m["kubernetes"], f"{field}.kubernetes") if "kubernetes" in m else None
+    return Host(name, kind, profile, description, slurm=slurm, kubernetes=kube)
+
+
+SLURM_FIELDS = ("constraint", "gres", "partition", "account")
+GRES_RE = re.compile(r"^[a-z][a-z0-9_]*(:[A-Za-z0-9_.\-]+)?(:\d+)?$")
+LABEL_KEY_RE = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                          r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+LABEL_VALUE_RE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+
+
+def _slurm(r: _Reader, node: yaml.Node, field: str) -> SlurmPlacement:
+    m = r.mapping(node, field, SLURM_FIELDS)
+    values = {k: r.string(m[k], f"{field}.{k}") for k in SLURM_FIELDS if k in m}
+    if "gres" in values and not GRES_RE.match(values["gres"]):
+        raise r.fail(m["gres"], f"{field}.gres", "a GRES such as 'gpu:1' or 'gpu:h100:2'")
+    return SlurmPlacement(**values)
+
+
+def _kubernetes(r: _Reader, node: yaml.Node, field: str) -> KubePlacement:
+    m = r.mapping(node, field, ("node_selector", "gpus", "namespace"))
+    selector: list[tuple[str, str]] = []
+    if "node_selector" in m:
+        for key, value in r.mapping(m["node_selector"], f"{field}.node_selector").items():
+            text = r.string(value, f"{field}.node_selector.{key}", hint="(quote numbers: \"535\")")
+            if not LABEL_KEY_RE.match(key) or not LABEL_VALUE_RE.match(text):
+                raise r.fail(value, f"{field}.node_selector.{key}", "a Kubernetes label key and value "
+                             "(e.g. nvidia.com/cuda.driver.major: \"535\")")
+            selector.append((key, text))
+    d = KubePlacement()
+    return KubePlacement(
+        node_selector=tuple(selector),
+        gpus=r.number(m["gpus"], f"{field}.gpus", int, 0) if "gpus" in m else d.gpus,
+        namespace=r.string(m["namespace"], f"{field}.namespace", LABEL_VALUE_RE, "a namespace name")
+        if "namespace" in m else d.namespace)
 
 
 def _scenario(r: _Reader, node: yaml.Node, name: str, field: str) -> Scenario:
@@ -290,7 +330,8 @@ def _scenario(r: _Reader, node: yaml.Node, name: str, field: str) -> Scenario:
 
 
 def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
-    m = r.mapping(node, field, ("timeout_s", "memory", "pids", "parallel", "probes", "memory_check"))
+    m = r.mapping(node, field, ("timeout_s", "memory", "pids", "parallel", "probes", "memory_check", "backend",
+                                "launcher"))
     d = RunSettings()
     mode = re.compile(r"quick|full|off")
     return RunSettings(
@@ -302,6 +343,10 @@ def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
         probes=r.string(m["probes"], f"{field}.probes", mode, "quick | full | off") if "probes" in m else d.probes,
         memory_check=r.string(m["memory_check"], f"{field}.memory_check", mode, "quick | full | off")
         if "memory_check" in m else d.memory_check,
+        backend=r.string(m["backend"], f"{field}.backend", re.compile(f"^({'|'.join(BACKENDS)})$"),
+                         " | ".join(BACKENDS)) if "backend" in m else d.backend,
+        launcher=r.string(m["launcher"], f"{field}.launcher", re.compile(f"^({'|'.join(LAUNCHERS)})$"),
+                          " | ".join(LAUNCHERS)) if "launcher" in m else d.launcher,
     )
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
+from typing import Any
 
 from harness import compat
 from harness.gather import nvml
@@ -14,6 +16,12 @@ LOG = logging.getLogger(__name__)
 def probe() -> Profile | None:
     """The host's driver and GPUs (the harness's own NVML probe), or None without a working driver."""
     fact, _ = nvml.probe()
+    return from_nvml(fact)
+
+
+def from_nvml(fact: Mapping[str, Any]) -> Profile | None:
+    """A profile of what the harness's NVML probe found (here, or on a node in `harness diagnose --json`'s
+    facts.driver.nvml), or None without a working driver."""
     driver, cuda = fact.get("driver_version"), fact.get("cuda_driver_version")
     if fact.get("init_error") or not driver or not cuda:
         LOG.info("no working NVIDIA driver on this host: %s", fact.get("init_error"))

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from refenv import cellrun, realhost, simdriver, toolkit, wheelhouse
-from refenv.backend import CellEngine, ImageRequest, Inventory
+from refenv.backend import CellEngine, ImageRequest, Inventory, ProbesRealHosts
 from refenv.build import EnvBuild
 from refenv.cellplan import Prepared, Scope, plan_cells, plan_only
 from refenv.errors import NoGpuRuntime
@@ -99,15 +99,19 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
                 if build.tag and build.status != "FAILED":
                     image_id = engine.image_id(build.tag) or build.tag
                     ldcaches[name] = cellrun.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, run_id)
-        real, real_error = None, None
-        if any(h.kind == "real" for h in hosts):
+        real, real_error, probed = None, None, {}
+        if any(h.kind == "real" for h in hosts) and isinstance(engine, ProbesRealHosts):
+            probed = engine.probe_real_hosts(hosts)  # on a cluster: each real host where its cells run
+            real = next((p.profile for p in probed.values() if p.profile), None)
+        elif any(h.kind == "real" for h in hosts):
             real = realhost.probe()
             image = next((b.tag for b in builds.values() if b.tag and b.status != "FAILED"), None)
             real_error = engine.gpu_runtime_error(image) if image else NoGpuRuntime("no image to try --gpus with")
     except KeyboardInterrupt:
         engine.cancel(run_id)
         raise
-    return Prepared(builds, driver, ldcaches, real, real_error)
+    return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
+                    {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error})
 
 
 def connect() -> CellEngine:

@@ -1,0 +1,75 @@
+"""The same small matrix through the Slurm backend and the local Docker engine, side by side in one run.
+
+Both run the default CPU environment on simulated hosts (no cache: every cell measured), each as
+`invoke matrix` runs it: the local engine a cell per core at a time, Slurm every cell submitted at once
+and started as the node's CPUs free up (one CPU per cell, so as many at a time as the local engine), in
+alternating order so load on the machine hits both alike. Slurm adds a submission, a job script and a
+`squeue --json` poll per cell. Target: the median Slurm run
+takes at most 1.25x the median local run. Exit 1 when it does not. Needs the cluster of `.ci/slurm-up`.
+
+    python benchmarks/slurm_vs_local.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from refenv.backend import CellEngine  # noqa: E402
+from refenv.backends.connect import parallel_for  # noqa: E402
+from refenv.backends.slurm.engine import SlurmEngine  # noqa: E402
+from refenv.dockerengine import DockerEngine  # noqa: E402
+from refenv.runner import Options, run_matrix  # noqa: E402
+from tests.docker.support import CPU, DIAGNOSIS_ONLY, RecordingUI, small_matrix  # noqa: E402
+
+TARGET = 1.25
+SCENARIOS = {"gpu": {"gpus": "all"}, "no-gpu": {"gpus": "none"}}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING)
+    matrix = small_matrix([CPU], ["r535", "r580"], SCENARIOS, DIAGNOSIS_ONLY)
+    local = DockerEngine.connect()
+    slurm = SlurmEngine(local, matrix.hosts)
+    parallel = os.cpu_count() or 1
+    cells = len(matrix.environments) * len(matrix.hosts) * len(matrix.scenarios)
+    times: dict[str, list[float]] = {"local": [], "slurm": []}
+    with tempfile.TemporaryDirectory(prefix="refenv-bench-") as tmp:
+        run_matrix(matrix, Options(Path(tmp) / "warm", parallel=parallel, use_cache=False), RecordingUI(), local)
+        for i in range(args.rounds):
+            order: list[tuple[str, CellEngine]] = [("local", local), ("slurm", slurm)]
+            if i % 2:
+                order.reverse()
+            for name, engine in order:
+                t0 = time.perf_counter()
+                width = parallel if name == "local" else parallel_for("slurm", cells, 0)
+                outcome = run_matrix(matrix, Options(Path(tmp) / f"{name}-{i}", parallel=width, use_cache=False),
+                                     RecordingUI(), engine)
+                times[name].append(time.perf_counter() - t0)
+                if not outcome.ok:
+                    print(f"{name}: the run did not pass: {[(c.id, c.status) for c in outcome.document.cells]}")
+                    return 1
+    lo, sl = statistics.median(times["local"]), statistics.median(times["slurm"])
+    ratio = sl / lo
+    print(f"{cells} cells ({CPU} on {', '.join(h.name for h in matrix.hosts)}), parallel {parallel}, "
+          f"{args.rounds} rounds")
+    print(f"local engine: median {lo:.1f} s  samples {[round(x, 1) for x in times['local']]}")
+    print(f"slurm:        median {sl:.1f} s  samples {[round(x, 1) for x in times['slurm']]}")
+    print(f"ratio {ratio:.2f}x (target <= {TARGET}x): {'PASS' if ratio <= TARGET else 'FAIL'}")
+    return 0 if ratio <= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

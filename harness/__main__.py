@@ -1,4 +1,4 @@
-"""`python -m harness <command>`: diagnose, probe, roofline, memory, cell."""
+"""`python -m harness <command>`: diagnose, probe, roofline, memory, cell, measure."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ COMMANDS = (
     "harness.roofline_cli",
     "harness.memory.cli",
     "harness.cell",
+    "harness.measure",
 )
 
 

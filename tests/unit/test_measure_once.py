@@ -151,3 +151,13 @@ def test_the_reports_show_each_measurement_once(tmp_path: Path) -> None:
     assert html.count("<code>cu130 (CPU)</code>") == 1 and 'id="measured"' in html
     text = console_summary(outcome.document)
     assert "measured once" in text and text.count("cpuonly (CPU)") == 1
+    junit = (outcome.folder / "junit.xml").read_text()
+    assert junit.count('classname="refenv.measured"') == 2 and 'name="cu130/cpu"' in junit
+
+
+def test_a_failed_measurement_is_a_junit_failure(tmp_path: Path) -> None:
+    engine = no_driver_engine()
+    engine.scripts["cu130/cpu"] = Script({**MEASURE_DOC, "memory": {"status": "FAIL", "cases": []}})
+    outcome = run(engine, matrix(NONE, envs=(CU130,)), tmp_path)
+    junit = (outcome.folder / "junit.xml").read_text()
+    assert '<failure message="memory prediction disagrees' in junit and 'type="FAIL"' in junit

@@ -113,6 +113,9 @@ def main() -> int:
         outcome = run_matrix(matrix, options, clock)
         doc = outcome.document
         ran = [c for c in doc.cells if c.wall_s and not c.cached]
+        if outcome.interrupted or not ran:
+            print("the matrix run was interrupted or ran no cell: no figures")
+            return 1
         cells_wall = clock.end - clock.measuring
         measured = [m for m in doc.measurements if m.wall_s]
         print(f"load average after the matrix: {load_text()}")

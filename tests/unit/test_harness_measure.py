@@ -45,3 +45,16 @@ def test_the_cpu_memory_verification_runs_and_is_judged(tmp_path: Path) -> None:
     judged = judge_measurement(MeasurementRecord("e/cpu", "e"), doc, 0, False, False, "")
     assert judged.status == ("PASS" if memory["status"] == "PASS" else "FAIL")
     assert judged.memory == memory
+
+
+def test_a_command_imports_its_own_modules_only() -> None:
+    """A matrix cell runs `python -m harness cell` once per container: it must not pay for the probes' and the
+    memory model's imports, nor import the classifier before the child probes are started."""
+    code = ("import sys; from harness.__main__ import build_parser; build_parser('cell');"
+            "print(sorted(m for m in sys.modules if m.startswith(('harness.probe', 'harness.memory', "
+            "'harness.classify', 'harness.roofline'))))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    everything = subprocess.run([sys.executable, "-m", "harness", "--help"], cwd=ROOT, capture_output=True,
+                                text=True, check=True).stdout
+    assert all(name in everything for name in ("diagnose", "probe", "roofline", "memory", "cell", "measure"))

@@ -131,6 +131,9 @@ def fix_for(c: CellFacts, ready_elsewhere: Mapping[str, tuple[str, ...]]) -> Fix
     if verdict in (schema.DRIVER_TOO_OLD, schema.NO_DRIVER):
         alt = _alternative(c, ready_elsewhere) if verdict == schema.DRIVER_TOO_OLD else None
         return Fix(install + (f" or use {alt}" if alt else ""), need, branch, alt)
+    if verdict == schema.NOT_VISIBLE and c.driver is None:
+        # A host with no driver at all (matrix host kind `none`): the toolkit had nothing to inject.
+        return Fix(f"{install} and the NVIDIA container toolkit", need, branch)
     if verdict == schema.DRIVER_BROKEN:
         return Fix("repair the driver: the cell's findings name the fault")
     if verdict == schema.ARCH_UNSUPPORTED:

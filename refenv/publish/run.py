@@ -120,13 +120,14 @@ def pull_check(engine: Engine, settings: Settings, env: Environment, p: Publishe
     done = run_cells(cells, [plan], begun.run_id, use_cache=False, on_done=ui.cell_done)
     outcome = conclude(begun, scope, cells.inventory(), prepared.builds, done.results, done.interrupted,
                        prepared.real, use_cache=False)
-    record = history.from_run(outcome.folder / "cells.json", outcome.document)
-    ran = record.cells[0] if record and record.cells else None
+    ran = outcome.document.cells[0] if outcome.document.cells else None
     return {"reference": p.reference, "image_id": image_id, "labels_match": not wrong, "labels_differing": wrong,
             "cell": ran.id if ran else f"{env.name}/{host}/{scenario}", "status": ran.status if ran else "ERROR",
-            "observed": ran.observed if ran else None, "reason": ran.reason if ran else "no cell ran",
+            "observed": ran.observed.verdict if ran and ran.observed else None,
+            "reason": ran.reason if ran else "no cell ran",
             "results": str(outcome.folder),
-            "ok": not wrong and ran is not None and ran.status == PASS and ran.observed == OK}
+            "ok": not wrong and ran is not None and ran.status == PASS and ran.observed is not None
+                   and ran.observed.verdict == OK}
 
 
 def push(engine: Engine, ref: str, creds: auth.Credentials | None) -> str:
@@ -160,7 +161,7 @@ def tell(say: Say, info: release.ReleaseInfo, ready: Readiness) -> None:
         say(f"  untested hosts: {'; '.join(info.untested_hosts)}")
 
 
-def publish_one(engine: Engine, settings: Settings, env: Environment, runs: list[history.RunRecord],
+def publish_one(engine: Engine, settings: Settings, env: Environment, runs: list[history.Run],
                 creds: auth.Credentials | None, say: Say) -> Published | tuple[str, ...]:
     """One environment: published (or, in a dry run, planned), or the reasons it is refused."""
     try:

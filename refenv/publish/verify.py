@@ -15,8 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from refenv import readiness
-from refenv.publish.history import RunCell, RunRecord
-from refenv.results import BAD
+from refenv.publish.history import Run
+from refenv.results import CellResult
 
 SHOWN = 5  # cells or pairs named in a refusal; the rest are counted
 
@@ -26,7 +26,7 @@ class Judgement:
     environment: str
     ok: bool
     reasons: tuple[str, ...]                 # why it is refused (empty when ok)
-    run: RunRecord | None = None             # the full-coverage run that decides
+    run: Run | None = None             # the full-coverage run that decides
     readiness: readiness.Readiness | None = None
     runs_used: tuple[str, ...] = ()          # the deciding run, then newer slices of the same image
     pull_cell: tuple[str, str] | None = None  # (host, scenario) to re-run from the pulled image
@@ -40,11 +40,11 @@ def _named(items: Sequence[str]) -> list[str]:
     return [*items[:SHOWN], *([f"and {len(items) - SHOWN} more"] if len(items) > SHOWN else [])]
 
 
-def _bad(cells: Iterable[RunCell]) -> list[str]:
-    return [f"{c.id}: {c.status} ({c.reason})" for c in cells if c.status in BAD]
+def _bad(cells: Iterable[CellResult]) -> list[str]:
+    return [f"{c.id}: {c.status} ({c.reason})" for c in cells if c.bad]
 
 
-def covers(run: RunRecord, environment: str, required: frozenset[tuple[str, str]]) -> bool:
+def covers(run: Run, environment: str, required: frozenset[tuple[str, str]]) -> bool:
     """Whether the run, uninterrupted, has a cell of the environment for every required (host, scenario)."""
     ran = {(c.host, c.scenario) for c in run.cells_of(environment)}
     return not run.interrupted and required <= ran
@@ -56,10 +56,10 @@ def pull_cell(r: readiness.Readiness) -> tuple[str, str] | None:
     return (chosen.host, chosen.scenario) if chosen else None
 
 
-def judge(runs: Sequence[RunRecord], environment: str, content_hash: str,
+def judge(runs: Sequence[Run], environment: str, content_hash: str,
           required: frozenset[tuple[str, str]]) -> Judgement:
     """Whether `runs` (newest first) make `environment` (the image with `content_hash`) publishable, and why."""
-    def refuse(*reasons: str, run: RunRecord | None = None) -> Judgement:
+    def refuse(*reasons: str, run: Run | None = None) -> Judgement:
         return Judgement(environment, False, reasons, run)
 
     mine = [r for r in runs if r.environment(environment) is not None]
@@ -91,7 +91,7 @@ def judge(runs: Sequence[RunRecord], environment: str, content_hash: str,
     if later:
         return refuse(f"a newer run of this image disagrees ({len(later)} cell(s))", *_named(later), run=full)
     # Every environment of the run is read, so a refused host can name another one that is ready there.
-    facts = [f for e in full.environments for f in full.facts(e.name) if (f.host, f.scenario) in required]
+    facts = [f for f in full.facts() if (f.host, f.scenario) in required]
     ready = next(r for r in readiness.judge(facts) if r.environment == environment)
     if not ready.is_ready:
         return refuse(f"torch gets a GPU on no host in run {full.run_id}",

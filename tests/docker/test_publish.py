@@ -171,7 +171,8 @@ def test_publish_labels_ready_and_refused_hosts_and_pulls_back_a_ready_cell(engi
     run_dir = next(p.parent for p in world.full.glob("2*/cells.json"))
     report_digest = "sha256:" + hashlib.sha256((run_dir / "cells.json").read_bytes()).hexdigest()
     assert labels["refenv.ready-hosts"] == "r580 (simulated)"
-    assert labels["refenv.refused-hosts"] == ("none: NO_DRIVER (needs >= 580.65.06); "
+    # `none` injects no driver, so `--gpus` gives the container nothing: NOT_VISIBLE, fixed by a driver.
+    assert labels["refenv.refused-hosts"] == ("none: NOT_VISIBLE (needs >= 580.65.06); "
                                               "r470: DRIVER_TOO_OLD (needs >= 580.65.06)")
     assert labels["refenv.untested-hosts"] == ""
     assert "refenv.verified-hosts" not in labels

@@ -12,6 +12,7 @@ import pytest
 
 from refenv.publish import history
 from refenv.publish.verify import judge
+from refenv.rundoc import from_data
 
 HASH = "ab" * 32
 HOSTS = {"none": None, "r470": "470.256.02", "r580": "580.95.05", "real": None}
@@ -38,19 +39,18 @@ def full_cells(env: str = "env") -> list[dict[str, Any]]:
 
 
 def record(run_id: str, cells: list[dict[str, Any]], content_hash: str = HASH, interrupted: bool = False,
-           started: str | None = None) -> history.RunRecord:
+           started: str | None = None, extra_envs: tuple[dict[str, Any], ...] = ()) -> history.Run:
     doc = {
         "schema": "refenv.cells", "version": 1,
         "run": {"id": run_id, "started": started or run_id, "interrupted": interrupted},
-        "environments": [{"name": "env", "torch": "2.14.1", "cuda": "13.0", "content_hash": content_hash}],
+        "environments": [{"name": "env", "torch": "2.14.1", "cuda": "13.0", "content_hash": content_hash},
+                         *extra_envs],
         "hosts": [{"name": h, "kind": "none" if d is None else "simulated", "driver": d, "gpus": []}
                   for h, d in HOSTS.items()],
         "scenarios": [{"name": n, **body} for n, body in SCENARIOS.items()],
         "cells": cells,
     }
-    r = history.from_document(Path(f"/r/{run_id}/cells.json"), doc)
-    assert r is not None
-    return r
+    return history.Run(Path(f"/r/{run_id}/cells.json"), from_data(doc))
 
 
 def test_a_full_run_that_agreed_with_a_gpu_somewhere_is_known_good() -> None:
@@ -155,9 +155,8 @@ def test_load_runs_newest_first_reads_a_link_once_and_skips_other_documents(tmp_
 def test_a_refused_host_names_another_environment_of_the_run_ready_there() -> None:
     cpu = [{**cell(h, s, env="cpu", observed="CPU_WHEEL" if s == "gpu" else "NOT_VISIBLE"), "environment": "cpu"}
            for h in ("none", "r470", "r580") for s in SCENARIOS]
-    r = record("run", full_cells() + cpu)
-    doc_envs = (*r.environments, history.RunEnvironment("cpu", "2.13.0", None, "cd" * 32))
-    r = history.RunRecord(r.path, r.run_id, r.started, r.interrupted, doc_envs, r.hosts, r.scenarios, r.cells)
+    r = record("run", full_cells() + cpu,
+               extra_envs=({"name": "cpu", "torch": "2.13.0", "cuda": None, "content_hash": "cd" * 32},))
     j = judge([r], "cpu", "cd" * 32, frozenset((h, s) for h in ("none", "r470", "r580") for s in SCENARIOS))
     assert not j.ok and "r580: CPU_WHEEL (use a CUDA build (env, ready there))" in j.reasons
     assert "r470: CPU_WHEEL (use a CUDA build)" in j.reasons

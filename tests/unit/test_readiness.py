@@ -118,3 +118,14 @@ def test_arch_unsupported_names_the_architecture() -> None:
 def test_real_gpu_is_labelled_real() -> None:
     (r,) = readiness.judge([cell("cu130", "r580", "gpu", "OK", simulated=False)])
     assert r.ready[0].label == "r580 (real GPU)"
+
+
+def test_a_host_without_a_driver_that_hides_the_gpu_needs_a_driver_and_the_toolkit() -> None:
+    # The matrix's `none` host: no driver injected, so `--gpus` gives the container nothing to see.
+    (r,) = readiness.judge([cell("cu130", "none", "gpu", "NOT_VISIBLE")])
+    assert r.refused[0].label == "none: NOT_VISIBLE (needs >= 580.65.06)"
+    assert r.refused[0].fix.text == "install R580 (>= 580.65.06) and the NVIDIA container toolkit"
+    real = CellFacts("cu130", "real", "gpu", "PASS", "NOT_VISIBLE", "NOT_VISIBLE", False, True, "580.95.05", "2.14.1",
+                     "13.0")
+    (r,) = readiness.judge([real])
+    assert r.refused[0].fix.min_driver is None and "--gpus" in r.refused[0].fix.text

@@ -1,4 +1,4 @@
-"""`python -m harness <command>`: diagnose, probe, roofline, memory, cell."""
+"""`python -m harness <command>`: diagnose, probe, roofline, memory, cell, measure."""
 
 from __future__ import annotations
 
@@ -13,14 +13,15 @@ from harness.inputs import InputError, shorten
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL
 
 # Each command lives in its own module, which exposes `register(subparsers)`; the parser it adds
-# sets `func(args) -> int`. Modules are imported here, but none imports torch at import time.
-COMMANDS = (
-    "harness.diagnose",
-    "harness.probe.cli",
-    "harness.roofline_cli",
-    "harness.memory.cli",
-    "harness.cell",
-)
+# sets `func(args) -> int`. None imports torch at import time.
+COMMANDS = {
+    "diagnose": "harness.diagnose",
+    "probe": "harness.probe.cli",
+    "roofline": "harness.roofline_cli",
+    "memory": "harness.memory.cli",
+    "cell": "harness.cell",
+    "measure": "harness.measure",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,7 +31,9 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(f"{self.prog.removeprefix('python -m harness ')}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of `only` that one: a matrix cell runs `cell` once per container, and
+    importing every command's modules (the probes, the memory model) would delay its diagnosis for nothing."""
     parser = _Parser(
         prog="python -m harness",
         description="refenv's harness: why torch.cuda.is_available() is False, how fast this device is, "
@@ -38,15 +41,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"refenv harness {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(name).register(sub)
+    for name, module in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(module).register(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = next((w for w in words if not w.startswith("-")), None)
+    parser = build_parser(command if command in COMMANDS else None)
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(words)
         func = getattr(args, "func", None)
         if func is None:
             parser.print_help()

@@ -4,6 +4,10 @@ The host reads only the document this writes to the mounted output folder (never
 diagnosis runs first, in fresh child processes; the probes and the memory verification follow in this
 process. On a real GPU that torch can use, they measure the GPU; anywhere else the GPU probes are
 waived with the reason and the CPU figures are taken instead.
+
+`invoke matrix` runs cells with `--probes off --memory off`: what they would measure depends on the
+environment and the device, not the cell, so the host measures it once per environment and real GPU host
+with `python -m harness measure` (harness/measure.py). A cell then costs the diagnosis alone.
 """
 
 from __future__ import annotations

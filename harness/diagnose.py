@@ -8,8 +8,6 @@ import time
 from typing import Any
 
 from harness import document
-from harness.classify import classify
-from harness.render import render_diagnosis
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL, exit_code_for
 
 EPILOG = """\
@@ -48,7 +46,11 @@ def diagnose_live(torch_timeout: float = 180.0) -> dict[str, Any]:
 
     doc = document.new("diagnose")
     start = time.monotonic()
-    facts, errors = gather(torch_timeout)
+    # The classifier is imported once the child probes are under way (gather starts them first): its
+    # import then overlaps torch's instead of delaying it.
+    facts, errors = gather(torch_timeout, then=_load_classifier)
+    from harness.classify import classify
+
     doc["facts"] = facts
     doc["probe_errors"] = errors
     doc["diagnosis"] = classify(facts).to_dict()
@@ -59,8 +61,13 @@ def diagnose_live(torch_timeout: float = 180.0) -> dict[str, Any]:
     return doc
 
 
+def _load_classifier() -> None:
+    import harness.classify  # noqa: F401
+
+
 def diagnose_report(source: str) -> dict[str, Any]:
     """Judge the facts read from a pasted report or a saved document."""
+    from harness.classify import classify
     from harness.report import load_report
     from harness.report.judge import assess_report
 
@@ -120,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         document.write(doc, None)
     else:
+        from harness.render import render_diagnosis
+
         sys.stdout.write(render_diagnosis(doc))
     if doc.get("error"):
         return EXIT_HARNESS_ERROR

@@ -2,7 +2,9 @@
 
 A cell's harness document is cached under the digest of everything that decides it (image, driver
 build, host profile, scenario, settings). Real-GPU cells are never cached: hardware changes. A cached
-document is judged again against the current expectation, so only the measurement is reused.
+document is judged again against the current expectation, so only the measurement is reused. Within a
+run, cells with the same digest are the same container (a scenario without GPU access mounts no driver,
+so every simulated host gives it alike): the first runs, the others reuse its document, also on --rerun.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from refenv import paths
 from refenv.backend import CellEngine
 from refenv.errors import NoGpuRuntime, NotStarted, RefenvError
 from refenv.judge import judge_cell
-from refenv.results import ERROR, NOT_RUN, CellResult, Expected
+from refenv.results import ERROR, FAIL, NOT_RUN, PASS, CellResult, Expected
 from refenv.runspec import ContainerSpec
 
 LOG = logging.getLogger(__name__)
@@ -90,12 +92,9 @@ def run_one(engine: CellEngine, plan: CellPlan, use_cache: bool) -> CellResult:
     assert plan.spec is not None
     cached = paths.cell_cache() / f"{plan.cache_key}.json" if plan.cache_key else None
     if use_cache and cached is not None and cached.is_file():
-        doc = _read(cached)
-        if doc is not None:
-            plan.out_dir.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(cached, plan.out_dir / "result.json")
-            result = judge_cell(base, plan.expected, doc, 0, False, False, "")
-            return replace(result, cached=True, wall_s=0.0)
+        reused = reuse(plan, cached)
+        if reused is not None:
+            return reused
     plan.out_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(plan.out_dir, 0o777)  # the harness runs as an unprivileged user inside
     start = time.monotonic()
@@ -116,6 +115,31 @@ def run_one(engine: CellEngine, plan: CellPlan, use_cache: bool) -> CellResult:
     return replace(result, wall_s=round(time.monotonic() - start, 2))
 
 
+def reuse(plan: CellPlan, document: Path) -> CellResult | None:
+    """The cell judged from a document measured before (the cache, or a cell of this run with the same
+    digest), marked cached; None when there is no readable document."""
+    doc = _read(document)
+    if doc is None:
+        return None
+    plan.out_dir.mkdir(parents=True, exist_ok=True)
+    if document != plan.out_dir / "result.json":
+        shutil.copyfile(document, plan.out_dir / "result.json")
+    return replace(judge_cell(_base(plan), plan.expected, doc, 0, False, False, ""), cached=True, wall_s=0.0)
+
+
+def share(plans: list[CellPlan]) -> tuple[list[CellPlan], dict[str, list[CellPlan]]]:
+    """The plans to run, and by cache key the plans that are the same container as the first of that key."""
+    first: list[CellPlan] = []
+    same: dict[str, list[CellPlan]] = {}
+    for plan in plans:
+        key = plan.cache_key if plan.spec is not None else None
+        if key is not None and any(p.cache_key == key for p in first):
+            same.setdefault(key, []).append(plan)
+        else:
+            first.append(plan)
+    return first, same
+
+
 def run_cells(engine: CellEngine, plans: list[CellPlan], run_id: str, parallel: int = 1, use_cache: bool = True,
               on_done: Callable[[CellResult], None] | None = None) -> CellsRun:
     """Every cell, `parallel` at a time. Ctrl-C cancels the run's containers and returns what finished."""
@@ -125,7 +149,7 @@ def run_cells(engine: CellEngine, plans: list[CellPlan], run_id: str, parallel: 
     interrupted = False
     pool = ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="cell")
     pending: dict[Future[CellResult], CellPlan] = {}
-    queue = list(plans)
+    queue, same = share(list(plans))
     try:
         while queue or pending:
             while queue and len(pending) < max(1, parallel) and not stop.is_set():
@@ -139,9 +163,20 @@ def run_cells(engine: CellEngine, plans: list[CellPlan], run_id: str, parallel: 
                 except Exception as exc:  # a bug in one cell must not lose the run
                     LOG.exception("cell %s crashed", plan.id)
                     result = replace(_base(plan), status=ERROR, reason=f"refenv error: {exc}")
-                results[plan.id] = result
-                if on_done is not None:
-                    on_done(result)
+                done_now = [result]
+                for other in same.pop(plan.cache_key or "", []):
+                    # A document the first one wrote (not one it timed out or crashed before writing) stands
+                    # for the others; without one, each runs for itself.
+                    answered = result.observed is not None and result.status in (PASS, FAIL)
+                    shared = reuse(other, plan.out_dir / "result.json") if answered else None
+                    if shared is not None:
+                        done_now.append(shared)
+                    else:
+                        queue.insert(0, other)
+                for r in done_now:
+                    results[r.id] = r
+                    if on_done is not None:
+                        on_done(r)
     except KeyboardInterrupt:
         interrupted = True
         stop.set()

@@ -33,7 +33,7 @@ def observed_of(doc: dict[str, Any]) -> Observed | None:
     )
 
 
-def _memory_failure(memory: dict[str, Any] | None) -> str | None:
+def memory_failure(memory: dict[str, Any] | None) -> str | None:
     if not memory:
         return None
     if memory.get("error") and not memory.get("cases"):
@@ -45,7 +45,7 @@ def _memory_failure(memory: dict[str, Any] | None) -> str | None:
     return None
 
 
-def _probe_failure(probes: dict[str, Any] | None, on_gpu: bool) -> str | None:
+def probe_failure(probes: dict[str, Any] | None, on_gpu: bool) -> str | None:
     """On a real GPU the probes must hold their bands; CPU figures are reported, not judged."""
     if not probes or not on_gpu:
         return None
@@ -84,7 +84,7 @@ def judge_cell(base: CellResult, expected: Expected, doc: dict[str, Any] | None,
     if expected.torch_text and expected.torch_text not in (observed.torch_message or ""):
         problems.append(f"torch's message lacks {expected.torch_text!r}")
     on_gpu = observed.verdict == "OK" and not observed.simulated and observed.is_available is True
-    for extra in (_memory_failure(cell.memory), _probe_failure(cell.probes, on_gpu)):
+    for extra in (memory_failure(cell.memory), probe_failure(cell.probes, on_gpu)):
         if extra:
             problems.append(extra)
     status = FAIL if problems else PASS

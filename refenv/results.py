@@ -42,7 +42,8 @@ class Observed:
 @dataclass(frozen=True)
 class CellResult:
     """One environment × host × scenario cell. `probes` and `memory` are the harness's own sections
-    (harness/probe, harness/memory), carried as it wrote them and read by report/probes.py and report/memory.py."""
+    (harness/probe, harness/memory), carried as it wrote them and read by report/probes.py and report/memory.py;
+    a matrix measures them once per environment instead, and the cell names those measurements."""
 
     id: str
     environment: str
@@ -59,6 +60,7 @@ class CellResult:
     wall_s: float | None = None
     log_tail: str | None = None
     result_path: str | None = None
+    measurements: tuple[str, ...] = ()  # ids of the run's measurements that stand for this cell
 
     @property
     def bad(self) -> bool:

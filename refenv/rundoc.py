@@ -9,11 +9,12 @@ key is ignored.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from refenv import jsoncodec
 from refenv.errors import RefenvError
+from refenv.measured import MeasurementRecord
 from refenv.results import CellResult, Summary, summarize
 
 SCHEMA = "refenv.cells"
@@ -104,17 +105,24 @@ class RunInfo:
 
 @dataclass(frozen=True)
 class RunDocument:
-    """One matrix run: where and when, what was built, the hosts and scenarios, and every cell."""
+    """One matrix run: where and when, what was built, the hosts and scenarios, what was measured once per
+    environment (and real GPU host), and every cell (which names its measurements)."""
 
     run: RunInfo = field(default_factory=RunInfo)
     environments: tuple[EnvironmentRecord, ...] = ()
     hosts: tuple[HostRecord, ...] = ()
     scenarios: tuple[ScenarioRecord, ...] = ()
+    measurements: tuple[MeasurementRecord, ...] = ()
     cells: tuple[CellResult, ...] = ()
 
     @property
     def summary(self) -> Summary:
-        return summarize(self.cells)
+        """The cells' counts; the run is not ok when a measurement went wrong either."""
+        s = summarize(self.cells)
+        return replace(s, ok=s.ok and not any(m.bad for m in self.measurements))
+
+    def measurement(self, measurement_id: str) -> MeasurementRecord | None:
+        return next((m for m in self.measurements if m.id == measurement_id), None)
 
     def environment(self, name: str) -> EnvironmentRecord | None:
         return next((e for e in self.environments if e.name == name), None)

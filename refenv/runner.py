@@ -16,12 +16,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from refenv import cellrun, realhost, simdriver, toolkit, wheelhouse
+from refenv import cellrun, measured, measurerun, realhost, simdriver, toolkit, wheelhouse
 from refenv.backend import CellEngine, ImageRequest, Inventory, ProbesRealHosts
 from refenv.build import EnvBuild
 from refenv.cellplan import Prepared, Scope, plan_cells, plan_only
 from refenv.errors import NoGpuRuntime
 from refenv.matrix import CellSpec, Host, Matrix, RunSettings
+from refenv.measured import MeasurementRecord
 from refenv.profiles import Profile
 from refenv.results import NOT_RUN, CellResult, Expected
 from refenv.rundoc import RunDocument, write_run
@@ -34,6 +35,8 @@ class UI(Protocol):
     def stage(self, message: str) -> None: ...
     def build_line(self, environment: str, line: str) -> None: ...
     def build_done(self, build: EnvBuild) -> None: ...
+    def measurements_start(self, total: int) -> None: ...
+    def measurement_done(self, record: MeasurementRecord) -> None: ...
     def cells_start(self, total: int) -> None: ...
     def cell_done(self, result: CellResult) -> None: ...
 
@@ -138,11 +141,12 @@ class Begun:
 
 def conclude(begun: Begun, scope: Scope, inventory: Inventory, builds: dict[str, EnvBuild],
              results: tuple[CellResult, ...], interrupted: bool, real: Profile | None, *, parallel: int = 1,
-             use_cache: bool = True, selection: dict[str, list[str]] | None = None) -> Outcome:
+             use_cache: bool = True, selection: dict[str, list[str]] | None = None,
+             measurements: tuple[MeasurementRecord, ...] = ()) -> Outcome:
     """Write the run document and its reports into the run's folder."""
     info = run_info(begun.run_id, begun.started, time.monotonic() - begun.t0, scope, selection or {}, interrupted,
                     inventory, parallel, use_cache)
-    doc = document(scope, info, builds, results, real)
+    doc = document(scope, info, builds, results, real, measurements)
     written = write_results(begun.folder, doc)
     _link_latest(begun.folder.parent, begun.folder)
     return Outcome(begun.folder, doc, doc.summary.ok and not interrupted, interrupted, written)
@@ -168,11 +172,36 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
         return conclude(begun, scope, inventory, {}, results, True, None, parallel=parallel,
                         use_cache=options.use_cache, selection=options.selection)
     threads = max(1, (os.cpu_count() or 1) // parallel)
-    plans = plan_cells(scope, prepared, begun.run_id, begun.folder, settings, threads)
+    # What does not depend on the cell is measured first, once per environment (and real GPU host);
+    # the cells then only diagnose.
+    plans_m = measured.plan_measurements(scope.environments, scope.hosts, prepared.builds, prepared.real_error,
+                                         begun.run_id, begun.folder, settings, threads)
+    ui.measurements_start(len(plans_m))
+    measures = measurerun.run_measurements(engine, plans_m, begun.run_id, parallel, options.use_cache,
+                                           ui.measurement_done)
+    if measures.interrupted:
+        results = tuple(CellResult(c.id, c.environment.name, c.host.name, c.scenario.name, NOT_RUN,
+                                   "interrupted (Ctrl-C) before it ran") for c in scope.cells())
+        return conclude(begun, scope, inventory, prepared.builds, results, True, prepared.real, parallel=parallel,
+                        use_cache=options.use_cache, selection=options.selection, measurements=measures.records)
+    plans = plan_cells(scope, prepared, begun.run_id, begun.folder, cell_settings(settings), threads)
     ui.cells_start(len(plans))
     done = cellrun.run_cells(engine, plans, begun.run_id, parallel, options.use_cache, ui.cell_done)
-    return conclude(begun, scope, inventory, prepared.builds, done.results, done.interrupted, prepared.real,
-                    parallel=parallel, use_cache=options.use_cache, selection=options.selection)
+    results = tuple(replace(c, measurements=measured.covering(measures.records, c.environment, c.host,
+                                                              _kind(scope, c.host)))
+                    for c in done.results)
+    return conclude(begun, scope, inventory, prepared.builds, results, done.interrupted, prepared.real,
+                    parallel=parallel, use_cache=options.use_cache, selection=options.selection,
+                    measurements=measures.records)
+
+
+def cell_settings(settings: RunSettings) -> RunSettings:
+    """A matrix cell only diagnoses: its probes and memory check are the environment's measurements."""
+    return replace(settings, probes="off", memory_check="off")
+
+
+def _kind(scope: Scope, host: str) -> str:
+    return next((h.kind for h in scope.hosts if h.name == host), "none")
 
 
 def dry_run(matrix: Matrix) -> list[tuple[CellSpec, Expected]]:
@@ -203,5 +232,20 @@ def _link_latest(root: Path, folder: Path) -> None:
         LOG.debug("no latest link: %s", exc)
 
 
-__all__ = ["UI", "Begun", "Inventory", "Options", "Outcome", "conclude", "connect", "dry_run", "image_requests",
-           "new_run_id", "prepare", "run_matrix", "settings_of", "write_results"]
+__all__ = [
+    "UI",
+    "Begun",
+    "Inventory",
+    "Options",
+    "Outcome",
+    "cell_settings",
+    "conclude",
+    "connect",
+    "dry_run",
+    "image_requests",
+    "new_run_id",
+    "prepare",
+    "run_matrix",
+    "settings_of",
+    "write_results",
+]

@@ -13,6 +13,7 @@ from refenv.backend import Inventory
 from refenv.build import EnvBuild
 from refenv.cellplan import Scope, matrix_host_profile
 from refenv.matrix import Environment, Host
+from refenv.measured import MeasurementRecord
 from refenv.profiles import Profile
 from refenv.results import CellResult
 from refenv.rundoc import (
@@ -70,9 +71,10 @@ def run_info(run_id: str, started: datetime.datetime, wall_s: float, scope: Scop
 
 
 def document(scope: Scope, run: RunInfo, builds: dict[str, EnvBuild], results: tuple[CellResult, ...],
-             real: Profile | None) -> RunDocument:
-    """The run document: the run, each environment's build, each host and scenario, every cell."""
+             real: Profile | None, measurements: tuple[MeasurementRecord, ...] = ()) -> RunDocument:
+    """The run document: the run, each environment's build, each host and scenario, the measurements, every cell."""
     return RunDocument(
+        measurements=measurements,
         run=run,
         environments=tuple(environment_record(e, builds.get(e.name)) for e in scope.environments),
         hosts=tuple(host_record(h, real) for h in scope.hosts),

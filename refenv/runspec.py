@@ -6,7 +6,7 @@ pid and memory limits, and refenv's labels. The engine turns this into docker SD
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from harness.inputs import InputError
 from refenv import accepts
@@ -104,3 +104,15 @@ def ldcache_spec(image: str, out_dir: str, libs: dict[str, str], run_id: str) ->
         binds=tuple(binds), read_only=False, user="0", entrypoint=("sh", "-c"),
         tmpfs=(), pids_limit=64, mem_limit="512m",
     )
+
+
+def measure_spec(image: str, measure_id: str, run_id: str, out_dir: str, settings: RunSettings, device: str,
+                 threads: int = 1) -> ContainerSpec:
+    """The container of one measurement: a cell's confinement, on the CPU, or with every GPU of a real host."""
+    on_gpu = device == "cuda"
+    scenario = Scenario("measure", "all" if on_gpu else "none")
+    base = cell_spec(image, measure_id, run_id, out_dir, scenario, settings, real_host=on_gpu, threads=threads)
+    command = ("measure", "--out", RESULT, "--device", device, "--probes", settings.probes,
+               "--memory", settings.memory_check)
+    return replace(base, command=command, labels=((MANAGED, "true"), (KIND, "measure"), (RUN, run_id),
+                                                  (CELL, measure_id)))

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from harness.facts import Facts, empty_facts
@@ -43,11 +44,14 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, what: str) -> tuple
     return (data, None) if isinstance(data, dict) else (None, f"the {what} probe printed no JSON object")
 
 
-def gather(torch_timeout: float = TORCH_TIMEOUT_S) -> tuple[Facts, list[str]]:
-    """All facts of this machine, and the probe errors met on the way."""
+def gather(torch_timeout: float = TORCH_TIMEOUT_S,
+           then: Callable[[], None] | None = None) -> tuple[Facts, list[str]]:
+    """All facts of this machine, and the probe errors met on the way; `then` runs while the children work."""
     start = time.monotonic()
     torch_proc = _spawn("harness.gather.torch_probe")
     native_proc = _spawn("harness.gather.native")
+    if then is not None:
+        then()
     facts = empty_facts("probed")
     errors: list[str] = []
 

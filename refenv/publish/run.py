@@ -28,6 +28,7 @@ from refenv.dockerengine import DockerEngine
 from refenv.engine import Engine
 from refenv.errors import RefenvError
 from refenv.matrix import Environment, Matrix
+from refenv.measured import MeasurementRecord
 from refenv.publish import auth, evidence, history, manifest, release, verify
 from refenv.publish.manifest import Published
 from refenv.readiness import Readiness, grouped
@@ -75,6 +76,12 @@ class SayUI:
 
     def build_done(self, build: EnvBuild) -> None:
         LOG.debug("%s: %s", build.environment, build.status)
+
+    def measurements_start(self, total: int) -> None:
+        LOG.debug("%d measurement(s)", total)
+
+    def measurement_done(self, record: MeasurementRecord) -> None:
+        self.say(f"  measured {record.label}: {record.status} ({record.reason})")
 
     def cells_start(self, total: int) -> None:
         LOG.debug("%d cell(s)", total)

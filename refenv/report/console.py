@@ -13,7 +13,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from refenv.report import ready, view
+from refenv.report import measures, ready, view
 from refenv.report.formats import fmt_seconds, text
 from refenv.rundoc import RunDocument
 from refenv.status import look
@@ -56,6 +56,9 @@ def console_summary(doc: RunDocument, written: Mapping[str, Path] | None = None)
              f"in {fmt_seconds(doc.run.wall_s)}",
              view.counts_line(doc)]
     lines += ["", "upgrade readiness:"] + [f"  {line}" for line in readiness_lines(doc)]
+    once = measures.lines(doc)
+    if once:
+        lines += ["", "measured once (probes, memory):"] + [f"  {_one_line(line)}" for line in once]
     bad = attention_lines(doc)
     if bad:
         lines += ["", "not passed:"] + [f"  {line}" for line in bad]

@@ -13,10 +13,10 @@ import jinja2
 from markupsafe import Markup
 
 from harness.schema import Finding
-from refenv.report import ready, roofline, roofline_svg, view
+from refenv.report import measures, ready, roofline, roofline_svg, view
 from refenv.report.formats import MISSING, fmt_bytes, fmt_seconds, text
 from refenv.report.memory import Ledger, MemorySummary, ledger_brief, memory_summary
-from refenv.report.probes import probe_summary
+from refenv.report.probes import ProbeSummary, judged_rows, probe_summary
 from refenv.results import CellResult
 from refenv.rundoc import EnvironmentRecord, HostRecord, RunDocument
 from refenv.status import FAIL, look
@@ -100,13 +100,24 @@ def _memory(summary: MemorySummary | None) -> dict[str, Any] | None:
 
 
 def _rooflines(doc: RunDocument) -> list[dict[str, Any]]:
-    """One picture per environment x host: the first of its cells, by scenario order, that has one."""
-    seen: set[tuple[str, str]] = set()
+    """One picture per measurement: per environment on the CPU, per environment and real GPU host.
+
+    A run without measurements (an older document, a single reproduced cell) draws one per environment x
+    host: the first of its cells, by scenario order, that has one."""
     out = []
+    for m in doc.measurements:
+        summary = probe_summary(m.probes)
+        host = doc.host(m.host) if m.host else None
+        fig = roofline.figure(m.probes, f"{m.label}: {summary.device if summary else MISSING}",
+                              host.kind if host else "", m.host or "")
+        if fig is not None:
+            out.append({"title": fig.title, "caption": fig.caption, "cpu": fig.device == "cpu",
+                        "cell": m.id, "svg": Markup(roofline_svg.render_svg(fig))})  # escaped as drawn
+    seen: set[tuple[str, str]] = set()
     order = {s: i for i, s in enumerate(view.scenario_names(doc))}
     for cell in sorted(doc.cells, key=lambda c: order.get(c.scenario, len(order))):
         key = (cell.environment, cell.host)
-        if key in seen:
+        if key in seen or not cell.probes:
             continue
         host = doc.host(cell.host)
         summary = probe_summary(cell.probes)
@@ -118,6 +129,21 @@ def _rooflines(doc: RunDocument) -> list[dict[str, Any]]:
         out.append({"title": fig.title, "caption": fig.caption, "cpu": fig.device == "cpu",
                     "cell": cell.id, "svg": Markup(roofline_svg.render_svg(fig))})  # escaped as drawn
     return out
+
+
+def _measured(doc: RunDocument) -> list[dict[str, Any]]:
+    """The run's measurements, each once, with what it stands for."""
+    return [{"label": m.label, "status": m.status, "css": css_class(m.status), "cells": m.cells,
+             "how": "cached" if m.cached else fmt_seconds(m.wall_s), "reason": text(m.reason),
+             "probes": _probe_brief(probe_summary(m.probes)), "memory": _memory(memory_summary(m.memory))}
+            for m in measures.measured(doc)[:len(doc.measurements)]]
+
+
+def _probe_brief(summary: ProbeSummary | None) -> dict[str, Any] | None:
+    if summary is None:
+        return None
+    return {"status": summary.status if not summary.error else f"{summary.status} ({summary.error})",
+            "device": summary.device, "rows": judged_rows(summary)}
 
 
 def _tables(doc: RunDocument) -> dict[str, list[list[str]]]:
@@ -150,7 +176,8 @@ def context(doc: RunDocument) -> dict[str, Any]:
                       for g in view.attention_groups(doc)],
         "attention_total": len(view.attention(doc)),
         "grids": grids, "cells": [_evidence(c, anchors[c.id]) for c in cells], "builds": builds,
-        "rooflines": _rooflines(doc), "tables": _tables(doc), "readiness": ready.sections(doc),
+        "rooflines": _rooflines(doc), "measured": _measured(doc), "tables": _tables(doc),
+        "readiness": ready.sections(doc),
     }
 
 

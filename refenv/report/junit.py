@@ -1,4 +1,5 @@
-"""junit.xml: one testsuite per scenario, one testcase per cell, for the CI systems that read JUnit.
+"""junit.xml: one testsuite per scenario, one testcase per cell, and a suite `refenv.measured` with one testcase per
+measurement made once per environment (or real GPU host), for the CI systems that read JUnit.
 
 FAIL is a `<failure>`, a cell that could not answer (ERROR, BUILD_FAILED, TIMEOUT, OOM_KILLED) an
 `<error>`, NOT_RUN `<skipped>`: the elements and attributes of the schema Jenkins and GitLab read
@@ -11,6 +12,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from refenv.measured import MeasurementRecord
 from refenv.report import view
 from refenv.report.formats import MISSING, text
 from refenv.results import CellResult
@@ -68,6 +70,21 @@ def _testcase(parent: ET.Element, cell: CellResult) -> str:
     return cell.status
 
 
+def _measurement_case(parent: ET.Element, m: MeasurementRecord) -> str:
+    """A measurement made once per environment (or real GPU host): a testcase of the suite `refenv.measured`."""
+    case = ET.SubElement(parent, "testcase", {"name": xml_safe(m.id), "classname": "refenv.measured",
+                                              "time": _seconds(m.wall_s)})
+    reason = xml_safe(text(m.reason))
+    kind = look(m.status).junit
+    if kind in ("failure", "error"):
+        ET.SubElement(case, kind, {"message": reason, "type": m.status}).text = xml_safe(f"{m.label}: {reason}")
+    elif kind == "skipped":
+        ET.SubElement(case, "skipped", {"message": reason})
+    if m.log_tail:
+        ET.SubElement(case, "system-out").text = xml_safe(m.log_tail)
+    return m.status
+
+
 def _tally(statuses: list[str]) -> dict[str, int]:
     kinds = [look(s).junit for s in statuses]
     return {"tests": len(statuses), "failures": kinds.count("failure"), "errors": kinds.count("error"),
@@ -92,6 +109,15 @@ def render_junit(doc: RunDocument) -> str:
             ET.SubElement(props, "property", {"name": name, "value": xml_safe(text(value))})
         statuses = [_testcase(suite, c) for c in members]
         seconds = sum(c.wall_s for c in members if c.wall_s is not None)
+        for key, n in _tally(statuses).items():
+            suite.set(key, str(n))
+        suite.set("time", f"{seconds:.3f}")
+        all_statuses += statuses
+        total_time += seconds
+    if doc.measurements:
+        suite = ET.SubElement(root, "testsuite", {"name": "refenv.measured"})
+        statuses = [_measurement_case(suite, m) for m in doc.measurements]
+        seconds = sum(m.wall_s for m in doc.measurements if m.wall_s is not None)
         for key, n in _tally(statuses).items():
             suite.set(key, str(n))
         suite.set("time", f"{seconds:.3f}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from harness.schema import Finding
 from refenv.report import mdtext as md
-from refenv.report import ready, view
+from refenv.report import measures, ready, view
 from refenv.report.formats import text
 from refenv.report.memory import ledger_brief, memory_summary
 from refenv.report.probes import brief, judged_rows, measurement_columns, probe_summary
@@ -158,33 +158,43 @@ def _builds(doc: RunDocument) -> list[str]:
     return lines
 
 
+def _measured(doc: RunDocument) -> list[str]:
+    found = measures.lines(doc)
+    if not found:
+        return []
+    return ["## Measured once", "",
+            "Probes and the memory verification depend on the environment (and, on a real GPU, the device), "
+            "not on the host profile or the scenario: each ran once and stands for the cells named.", "",
+            *(f"- {md.inline(line)}" for line in found), ""]
+
+
 def _probes(doc: RunDocument) -> list[str]:
-    summaries = [(c, s) for c in doc.cells if (s := probe_summary(c.probes)) is not None]
+    summaries = [(m, s) for m in measures.measured(doc) if (s := probe_summary(m.probes)) is not None]
     if not summaries:
         return []
-    # One row per cell, one column per measurement that ran anywhere: compact, and comparable down a column.
+    # One row per measurement, one column per probe that ran anywhere: compact, and comparable down a column.
     columns = measurement_columns([s for _, s in summaries])
     rows, waivers = [], []
     for cell, summary in summaries:
         found = {r.id: r for r in judged_rows(summary)}
-        rows.append([md.code(cell.id).replace("|", "\\|"), md.cell(summary.device),
+        rows.append([md.code(cell.label).replace("|", "\\|"), md.cell(summary.device),
                      md.cell(summary.status), *(md.cell(brief(found.get(m))) for m in columns),
                      md.cell(f"{summary.ridge_measured} / {summary.ridge_spec}".replace(" FLOP/B", ""))])
         if summary.waived and f"GPU probes waived: {summary.waived}" not in waivers:
             waivers.append(f"GPU probes waived: {summary.waived}")
         if summary.error:
-            waivers.append(f"{cell.id}: the probes failed: {summary.error}")
+            waivers.append(f"{cell.label}: the probes failed: {summary.error}")
     lines = ["## Probes", "",
              "Medians, with the percentage of the spec (or estimated) peak each was judged by; "
              "the ridge point is measured / spec.", ""]
-    lines += md.table(["cell", "device", "status", *(md.code(m) for m in columns), "ridge FLOP/B"], rows)
+    lines += md.table(["measured for", "device", "status", *(md.code(m) for m in columns), "ridge FLOP/B"], rows)
     lines += [""] + [f"- {md.inline(w)}" for w in waivers]
     return [*lines, ""]
 
 
 def _memory(doc: RunDocument) -> list[str]:
     rows = []
-    for cell in doc.cells:
+    for cell in measures.measured(doc):
         summary = memory_summary(cell.memory)
         if summary is None:
             continue
@@ -192,7 +202,7 @@ def _memory(doc: RunDocument) -> list[str]:
         off += [f"{case.name}: {case.error}" for case in summary.cases if case.error]
         off += list(summary.notes if summary.status != "PASS" else ())
         n_ledgers = sum(len(case.ledgers) for case in summary.cases)
-        rows.append([md.code(cell.id).replace("|", "\\|"), md.cell(summary.device),
+        rows.append([md.code(cell.label).replace("|", "\\|"), md.cell(summary.device),
                      md.cell(summary.status), md.cell(f"{summary.passed}/{len(summary.cases)}"),
                      md.cell("; ".join(off) if off else
                              f"none: all {n_ledgers} ledgers as predicted" if n_ledgers else "nothing measured")])
@@ -200,11 +210,13 @@ def _memory(doc: RunDocument) -> list[str]:
         return []
     return ["## Memory", "", "Each case's ledgers, predicted against measured (exact for state, "
             "within the stated tolerance for activations); only those that differ are listed.", "",
-            *md.table(["cell", "device", "status", "cases passed", "ledgers off (predicted → measured)"], rows), ""]
+            *md.table(["measured for", "device", "status", "cases passed", "ledgers off (predicted → measured)"],
+                      rows), ""]
 
 
 def render_markdown(doc: RunDocument) -> str:
     """The whole report.md for one cells.json document."""
-    lines = _header(doc) + _readiness(doc) + _grids(doc) + _attention(doc) + _builds(doc) + _probes(doc) + _memory(doc)
+    lines = _header(doc) + _readiness(doc) + _grids(doc) + _attention(doc) + _builds(doc) + _measured(doc)
+    lines += _probes(doc) + _memory(doc)
     lines += _matrix(doc)
     return "\n".join(lines).rstrip() + "\n"

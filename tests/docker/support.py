@@ -15,6 +15,7 @@ from refenv.build import EnvBuild
 from refenv.engine import Engine
 from refenv.labels import MANAGED
 from refenv.matrix import Matrix
+from refenv.measured import MeasurementRecord
 from refenv.results import CellResult, cell_id
 from refenv.runner import Options, Outcome, run_matrix
 from refenv.runspec import ContainerSpec
@@ -76,6 +77,7 @@ class RecordingUI:
         self.stages: list[str] = []
         self.builds: list[EnvBuild] = []
         self.cells: list[CellResult] = []
+        self.measurements: list[MeasurementRecord] = []
 
     def stage(self, message: str) -> None:
         self.stages.append(message)
@@ -85,6 +87,12 @@ class RecordingUI:
 
     def build_done(self, build: EnvBuild) -> None:
         self.builds.append(build)
+
+    def measurements_start(self, total: int) -> None:
+        LOG.debug("%d measurements", total)
+
+    def measurement_done(self, record: MeasurementRecord) -> None:
+        self.measurements.append(record)
 
     def cells_start(self, total: int) -> None:
         LOG.debug("%d cells", total)

@@ -28,6 +28,9 @@ def harness_doc(facts: dict[str, Any]) -> dict[str, Any]:
 
 
 OK_DOC = harness_doc(healthy())
+# What `python -m harness measure` writes on the CPU: a memory verification whose cases held.
+MEASURE_DOC: dict[str, Any] = {"schema": "refenv.measure", "device": "cpu", "waived": None, "probes": None,
+                               "memory": {"status": "PASS", "device": "cpu", "cases": [{"name": "tiny", "status": "PASS"}]}}
 # A container on the `none` host: no driver library at all (NOT_VISIBLE inside a container).
 NO_DRIVER_DOC = harness_doc(merge(no_driver(), {"visibility": {"in_container": True, "container_evidence": "cgroup"}}))
 
@@ -54,6 +57,10 @@ class FakeEngine:
     live: set[str] = field(default_factory=set)                  # containers in flight
     cancelled: list[str] = field(default_factory=list)           # run ids
     built: list[ImageRequest] = field(default_factory=list)
+    measure_default: Script = field(default_factory=lambda: Script(MEASURE_DOC))
+    measured: list[tuple[str, str]] = field(default_factory=list)  # (measurement id, image), in the order they ran
+    hashes: dict[str, str] = field(default_factory=dict)  # environment -> its image's content hash, when not the usual
+    specs: dict[str, ContainerSpec] = field(default_factory=dict)  # the last container of each cell or measurement
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -69,7 +76,7 @@ class FakeEngine:
         if name in self.failed_builds:
             return EnvBuild(name, "FAILED", None, None, 0.1, None, self.failed_builds[name], "the log's tail")
         tag = request.given or f"refenv/env-{name}:fake"
-        return EnvBuild(name, "CACHED", tag, f"hash-of-{name}", 0.0, None)
+        return EnvBuild(name, "CACHED", tag, self.hashes.get(name, f"hash-of-{name}"), 0.0, None)
 
     def image_id(self, ref: str) -> str | None:
         return f"sha256:{abs(hash(ref)):064x}"[:71]
@@ -84,13 +91,18 @@ class FakeEngine:
             (out / "ld.so.cache").write_bytes(b"fake linker cache")
             return RunOutcome(0, False, False, "")
         cell = labels[CELL]
-        script = self.scripts.get(cell, self.default)
+        measuring = labels.get(KIND) == "measure"
+        script = self.scripts.get(cell, self.measure_default if measuring else self.default)
         if script.raises is not None:
             raise script.raises
         name = f"{labels[RUN]}:{cell}"
         stop = threading.Event()
         with self._lock:
-            self.ran.append(cell)
+            self.specs[cell] = spec
+            if measuring:
+                self.measured.append((cell, spec.image))
+            else:
+                self.ran.append(cell)
             self.live.add(name)
             self._stop[name] = stop
         try:

@@ -18,6 +18,7 @@ from refenv.cellplan import Prepared, Scope, plan_cells
 from refenv.cellrun import run_cells
 from refenv.errors import NoGpuRuntime, RefenvError
 from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
+from refenv.measured import MeasurementRecord
 from refenv.results import CellResult
 from refenv.rundoc import load_run
 from refenv.runner import Options, Outcome, run_matrix
@@ -37,6 +38,8 @@ class UI:
         self.cells: list[CellResult] = []
         self.builds: list[EnvBuild] = []
         self.stop_after = stop_after
+        self.measuring = -1
+        self.measured: list[MeasurementRecord] = []
 
     def stage(self, message: str) -> None:
         pass
@@ -46,6 +49,12 @@ class UI:
 
     def build_done(self, build: EnvBuild) -> None:
         self.builds.append(build)
+
+    def measurements_start(self, total: int) -> None:
+        self.measuring = total
+
+    def measurement_done(self, record: MeasurementRecord) -> None:
+        self.measured.append(record)
 
     def cells_start(self, total: int) -> None:
         pass

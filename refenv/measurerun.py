@@ -1,0 +1,107 @@
+"""Run the planned measurements (refenv/measured.py) before the cells, `parallel` at a time.
+
+A CPU measurement whose cache key is unchanged (same image content hash, same settings) is read from the
+cache and judged again; a real GPU's is measured every time. Ctrl-C cancels the run's containers and
+returns what finished, the rest NOT_RUN.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from refenv import paths
+from refenv.backend import CellEngine
+from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.measured import MeasurementRecord, MeasurePlan, judge_measurement
+from refenv.status import ERROR, NOT_RUN
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MeasurementsRun:
+    records: tuple[MeasurementRecord, ...]
+    interrupted: bool
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def measure_one(engine: CellEngine, plan: MeasurePlan, use_cache: bool) -> MeasurementRecord:
+    """One measurement, start to finish; every failure becomes a status, never an exception."""
+    base = plan.record()
+    if plan.skip is not None:
+        return replace(base, status=plan.skip[0], reason=plan.skip[1])
+    assert plan.spec is not None
+    cached = paths.cell_cache() / f"measure-{plan.cache_key}.json" if plan.cache_key else None
+    if use_cache and cached is not None and cached.is_file() and (doc := _read(cached)) is not None:
+        plan.out_dir.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(cached, plan.out_dir / "result.json")
+        return replace(judge_measurement(base, doc, 0, False, False, ""), cached=True, wall_s=0.0)
+    plan.out_dir.mkdir(parents=True, exist_ok=True)
+    os.chmod(plan.out_dir, 0o777)  # the harness runs as an unprivileged user inside
+    start = time.monotonic()
+    try:
+        outcome = engine.run(plan.spec, plan.timeout_s)
+    except NoGpuRuntime as exc:
+        return replace(base, status=NOT_RUN, reason=exc.message)
+    except RefenvError as exc:
+        return replace(base, status=ERROR, reason=str(exc))
+    doc = _read(plan.out_dir / "result.json")
+    record = judge_measurement(base, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed, outcome.logs)
+    if doc is not None and cached is not None and record.status != ERROR and not outcome.timed_out:
+        tmp = cached.with_suffix(".tmp")
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(plan.out_dir / "result.json", tmp)
+        tmp.replace(cached)
+    return replace(record, wall_s=round(time.monotonic() - start, 2))
+
+
+def run_measurements(engine: CellEngine, plans: list[MeasurePlan], run_id: str, parallel: int = 1,
+                     use_cache: bool = True,
+                     on_done: Callable[[MeasurementRecord], None] | None = None) -> MeasurementsRun:
+    """Every measurement, `parallel` at a time, in plan order."""
+    done: dict[str, MeasurementRecord] = {}
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=max(1, parallel), thread_name_prefix="measure")
+    pending: dict[Future[MeasurementRecord], MeasurePlan] = {}
+    try:
+        pending = {pool.submit(measure_one, engine, plan, use_cache): plan for plan in plans}
+        while pending:
+            finished, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                plan = pending.pop(fut)
+                try:
+                    record = fut.result()
+                except Exception as exc:  # a bug in one measurement must not lose the run
+                    LOG.exception("measurement %s crashed", plan.id)
+                    record = replace(plan.record(), status=ERROR, reason=f"refenv error: {exc}")
+                done[plan.id] = record
+                if on_done is not None:
+                    on_done(record)
+    except KeyboardInterrupt:
+        interrupted = True
+        for fut in pending:
+            fut.cancel()
+        engine.cancel(run_id)
+        pool.shutdown(wait=True, cancel_futures=True)
+        engine.cancel(run_id)  # a container created while the first cancel ran
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    records = tuple(done.get(p.id) or replace(p.record(), status=NOT_RUN, reason="interrupted (Ctrl-C) before it "
+                                              "finished") for p in plans)
+    return MeasurementsRun(records, interrupted)

@@ -1,0 +1,163 @@
+"""Probes and the memory verification measured once per environment (and per real GPU host), not per cell,
+through the fake engine (refenv.measured, refenv.measurerun, refenv.runner); the cells only diagnose."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from refenv import simdriver
+from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
+from refenv.report.console import console_summary
+from refenv.rundoc import load_run
+from refenv.runner import Options, Outcome, run_matrix
+from tests.unit.fake_engine import MEASURE_DOC, NO_DRIVER_DOC, FakeEngine, Script
+from tests.unit.test_runner import UI
+
+CU130, CPU = Environment("cu130", "2.14.1", "cu130"), Environment("cpuonly", "2.13.0", "cpu")
+NONE, R580, R535, REAL = (Host("none", "none"), Host("r580", "simulated", "r580"), Host("r535", "simulated", "r535"),
+                          Host("real", "real"))
+SCENARIOS = (Scenario("gpu", "all"), Scenario("no-gpu", "none"))
+MEASURED = RunSettings(timeout_s=5, parallel=2, probes="quick", memory_check="quick")
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    driver = simdriver.build()
+    root = tmp_path / "cache"
+    root.mkdir()
+    monkeypatch.setenv("REFENV_CACHE", str(root))
+    os.symlink(driver.root.parent, root / "simdriver")
+    yield root
+
+
+def matrix(*hosts: Host, envs: tuple[Environment, ...] = (CU130, CPU)) -> Matrix:
+    return Matrix("matrix.yaml", envs, hosts, SCENARIOS, MEASURED)
+
+
+def run(engine: FakeEngine, m: Matrix, tmp_path: Path, ui: UI | None = None, use_cache: bool = True) -> Outcome:
+    return run_matrix(m, Options(results_root=tmp_path / "results", use_cache=use_cache), ui or UI(), engine)
+
+
+def no_driver_engine() -> FakeEngine:
+    """Cells on the `none` host see no driver, as a real container there does."""
+    return FakeEngine(scripts={f"{e}/none/{s}": Script(NO_DRIVER_DOC) for e in ("cu130", "cpuonly")
+                               for s in ("gpu", "no-gpu")})
+
+
+def test_each_environment_is_measured_once_and_its_cells_only_diagnose(tmp_path: Path) -> None:
+    engine = FakeEngine()
+    ui = UI()
+    outcome = run(engine, matrix(R535, R580), tmp_path, ui)
+    assert sorted(m for m, _ in engine.measured) == ["cpuonly/cpu", "cu130/cpu"] and ui.measuring == 2
+    assert len(outcome.document.cells) == 8 and len(ui.measured) == 2
+    for cell in outcome.document.cells:
+        command = engine.specs[cell.id].command if cell.id in engine.specs else ("--probes", "off", "--memory", "off")
+        assert command[command.index("--probes") + 1] == "off" and command[command.index("--memory") + 1] == "off"
+        assert cell.measurements == (f"{cell.environment}/cpu",) and cell.probes is None and cell.memory is None
+    spec = engine.specs["cu130/cpu"]
+    assert spec.command[:1] == ("measure",) and "--device" in spec.command and spec.gpu_request is None
+    assert spec.devices == () and all(target != "/usr/lib/x86_64-linux-gnu/libcuda.so.1" for _, target, _ in spec.binds)
+    m = outcome.document.measurement("cu130/cpu")
+    assert m is not None and m.status == "PASS" and m.memory == MEASURE_DOC["memory"] and not m.cached
+    assert load_run(outcome.folder) == outcome.document
+
+
+def test_an_unchanged_image_reuses_its_measurement_and_a_changed_one_measures_again(tmp_path: Path) -> None:
+    engine = FakeEngine()
+    run(engine, matrix(R580), tmp_path)
+    second = run(engine, matrix(R580), tmp_path)
+    assert len(engine.measured) == 2  # nothing measured again
+    assert all(m.cached and m.status == "PASS" for m in second.document.measurements)
+    engine.hashes["cu130"] = "a-new-hash"
+    third = run(engine, matrix(R580), tmp_path)
+    assert sorted(m for m, _ in engine.measured) == ["cpuonly/cpu", "cu130/cpu", "cu130/cpu"]
+    by_id = {m.id: m for m in third.document.measurements}
+    assert not by_id["cu130/cpu"].cached and by_id["cpuonly/cpu"].cached
+    run(engine, matrix(R580), tmp_path, use_cache=False)
+    assert len(engine.measured) == 5
+
+
+def test_a_real_gpu_host_is_measured_per_environment_every_time(tmp_path: Path) -> None:
+    engine = FakeEngine(gpu=True)
+    for _ in range(2):
+        outcome = run(engine, matrix(REAL, R580, envs=(CU130,)), tmp_path)
+    ids = [m for m, _ in engine.measured]
+    assert ids.count("cu130/real") == 2 and ids.count("cu130/cpu") == 1
+    spec = engine.specs["cu130/real"]
+    assert spec.gpu_request == "all" and spec.command[spec.command.index("--device") + 1] == "cuda"
+    real_cell = outcome.document.cell("cu130/real/gpu")
+    sim_cell = outcome.document.cell("cu130/r580/gpu")
+    assert real_cell is not None and real_cell.measurements == ("cu130/cpu", "cu130/real")
+    assert sim_cell is not None and sim_cell.measurements == ("cu130/cpu",)
+
+
+def test_a_real_host_without_a_gpu_runtime_measures_nothing_there(tmp_path: Path) -> None:
+    engine = FakeEngine(gpu=False)
+    outcome = run(engine, matrix(REAL, envs=(CU130,)), tmp_path)
+    m = outcome.document.measurement("cu130/real")
+    assert m is not None and m.status == "NOT_RUN" and "no NVIDIA runtime" in m.reason
+    assert [x for x, _ in engine.measured] == ["cu130/cpu"] and not m.bad
+
+
+def test_a_memory_prediction_that_fails_fails_the_run_once_not_every_cell(tmp_path: Path) -> None:
+    bad = {**MEASURE_DOC, "memory": {"status": "FAIL", "cases": [{"name": "tiny", "status": "FAIL"}]}}
+    engine = no_driver_engine()
+    engine.scripts["cu130/cpu"] = Script(bad)
+    outcome = run(engine, matrix(NONE, envs=(CU130,)), tmp_path)
+    assert {c.status for c in outcome.document.cells} == {"PASS"}
+    m = outcome.document.measurement("cu130/cpu")
+    assert m is not None and m.status == "FAIL" and "tiny" in m.reason
+    assert not outcome.ok and not outcome.document.summary.ok
+
+
+def test_a_failed_build_is_not_measured(tmp_path: Path) -> None:
+    engine = FakeEngine(failed_builds={"cpuonly": "no wheel"})
+    outcome = run(engine, matrix(R580), tmp_path)
+    m = outcome.document.measurement("cpuonly/cpu")
+    assert m is not None and m.status == "BUILD_FAILED" and [x for x, _ in engine.measured] == ["cu130/cpu"]
+
+
+def test_ctrl_c_while_measuring_runs_no_cell(tmp_path: Path) -> None:
+    class StopAtFirst(UI):
+        def measurement_done(self, record: object) -> None:
+            raise KeyboardInterrupt
+
+    engine = FakeEngine(scripts={"cpuonly/cpu": Script(hang=True)})
+    outcome = run(engine, matrix(R580), tmp_path, StopAtFirst())
+    assert outcome.interrupted and engine.cancelled and engine.ran == [] and engine.live == set()
+    assert {c.status for c in outcome.document.cells} == {"NOT_RUN"}
+
+
+def test_measurements_off_plan_none(tmp_path: Path) -> None:
+    engine = FakeEngine()
+    m = Matrix("matrix.yaml", (CU130,), (R580,), SCENARIOS, RunSettings(timeout_s=5, probes="off", memory_check="off"))
+    outcome = run(engine, m, tmp_path)
+    assert engine.measured == [] and outcome.document.measurements == ()
+    assert all(c.measurements == () for c in outcome.document.cells)
+
+
+def test_the_reports_show_each_measurement_once(tmp_path: Path) -> None:
+    outcome = run(no_driver_engine(), matrix(NONE, R535, R580), tmp_path)
+    md = (outcome.folder / "report.md").read_text()
+    section = md.split("## Measured once", 1)[1].split("\n## ", 1)[0]
+    assert section.count("cu130 (CPU)") == 1 and section.count("cpuonly (CPU)") == 1 and "for 6 cells" in section
+    memory = md.split("## Memory", 1)[1]
+    assert memory.count("cu130 (CPU)") == 1 and "/none/" not in memory
+    html = (outcome.folder / "report.html").read_text()
+    assert html.count("<code>cu130 (CPU)</code>") == 1 and 'id="measured"' in html
+    text = console_summary(outcome.document)
+    assert "measured once" in text and text.count("cpuonly (CPU)") == 1
+    junit = (outcome.folder / "junit.xml").read_text()
+    assert junit.count('classname="refenv.measured"') == 2 and 'name="cu130/cpu"' in junit
+
+
+def test_a_failed_measurement_is_a_junit_failure(tmp_path: Path) -> None:
+    engine = no_driver_engine()
+    engine.scripts["cu130/cpu"] = Script({**MEASURE_DOC, "memory": {"status": "FAIL", "cases": []}})
+    outcome = run(engine, matrix(NONE, envs=(CU130,)), tmp_path)
+    junit = (outcome.folder / "junit.xml").read_text()
+    assert '<failure message="memory prediction disagrees' in junit and 'type="FAIL"' in junit

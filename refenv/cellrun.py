@@ -17,7 +17,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -140,6 +140,21 @@ def share(plans: list[CellPlan]) -> tuple[list[CellPlan], dict[str, list[CellPla
     return first, same
 
 
+def cancel_all(engine: CellEngine, run_id: str, pending: Iterable[Future[Any]]) -> int:
+    """Cancel a run's containers and its work not yet started; the number of containers removed.
+
+    A container created while a cancel ran outlives it: cancel again until every task has returned,
+    rather than wait out its time limit.
+    """
+    futures = list(pending)
+    removed = engine.cancel(run_id)
+    for fut in futures:
+        fut.cancel()
+    while wait(futures, timeout=0.5).not_done:
+        removed += engine.cancel(run_id)
+    return removed
+
+
 def run_cells(engine: CellEngine, plans: list[CellPlan], run_id: str, parallel: int = 1, use_cache: bool = True,
               on_done: Callable[[CellResult], None] | None = None) -> CellsRun:
     """Every cell, `parallel` at a time. Ctrl-C cancels the run's containers and returns what finished."""
@@ -180,14 +195,7 @@ def run_cells(engine: CellEngine, plans: list[CellPlan], run_id: str, parallel: 
     except KeyboardInterrupt:
         interrupted = True
         stop.set()
-        removed = engine.cancel(run_id)
-        for fut in pending:
-            fut.cancel()
-        # A container created while a cancel ran outlives it: cancel again until every cell has returned,
-        # rather than wait out its time limit.
-        while wait(list(pending), timeout=0.5).not_done:
-            removed += engine.cancel(run_id)
-        LOG.warning("interrupted: removed %d running container(s)", removed)
+        LOG.warning("interrupted: removed %d running container(s)", cancel_all(engine, run_id, pending))
         pool.shutdown(wait=True, cancel_futures=True)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)

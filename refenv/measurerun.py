@@ -20,6 +20,7 @@ from typing import Any
 
 from refenv import paths
 from refenv.backend import CellEngine
+from refenv.cellrun import cancel_all
 from refenv.errors import NoGpuRuntime, RefenvError
 from refenv.measured import MeasurementRecord, MeasurePlan, judge_measurement
 from refenv.status import ERROR, NOT_RUN
@@ -95,11 +96,8 @@ def run_measurements(engine: CellEngine, plans: list[MeasurePlan], run_id: str, 
                     on_done(record)
     except KeyboardInterrupt:
         interrupted = True
-        for fut in pending:
-            fut.cancel()
-        engine.cancel(run_id)
+        LOG.warning("interrupted: removed %d running container(s)", cancel_all(engine, run_id, pending))
         pool.shutdown(wait=True, cancel_futures=True)
-        engine.cancel(run_id)  # a container created while the first cancel ran
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     records = tuple(done.get(p.id) or replace(p.record(), status=NOT_RUN, reason="interrupted (Ctrl-C) before it "

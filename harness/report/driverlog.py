@@ -131,15 +131,7 @@ def _found(b: Builder, line: Line, ident: str, said: str) -> None:
     if ident == "cuda.no_device":
         b.clue("no_device", line)
     elif ident == "cuda.no_kernel_image":
-        _warn(b, said, line)
+        b.add_warning(said, line)
     elif ident == "cuda.insufficient_driver":
         b.clue("insufficient_driver", line)
 
-
-def _warn(b: Builder, message: str, line: Line) -> None:
-    warnings = b.get("torch.warnings")
-    if not isinstance(warnings, list):
-        warnings = []
-        b.put("torch.warnings", warnings, line)
-    if message not in warnings:
-        warnings.append(message)

@@ -52,7 +52,7 @@ def _read_init(b: Builder, line: Line, hits: list[Hit], found: dict[str, Hit]) -
     if at >= 0:
         message = strip_triggered(text[at + len(_INIT_PREFIX):])
         if not b.put("torch.init_warning", message, line):
-            _warn(b, message, line)
+            b.add_warning(message, line)
     elif init is not None and _raised(text, init.start):
         b.put("torch.init_error", strip_triggered(text[init.start:]), line)
     else:
@@ -74,15 +74,6 @@ def _read_init(b: Builder, line: Line, hits: list[Hit], found: dict[str, Hit]) -
                "libcuda.so.1 cannot be loaded (torch's words are kept; libcuda was not probed)")
 
 
-def _warn(b: Builder, message: str, line: Line) -> None:
-    """Keep a further torch warning in torch.warnings."""
-    warnings = b.get("torch.warnings")
-    if not isinstance(warnings, list):
-        warnings = []
-        b.put("torch.warnings", warnings, line)
-    if message not in warnings:
-        warnings.append(message)
-
 
 def _read_arch(b: Builder, line: Line, found: dict[str, Hit]) -> None:
     text = line.text
@@ -90,13 +81,13 @@ def _read_arch(b: Builder, line: Line, found: dict[str, Hit]) -> None:
     if arch:
         name, sm = arch.params["name"].strip(), arch.params["sm"]
         cc = f"{int(sm[:-1])}.{sm[-1]}"
-        _warn(b, strip_triggered(text[text.find(name, arch.start):]), line)
+        b.add_warning(strip_triggered(text[text.find(name, arch.start):]), line)
         _set_capability(b, name, cc, None, line)
         b.note(f"{name}: compute capability {cc}, from torch's warning that sm_{sm} is not compatible")
     old = found.get("torch.gpu_too_old")
     if old:
         cc = f"{old.params['major']}.{old.params['minor']}"
-        _warn(b, strip_triggered(text[old.start:]), line)
+        b.add_warning(strip_triggered(text[old.start:]), line)
         _set_capability(b, old.params["name"].strip(), cc, int(old.params["index"]), line)
     supports = found.get("torch.arch_list")
     if supports:
@@ -146,7 +137,7 @@ def _read_nvml(b: Builder, line: Line, found: dict[str, Hit]) -> None:
             b.put("driver.nvml.init_error_code", code, line)
             b.put("driver.nvml.loaded", code != catalogue.code_of("nvml.library_not_found"), line)
     elif cant:
-        _warn(b, cant.text, line)
+        b.add_warning(cant.text, line)
         if b.put("driver.nvml.init_error", cant.text, line):
             b.put("driver.nvml.loaded", True, line)
             b.note(f"torch could load libnvidia-ml.so.1 but nvmlInit failed ('{cant.text}'); "
@@ -161,7 +152,7 @@ def _read_other(b: Builder, line: Line, found: dict[str, Hit]) -> None:
     text = line.text
     no_kernel = found.get("cuda.no_kernel_image")
     if no_kernel:
-        _warn(b, strip_triggered(text[no_kernel.start:]), line)
+        b.add_warning(strip_triggered(text[no_kernel.start:]), line)
         b.note(f"line {line.number}: '{no_kernel.text}': the wheel has no kernels for this GPU's architecture")
     no_runtime = found.get("docker.no_gpu_runtime")
     if no_runtime:

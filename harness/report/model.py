@@ -87,6 +87,15 @@ class Builder:
         devices.append(gpu)
         self.provenance[f"{path}.{len(devices) - 1}"] = (line.number, line.raw)
 
+    def add_warning(self, message: str, line: Line) -> None:
+        """Keep one more of torch's warnings in torch.warnings (each once)."""
+        warnings = self.get("torch.warnings")
+        if not isinstance(warnings, list):
+            warnings = []
+            self.put("torch.warnings", warnings, line)
+        if message not in warnings:
+            warnings.append(message)
+
     def infer(self, path: str, value: Any, line: Line | None, why: str) -> bool:
         """Set a fact the report does not state but implies; it is marked inferred, with why."""
         if not self.put(path, value, line):

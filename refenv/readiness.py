@@ -43,6 +43,7 @@ class CellFacts:
     driver_cuda: int | None = None     # the host's cuDriverGetVersion value, 12020; derived from driver if None
     capability: str | None = None      # the host's first GPU's compute capability, '9.0'
     reason: str = ""                   # the cell's reason, shown for a host that gave no answer
+    remedy: str | None = None          # the fix the cell's diagnosis gave for its verdict, in words
 
 
 @dataclass(frozen=True)
@@ -123,7 +124,10 @@ def fix_for(c: CellFacts, ready_elsewhere: Mapping[str, tuple[str, ...]]) -> Fix
     verdict, cuda = c.observed or "", c.cuda
     if verdict == schema.CPU_WHEEL or cuda is None:
         other = next((e for e in ready_elsewhere.get(c.host, ()) if e != c.environment), None)
-        return Fix(f"use a CUDA build{f' ({other}, ready there)' if other else ''}", build=other)
+        build = f"use a CUDA build{f' ({other}, ready there)' if other else ''}"
+        if verdict == schema.DRIVER_BROKEN and c.remedy:  # a broken driver stops any build: both are needed
+            return Fix(f"{c.remedy}; then {build}", build=other)
+        return Fix(build, build=other)
     floor = compat.minor_floor(compat.parse_version(cuda)[0])
     need = floor[0] if floor else compat.min_driver_for_cuda(cuda)
     branch = f"R{compat.branch_of(need)}" if need else None
@@ -135,7 +139,7 @@ def fix_for(c: CellFacts, ready_elsewhere: Mapping[str, tuple[str, ...]]) -> Fix
         # A host with no driver at all (matrix host kind `none`): the toolkit had nothing to inject.
         return Fix(f"{install} and the NVIDIA container toolkit", need, branch)
     if verdict == schema.DRIVER_BROKEN:
-        return Fix("repair the driver: the cell's findings name the fault")
+        return Fix(c.remedy or "repair the driver: the cell's findings name the fault")
     if verdict == schema.ARCH_UNSUPPORTED:
         sm = compat.sm_name(c.capability) if c.capability else "this GPU"
         return Fix(f"use a build compiled for {sm}")

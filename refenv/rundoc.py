@@ -160,8 +160,9 @@ def from_data(data: object, source: str = "the run document") -> RunDocument:
         raise RunDocumentError(f"{source}: {exc.message}") from exc
 
 
-def load_run(path: Path) -> RunDocument:
+def load_run(path: Path | str) -> RunDocument:
     """Read a cells.json (or the run folder holding it)."""
+    path = Path(path)
     if path.is_dir():
         path = path / "cells.json"
     try:

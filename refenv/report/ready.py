@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.schema import ERROR
 from refenv import readiness
 from refenv.readiness import CellFacts, Readiness
+from refenv.results import CellResult
 from refenv.rundoc import RunDocument
-from refenv.status import AGREED, FAMILIES, SKIPPED, family
+from refenv.status import AGREED, DISAGREED, FAMILIES, NO_ANSWER, SKIPPED, family
 
 
 def cell_facts(doc: RunDocument) -> tuple[CellFacts, ...]:
@@ -30,8 +32,17 @@ def cell_facts(doc: RunDocument) -> tuple[CellFacts, ...]:
             simulated=c.simulated, gpu_access=access.get(c.scenario, False),
             driver=host.driver if host else None, torch=(env.torch if env else None) or "",
             cuda=env.cuda if env else None, driver_cuda=host.cuda_driver_version if host else None,
-            capability=next((g.compute_capability for g in host.gpus), None) if host else None, reason=c.reason))
+            capability=next((g.compute_capability for g in host.gpus), None) if host else None, reason=c.reason,
+            remedy=_remedy(c)))
     return tuple(out)
+
+
+def _remedy(cell: CellResult) -> str | None:
+    """The first fix the diagnosis gave for its own verdict (its primary finding's), if any."""
+    if cell.observed is None:
+        return None
+    return next((f.remediation[0] for f in cell.observed.findings
+                 if f.verdict == cell.observed.verdict and f.severity == ERROR and f.remediation), None)
 
 
 def of_run(doc: RunDocument) -> tuple[Readiness, ...]:
@@ -50,16 +61,27 @@ class Section:
     no_gpu: tuple[str, ...]          # 'r470, r535: driver too old for CUDA 13.0; install R580 (>= 580.65.06) ...'
     untested: tuple[str, ...]        # 'real: NOT_RUN: this Docker engine has no NVIDIA runtime'
     agreement: str                   # 'all 21 cells agreed with the predictions'
-    agreed: bool                     # every cell of the environment agreed
+    agreed: bool                     # no cell of the environment disagreed or gave no answer
     disagreed: tuple[str, ...]       # cell ids
 
 
-def agreement(doc: RunDocument, environment: str) -> str:
-    """'all 21 cells agreed with the predictions', or the cells per status family: '7 agreed, 1 disagreed, ...'."""
+def _families(doc: RunDocument, environment: str) -> dict[str, int]:
     counts = dict.fromkeys(FAMILIES, 0)
     for c in doc.cells:
         if c.environment == environment:
             counts[family(c.status)] += 1
+    return counts
+
+
+def held(doc: RunDocument, environment: str) -> bool:
+    """No cell of the environment disagreed or failed to answer (cells not run are no evidence either way)."""
+    counts = _families(doc, environment)
+    return counts[DISAGREED] == 0 and counts[NO_ANSWER] == 0
+
+
+def agreement(doc: RunDocument, environment: str) -> str:
+    """'all 21 cells agreed with the predictions', or the cells per status family: '7 agreed, 1 disagreed, ...'."""
+    counts = _families(doc, environment)
     total = sum(counts.values())
     if counts[AGREED] == total:
         return f"all {total} cells agreed with the predictions"
@@ -84,7 +106,7 @@ def sections(doc: RunDocument) -> list[Section]:
             build=f"torch {r.torch or '?'}, " + (f"CUDA {r.cuda}" if r.cuda else "CPU build"),
             ready=r.is_ready, gpu_on=", ".join(h.label for h in r.ready) or "no host",
             no_gpu=readiness.grouped(r), untested=_grouped_untested(r),
-            agreement=agreement(doc, r.environment), agreed=agreement(doc, r.environment).startswith("all "),
+            agreement=agreement(doc, r.environment), agreed=held(doc, r.environment),
             disagreed=r.disagreed))
     return out
 

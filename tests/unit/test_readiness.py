@@ -129,3 +129,17 @@ def test_a_host_without_a_driver_that_hides_the_gpu_needs_a_driver_and_the_toolk
                      "13.0")
     (r,) = readiness.judge([real])
     assert r.refused[0].fix.min_driver is None and "--gpus" in r.refused[0].fix.text
+
+
+def test_a_broken_driver_gets_the_fix_its_diagnosis_gave() -> None:
+    from dataclasses import replace
+
+    reboot = "reboot, or reload the modules"
+    (r,) = readiness.judge([replace(cell("cu130", "r580", "gpu", "DRIVER_BROKEN"), remedy=reboot)])
+    assert r.refused[0].fix.text == reboot
+    # A CPU build on that host needs the driver repaired and a CUDA build.
+    (r,) = readiness.judge([replace(cell("cpu", "r580", "gpu", "DRIVER_BROKEN", cuda=None), remedy=reboot)])
+    assert r.refused[0].fix.text == f"{reboot}; then use a CUDA build"
+    # Without the diagnosis's words the fix still says where to look.
+    (r,) = readiness.judge([cell("cu130", "r580", "gpu", "DRIVER_BROKEN")])
+    assert "findings" in r.refused[0].fix.text

@@ -36,6 +36,16 @@ def test_disagreements_and_unanswered_hosts_are_told() -> None:
     assert len(broken.untested) == 1 and broken.untested[0].startswith("none, r570, r580, local: BUILD_FAILED")
 
 
+def test_cells_not_run_do_not_count_against_the_predictions() -> None:
+    from dataclasses import replace
+
+    doc = sample("passing")
+    skipped = replace(doc, cells=tuple(replace(c, status="NOT_RUN", observed=None) if c.host == "local" else c
+                                       for c in doc.cells))
+    cu130 = {s.environment: s for s in ready.sections(skipped)}["torch-2.14.1-cu130"]
+    assert cu130.agreed and "not run" in cu130.agreement and "agreed" in cu130.agreement
+
+
 def test_readiness_comes_first_in_markdown_html_and_console() -> None:
     doc = sample("passing")
     markdown = render_markdown(doc)

@@ -33,8 +33,10 @@ LOG = logging.getLogger(__name__)
 # Slurm checks time limits every 30 s or so and rounds them up to a minute: past this much more than
 # the cell's own limit, the job is cancelled here and the cell is TIMEOUT all the same.
 LATE_S = 120.0
-# Cells submitted within this window (the runner starts them all at once) go to Slurm as one job array.
-BATCH_S = 0.3
+# Cells submitted within this window go to Slurm as one job array. The runner starts its first cells
+# within milliseconds of each other, and later ones one at a time as others finish: a longer window
+# gathers no more of them, and every cell would wait it out.
+BATCH_S = 0.05
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 import sys
@@ -10,7 +11,7 @@ import traceback
 from typing import Any
 
 from harness import __version__
-from harness.inputs import dumps_json, finite_or_null
+from harness.inputs import InputError, dumps_json, finite_or_null, label
 from harness.schema import SCHEMA, SCHEMA_VERSION
 
 
@@ -36,16 +37,27 @@ def dumps(doc: dict[str, Any]) -> str:
     return dumps_json(finite_or_null(doc), indent=2, sort_keys=False, default=str) + "\n"
 
 
-def write(doc: dict[str, Any], path: str | None) -> None:
-    """Write to `path` atomically (a reader never sees half a document), or to stdout for None/'-'."""
+def write(doc: dict[str, Any], path: str | None, what: str = "--out") -> None:
+    """Write to `path` atomically (a reader never sees half a document), or to stdout for None/'-'.
+
+    A path that cannot be written (a folder, a read-only place) is bad input, an InputError naming `what`,
+    and the temporary file beside it is removed.
+    """
     text = dumps(doc)
     if path in (None, "-"):
         sys.stdout.write(text)
         return
     assert path is not None
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    tmp = None
+    try:
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".json")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError as exc:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise InputError(f"{what} {label(path)}: cannot write: {exc.strerror or exc}") from None

@@ -127,3 +127,19 @@ def test_diagnose_exit_codes_tell_bad_input_from_a_bug(tmp_path: Path, monkeypat
     monkeypatch.setattr(diagnose, "diagnose_report", broken)
     assert cli.main(["diagnose", "--from", str(empty)]) == 3  # a bug is not bad input
     assert "internal error: ZeroDivisionError: a bug" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", [["diagnose", "--from", "REPORT"], ["cell", "--probes", "off", "--memory", "off"]])
+def test_an_out_that_cannot_be_written_is_bad_input_and_leaves_no_temporary_file(
+        command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import __main__ as cli
+
+    report = tmp_path / "report.txt"
+    report.write_text((DATA.parent / "reports" / "smi-table-pip.txt").read_text())
+    folder = tmp_path / "out"
+    folder.mkdir()
+    words = [str(report) if w == "REPORT" else w for w in command]
+    assert cli.main([*words, "--out", str(folder), "--torch-timeout", "30"]) == 2  # a folder, not a file
+    err = capsys.readouterr().err
+    assert err.startswith("error: --out ") and ": cannot write: " in err and "internal error" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "report.txt"]

@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from harness import document
+from harness.inputs import float_arg
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK, OK
 
 SCHEMA = "refenv.cell"
@@ -30,7 +31,7 @@ def register(sub: Any) -> None:
     p.add_argument("--out", metavar="FILE", required=True, help="where to write the cell document")
     p.add_argument("--probes", choices=("quick", "full", "off"), default="quick")
     p.add_argument("--memory", choices=("quick", "full", "off"), default="quick")
-    p.add_argument("--torch-timeout", type=float, default=180.0, metavar="S")
+    p.add_argument("--torch-timeout", type=float_arg(1, 86400), default=180.0, metavar="S")
     p.set_defaults(func=run)
 
 

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from harness import document
+from harness.inputs import float_arg
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL, exit_code_for
 
 EPILOG = """\
@@ -35,7 +36,7 @@ def register(sub: Any) -> None:
                    help="diagnose a machine you cannot touch from what its user pasted: a `python -m "
                         "torch.utils.collect_env` output, torch's errors, nvidia-smi, install lines or any bug "
                         "report text, or a saved diagnose document ('-' reads standard input)")
-    p.add_argument("--torch-timeout", type=float, default=180.0, metavar="S",
+    p.add_argument("--torch-timeout", type=float_arg(1, 86400), default=180.0, metavar="S",
                    help="seconds to wait for torch to import and answer (default 180)")
     p.set_defaults(func=run)
 

@@ -143,3 +143,14 @@ def test_an_out_that_cannot_be_written_is_bad_input_and_leaves_no_temporary_file
     err = capsys.readouterr().err
     assert err.startswith("error: --out ") and ": cannot write: " in err and "internal error" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "report.txt"]
+
+
+@pytest.mark.parametrize("command", ["diagnose", "cell"])
+@pytest.mark.parametrize("value", ["nan", "inf", "-5", "0"])
+def test_torch_timeout_is_a_finite_positive_number(command: str, value: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # nan or a negative number was taken as a 0.1 s wait for torch: a timeout the verdict would then report.
+    from harness import __main__ as cli
+
+    assert cli.main([command, "--out", "-", "--torch-timeout", value]) == 2
+    assert "--torch-timeout" in capsys.readouterr().err

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
-import json
 import re
 import sys
 from pathlib import Path
 
-from harness.inputs import InputError, read_stream
+from harness.inputs import InputError, loads_json, read_stream
 from harness.report.anytext import parse_report
 from harness.report.document import parse_document
 from harness.report.model import ParsedReport, ReportError
@@ -39,12 +38,10 @@ def parse_text(text: str) -> ParsedReport:
     if not body.startswith("{"):
         return parse_report(text)
     try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise ReportError(f"the report starts like a JSON document but does not parse: {exc.msg} at line "
-                          f"{exc.lineno}, column {exc.colno}") from None
-    except RecursionError:
-        raise ReportError("the JSON document is nested too deeply to be a saved diagnose document") from None
+        # The input discipline's JSON: nesting bounded, no NaN/Infinity, no 5,000-digit number for int().
+        data = loads_json(body, "the report starts like a JSON document but does not parse")
+    except InputError as exc:
+        raise ReportError(str(exc)) from None
     if not isinstance(data, dict) or "schema" not in data:
         raise ReportError(f"a JSON document without a 'schema' field: {NOT_A_REPORT}")
     return parse_document(data)

@@ -154,3 +154,13 @@ def test_torch_timeout_is_a_finite_positive_number(command: str, value: str,
 
     assert cli.main([command, "--out", "-", "--torch-timeout", value]) == 2
     assert "--torch-timeout" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ('{"schema": "refenv.diagnosis", "version": ' + "9" * 5000 + "}", "more than 30 digits"),
+    ('{"schema": "refenv.diagnosis", "version": 1, "facts": {"host": NaN}}', "no NaN or Infinity"),
+    ('{"schema": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested deeper than 64"),
+])
+def test_a_json_report_is_read_with_the_input_discipline(text: str, said: str) -> None:
+    # A 5,000-digit number was int()'s ValueError, an internal error (exit 3) instead of bad input.
+    assert said in refused(text + "\n")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from harness import document
@@ -71,12 +72,11 @@ def diagnose_report(source: str) -> dict[str, Any]:
     from harness.classify import classify
     from harness.report import load_report
     from harness.report.judge import assess_report
-
-    doc = document.new("diagnose")
     from harness.report.load import read_stdin
 
-    data: Any = read_stdin() if source == "-" else source
-    report = load_report(data if source == "-" else source)
+    doc = document.new("diagnose")
+    # A Path, not the str: load_report reads a str holding a newline as the report's text itself.
+    report = load_report(read_stdin() if source == "-" else Path(source))
     judged = classify(report.facts)
     diagnosis = judged.to_dict()
     if report.unknowns:

@@ -164,3 +164,12 @@ def test_torch_timeout_is_a_finite_positive_number(command: str, value: str,
 def test_a_json_report_is_read_with_the_input_discipline(text: str, said: str) -> None:
     # A 5,000-digit number was int()'s ValueError, an internal error (exit 3) instead of bad input.
     assert said in refused(text + "\n")
+
+
+def test_from_reads_a_file_whose_name_holds_a_newline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from harness import __main__ as cli
+
+    report = tmp_path / "pasted\nreport.txt"
+    report.write_text((DATA.parent / "reports" / "smi-table-pip.txt").read_text())
+    assert cli.main(["diagnose", "--from", str(report)]) == 1
+    assert capsys.readouterr().out.startswith("refenv diagnose: DRIVER_TOO_OLD")

@@ -13,9 +13,10 @@ from harness.inputs import float_arg
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL, exit_code_for
 
 EPILOG = """\
-exit status: 0 when CUDA works (OK), 1 for a failing verdict, 2 when the harness itself failed
-(the JSON document is still written, with the error). With --from, a report outside the seven verdicts
-(OTHER) or too thin to judge (CANNOT_TELL) exits 1, and text with no fact about the stack exits 2.
+exit status: 0 when CUDA works (OK), 1 for a failing verdict, 2 for bad input or when the harness could
+not gather a layer (the JSON document is still written, with the error), 3 for an internal error. With
+--from, a report outside the seven verdicts (OTHER) or too thin to judge (CANNOT_TELL) exits 1, and text
+with no fact about the stack exits 2.
 
 verdicts, in the order they are examined: NO_DRIVER, DRIVER_BROKEN (driver layer), CPU_WHEEL,
 DRIVER_TOO_OLD (wheel and runtime), NOT_VISIBLE (CUDA_VISIBLE_DEVICES, container GPU access),

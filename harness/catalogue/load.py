@@ -15,7 +15,7 @@ DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "failures.json"
 # A quantified group ('(...)+', '(...)*', '(...){n,m}') can backtrack without bound: none allowed,
 # so every pattern runs in time linear in the window it is given.
 _NESTED_RE = re.compile(r"\)[*+{]")
-_UNBOUNDED_RE = re.compile(r"(?<!\\)[*+]")
+_UNBOUNDED_RE = re.compile(r"(?<!\\)(?:[*+]|\{[0-9]*,\})")  # '{n,}' has no upper bound either
 _ID_RE = re.compile(r"^[a-z]+\.[a-z0-9_]+$")
 _FIELD_RE = re.compile(r"\{(\w+)\}")
 

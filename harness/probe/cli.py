@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
-from harness.inputs import dumps_json, finite_or_null
+from harness import document
 from harness.probe import bands
 from harness.probe.devices import ProbeError
 from harness.probe.render import render_probe
@@ -44,13 +43,10 @@ def run(args: argparse.Namespace) -> int:
     except ProbeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    # NaN and Infinity are not JSON (RFC 8259): a figure that is not finite is written as null, "unknown".
-    text = dumps_json(finite_or_null(doc), indent=2)
-    if args.out:
-        try:
-            Path(args.out).write_text(text + "\n", encoding="utf-8")
-        except OSError as exc:
-            print(f"error: --out {args.out}: cannot write: {exc.strerror or exc}", file=sys.stderr)
-            return EXIT_HARNESS_ERROR
-    print(text if args.json else render_probe(doc))
+    if args.out:  # atomically; one that cannot be written is an InputError, exit 2
+        document.write(doc, args.out)
+    if args.json:
+        document.write(doc, None)
+    else:
+        print(render_probe(doc))
     return EXIT_FAILING if doc["status"] == bands.FAIL else EXIT_OK

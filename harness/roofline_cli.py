@@ -76,7 +76,9 @@ def register(subparsers: Any) -> None:
         source = sub.add_mutually_exclusive_group()
         source.add_argument("--probe", metavar="FILE", help="measured roofs from a saved probe JSON")
         source.add_argument("--gpu", metavar="NAME", help="a named GPU's spec roofs, e.g. H100-SXM, H200, A100")
-        sub.add_argument("--measured-ms", type=float_arg(0, 1e12), help="a measured time to compare with the roofline")
+        # From a nanosecond: every rate over the largest operation allowed above stays a finite float.
+        sub.add_argument("--measured-ms", type=float_arg(1e-6, 1e12),
+                         help="a measured time to compare with the roofline")
         sub.add_argument("--json", action="store_true", help="print JSON instead of text")
         sub.set_defaults(func=run)
 

@@ -62,6 +62,13 @@ def test_every_number_option_refuses_what_is_not_finite(operation: str, option: 
     assert rc == 2 and option in err
 
 
+@pytest.mark.parametrize("operation", list(BASE))
+def test_a_measured_time_too_small_to_give_a_finite_rate_is_refused(operation: str) -> None:
+    # 1e-300 ms passed the positive check and made the bandwidth inf: --json was an internal error (exit 3).
+    rc, _, err = run(*BASE[operation], "--measured-ms", "1e-300", "--gpu", "H100-SXM", "--json")
+    assert rc == 2 and "--measured-ms" in err
+
+
 @pytest.mark.parametrize("dims", [("0", "1", "1"), ("nan", "1", "1"), ("9" * 5000, "1", "1"), ("１", "1", "1")])
 def test_matmul_dimensions(dims: tuple[str, str, str]) -> None:
     assert run("matmul", *dims, "--gpu", "H100-SXM")[0] == 2

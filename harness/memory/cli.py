@@ -92,11 +92,7 @@ def _setup(args: argparse.Namespace, model: Model) -> TrainSetup | InferSetup:
             raise MemoryInputError("LoRA/QLoRA needs the model's layers: use --model or --config, not --params")
         lora = LoraSpec(rank=args.lora_rank or 16, targets=resolve_targets(model, args.lora_targets),
                         qlora=args.qlora)
-        if lora.rank < 1:
-            raise MemoryInputError(f"--lora-rank must be >= 1, got {args.lora_rank}")
     shard = args.sharding or (sharding.DDP if args.gpus > 1 else sharding.NONE)
-    if args.adam8bit_block < 1:
-        raise MemoryInputError(f"--adam8bit-block must be >= 1, got {args.adam8bit_block}")
     return TrainSetup(regime=args.regime, optimizer=args.optimizer, lora=lora, sharding=shard, gpus=args.gpus,
                       micro_batch=args.micro_batch, seq_len=args.seq, attention=args.attention,
                       checkpointing=args.checkpointing, grad_accum=args.grad_accum,

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from harness.inputs import InputError, parse_float, shorten
 from harness.memory.model import MemoryInputError
 from harness.probe import specs
 
@@ -19,7 +20,9 @@ FRAGMENTATION = 0.10
 
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40}
-_BUDGET_RE = re.compile(r"^\s*(\d+(?:\.\d*)?(?:e\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
+# ASCII only, matched whole: the number is then read by the input discipline (finite, bounded).
+_BUDGET_RE = re.compile(r"[ \t]*([0-9.eE+-]{1,40})[ \t]*([A-Za-z]{0,3})[ \t]*")
+MAX_BUDGET = 1e18  # far beyond any device, small enough that the arithmetic stays finite
 
 
 @dataclass(frozen=True)
@@ -69,13 +72,17 @@ def gpu_budget(name: str) -> Budget:
 
 def parse_budget(text: str) -> Budget:
     """'24GiB', '80 GB', '2.5e10' -> bytes (GB = 1e9, GiB = 2^30)."""
-    m = _BUDGET_RE.match(text)
+    m = _BUDGET_RE.fullmatch(text)
     unit = m.group(2).lower() if m else ""
     if not m or unit not in _UNITS:
-        raise MemoryInputError(f"--budget {text!r}: expected a size such as 24GiB, 80GB or 2.5e10 (bytes)")
-    value = round(float(m.group(1)) * _UNITS[unit])
+        raise MemoryInputError(f"--budget {shorten(text)}: expected a size such as 24GiB, 80GB or 2.5e10 (bytes)")
+    try:
+        number = parse_float(m.group(1), "--budget", 0, MAX_BUDGET)
+    except InputError as exc:
+        raise MemoryInputError(str(exc)) from None
+    value = round(number * _UNITS[unit])
     if value < 1:
-        raise MemoryInputError(f"--budget {text!r} must be positive")
+        raise MemoryInputError(f"--budget {shorten(text)} must be positive")
     return Budget(name=text.strip(), total_bytes=value, source="--budget")
 
 

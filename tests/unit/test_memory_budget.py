@@ -74,3 +74,10 @@ def test_7b_full_training_does_not_fit_an_h100_but_1b_does() -> None:
     assert not judge(big.ledgers.total, gpu_budget("H100-SXM")).fits
     small = estimate_training(preset("gpt2"), TrainSetup(seq_len=1024, micro_batch=8))
     assert judge(small.ledgers.total, gpu_budget("H100-SXM")).fits
+
+
+@pytest.mark.parametrize("text", ["٣GiB", "24GiB\n", "1e400", "nan"])
+def test_parse_budget_itself_keeps_the_input_discipline(text: str) -> None:
+    # Unicode digits and a trailing newline passed parse_budget's own pattern; only the CLI checked them.
+    with pytest.raises(MemoryInputError, match="--budget"):
+        parse_budget(text)

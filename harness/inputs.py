@@ -26,7 +26,6 @@ MESSAGE_WIDTH = 60
 
 _INT_RE = re.compile(r"[+-]?[0-9]+")
 _FLOAT_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]{1,4})?")
-_SCALE_RE = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
 _BRACKETS_RE = re.compile(r"[\[\]{}]")
 
 
@@ -137,15 +136,6 @@ def check_number(value: object, field: str, lo: float | None = None, hi: float |
             raise InputError(f"{field}: expected an integer, got {shorten(value)}")
     _range(value, field, lo, hi)
     return value
-
-
-def scaled_number(text: str) -> float | None:
-    """The finite ASCII number heading a size such as '24GiB' ('24'), or None: no unicode digits, no nan."""
-    m = _SCALE_RE.match(text.strip())
-    if m is None or len(m.group()) > MAX_DIGITS:
-        return None
-    value = float(m.group())
-    return value if math.isfinite(value) else None
 
 
 def int_arg(lo: int, hi: int) -> Callable[[str], int]:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from harness.inputs import InputError, dumps_json, float_arg, int_arg, shorten
+from harness.inputs import InputError, dumps_json, finite_or_null, float_arg, int_arg, shorten
 from harness.memory import activations, inference, optimizers, sharding
 from harness.memory.budget import Budget, gpu_budget, gpu_table, judge, parse_budget
 from harness.memory.estimate import InferSetup, TrainSetup, estimate_inference, estimate_training
@@ -125,7 +125,7 @@ def _verify(args: argparse.Namespace) -> int:
     from harness.memory.verify import render_verification, run_verification
 
     doc = run_verification(quick=not args.full, device=args.device)
-    print(dumps_json(doc, indent=2) if args.json else render_verification(doc))
+    print(dumps_json(finite_or_null(doc), indent=2) if args.json else render_verification(doc))
     return EXIT_OK if doc["status"] == "PASS" else EXIT_FAILING
 
 
@@ -147,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
     except (MemoryInputError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    print(dumps_json(document(est, fit, plans), indent=2) if args.json else render_text(est, fit, plans))
+    print(dumps_json(finite_or_null(document(est, fit, plans)), indent=2) if args.json
+          else render_text(est, fit, plans))
     if fit is None or fit.fits or (plans and plans[-1].fit.fits):
         return EXIT_OK
     return EXIT_FAILING

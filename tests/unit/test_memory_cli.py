@@ -110,3 +110,17 @@ def test_output_names_the_implementation_it_models(capsys: pytest.CaptureFixture
     assert ds["ledgers"]["gradients_bytes"] > paper["ledgers"]["gradients_bytes"]  # type: ignore[index]
     assert main(["memory", "--model", "llama-2-7b", "--sharding", "zero3", "--impl", "deepspeed", "--gpus", "8"]) == 0
     assert "as DeepSpeed implements it" in capsys.readouterr().out
+
+
+def test_verify_json_writes_an_infinite_ratio_as_null(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # A ledger predicted 0 B and measured above it has ratio inf (verify.py); --json printed no document and
+    # exited 3 (internal error) instead of reporting the failed verification.
+    from harness.memory import verify
+
+    failed = {"status": "FAIL", "cases": [{"ledgers": {"activations": {"predicted_bytes": 0, "measured_bytes": 8,
+                                                                       "ratio": float("inf"), "status": "FAIL"}}}]}
+    monkeypatch.setattr(verify, "run_verification", lambda quick, device: failed)
+    rc, doc = _json(capsys, "--verify", "--device", "cpu")
+    assert rc == 1 and doc["cases"] == [{"ledgers": {"activations": {"predicted_bytes": 0, "measured_bytes": 8,
+                                                                     "ratio": None, "status": "FAIL"}}}]

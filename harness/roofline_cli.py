@@ -7,7 +7,7 @@ import math
 import sys
 from typing import Any
 
-from harness.inputs import InputError, dumps_json, float_arg, int_arg, label, load_json_file, shorten
+from harness.inputs import InputError, dumps_json, finite_or_null, float_arg, int_arg, label, load_json_file, shorten
 from harness.probe import document, roofline, specs
 from harness.probe.render import render_roofline
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
@@ -134,5 +134,5 @@ def run(args: argparse.Namespace) -> int:
     except roofline.RooflineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    print(dumps_json(result, indent=2) if args.json else render_roofline(result))
+    print(dumps_json(finite_or_null(result), indent=2) if args.json else render_roofline(result))
     return EXIT_OK

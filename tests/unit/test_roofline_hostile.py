@@ -120,6 +120,19 @@ def test_a_good_probe_answers(tmp_path: Path) -> None:
     assert rc == 0 and strict_json(out)["bound"] == "compute"
 
 
+def test_a_time_beyond_the_floats_is_null_in_json(tmp_path: Path) -> None:
+    # Measured roofs near zero (positive, finite) over the largest operation allowed: the least time is inf.
+    doc = probe_doc()
+    for record in doc["measurements"]:
+        for key in ("gbps_median", "tflops_median"):
+            if record.get(key):
+                record[key] = 1e-300
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps(doc))
+    rc, out, _ = run("decode", "--params", "1e15", "--batch", "1", "--kv-bytes", "1e18", "--probe", str(path), "--json")
+    assert rc == 0 and strict_json(out)["attainable_ms"] is None
+
+
 _values = st.one_of(st.integers(-3, 10**20).map(str), st.floats().map(str), st.text(max_size=10),
                     st.sampled_from(["nan", "inf", "1e400", "٣", "0", "1e-300", "1e308"]))
 

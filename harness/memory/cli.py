@@ -130,7 +130,8 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Exit 0 when it fits (or no budget was given), 1 when it does not, 2 on bad input."""
+    """Exit 0 when it fits (or no budget was given, or --fit found a rung that fits), 1 when it does not, 2 on
+    bad input."""
     try:
         _check_text_options(args)
         if args.list:

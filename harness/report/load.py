@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
-import re
 import sys
 from pathlib import Path
 
@@ -12,9 +11,8 @@ from harness.inputs import InputError, loads_json, read_stream
 from harness.report.anytext import parse_report
 from harness.report.document import parse_document
 from harness.report.model import ParsedReport, ReportError
-from harness.report.text import MAX_CHARS, NOT_A_REPORT, check_text
+from harness.report.text import FENCE_RE, MAX_CHARS, NOT_A_REPORT, check_text
 
-_FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
 MAX_BYTES = MAX_CHARS * 4
 _CONTROL = frozenset(range(32)) - {9, 10, 12, 13, 27}  # tab, newlines, form feed and ESC occur in text
 
@@ -34,7 +32,7 @@ def load_report(source: str | Path | bytes) -> ParsedReport:
 def parse_text(text: str) -> ParsedReport:
     """A saved diagnose document when the text is a JSON object, else facts read from any text."""
     check_text(text)
-    body = "\n".join(ln for ln in text.strip().splitlines() if not _FENCE_RE.match(ln)).strip()
+    body = "\n".join(ln for ln in text.strip().splitlines() if not FENCE_RE.match(ln)).strip()
     if not body.startswith("{"):
         return parse_report(text)
     try:

@@ -10,7 +10,7 @@ from harness.report.model import Line, ReportError
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # "> " quoting, repeated for quotes of quotes; ">>>" is Python's prompt and stays.
 _QUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>(?!>>)[ \t]?)+")
-_FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
 _TRIGGERED = "(Triggered internally at "
 # Longer lines are read up to here: a real report's longest line (a warning with its URL) is under
 # 1 kB, and a bound keeps every per-line pattern's cost bounded whatever is pasted.
@@ -37,7 +37,7 @@ def check_text(text: str) -> None:
 def clean(raw: str) -> str:
     """One pasted line as collect_env printed it."""
     text = _ANSI_RE.sub("", raw).replace("\ufeff", "")
-    if _FENCE_RE.match(text):
+    if FENCE_RE.match(text):
         return ""
     return _QUOTE_RE.sub("", text).strip()
 

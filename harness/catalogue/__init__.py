@@ -17,10 +17,10 @@ from harness.catalogue.lookup import (
 )
 from harness.catalogue.model import Entry, Hit
 from harness.catalogue.scan import find, scan, scan_text
-from harness.catalogue.text import example_text, render, torch_text, torch_words_for_cuda_error
+from harness.catalogue.text import render, torch_text, torch_words_for_cuda_error
 
 __all__ = [
     "CatalogueError", "Entry", "Hit", "by_cuda_error", "by_nvml_return", "code_of", "cuda_error_names", "entries",
-    "entry", "example_text", "find", "nvml_code_of", "nvml_error_texts", "render", "scan", "scan_text", "torch_text",
+    "entry", "find", "nvml_code_of", "nvml_error_texts", "render", "scan", "scan_text", "torch_text",
     "torch_words_for_cuda_error",
 ]

@@ -49,11 +49,6 @@ def torch_text(ident: str, release: str | None = None, **params: object) -> str:
     return render(entry(ident), release, **params)
 
 
-def example_text(e: Entry, release: str | None = None) -> str:
-    """The wording filled with the entry's own example values."""
-    return fill(wording(e, release).template, dict(e.example))
-
-
 def torch_words_for_cuda_error(code: int, release: str | None = None) -> str:
     """What torch `release` says when cudaGetDeviceCount fails with this CUDA error: its own sentence for
     the codes it names (3, 999), else 'Unexpected error ... Error N: <the runtime's text>' (c10 CUDAFunctions.cpp)."""

@@ -90,8 +90,9 @@ def _entry(raw: Any, i: int) -> Entry:
         sample = _FIELD_RE.sub(lambda m: str(example[m.group(1)]), t.template).splitlines()
         if code and code.name:
             sample.append(code.name)
-        _need(any(p.regex.search(line) for p in compiled for line in sample), f"{where}.texts[{j}]",
-              "no pattern of this row matches its own wording")
+        # scan() runs a regex only where its anchor is found: an anchor not in the wording finds nothing.
+        _need(any(p.anchor.lower() in line.lower() and p.regex.search(line) for p in compiled for line in sample),
+              f"{where}.texts[{j}]", "no pattern of this row (its anchor and regex) matches its own wording")
     return Entry(ident, raw["layer"], raw["verdict"], raw["meaning"], raw["source"], compiled,
                  tuple(parsed_texts), tuple(sorted((str(k), str(v)) for k, v in example.items())),
                  code, _remedy(raw.get("remedy"), f"{where}.remedy"))

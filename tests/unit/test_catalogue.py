@@ -148,6 +148,7 @@ def _broken(path: str, value: Any) -> dict[str, Any]:
     ("entries.0.patterns", [{"anchor": "too old", "regex": "too old.*"}], "bounded"),
     ("entries.0.patterns", [{"anchor": "too old", "regex": "too old.{1,}"}], "bounded"),
     ("entries.0.patterns", [{"anchor": "no match", "regex": "no match here"}], "its own wording"),
+    ("entries.0.patterns", [{"anchor": "not in the text", "regex": "too old"}], "its own wording"),
     ("entries.1.id", "torch.driver_too_old", "duplicate"),
     ("entries.0.example", {}, "example value for found"),
 ])

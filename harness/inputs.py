@@ -127,7 +127,7 @@ def parse_float(text: str, field: str, lo: float | None = None, hi: float | None
 def check_number(value: object, field: str, lo: float | None = None, hi: float | None = None, *,
                  integral: bool = False) -> float:
     """A number already parsed (JSON, YAML): finite, not a bool, integral where asked, within [lo, hi]."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{field}: expected a number, got {shorten(value)}")
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -233,7 +233,7 @@ def finite_or_null(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {k: finite_or_null(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [finite_or_null(v) for v in value]
     return value
 

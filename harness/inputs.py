@@ -34,6 +34,11 @@ class InputError(ValueError):
     """Input refused; the message is one line that names the field or file and what is allowed."""
 
 
+def without_prefix(text: str, prefix: str) -> str:
+    """`text` less a leading `prefix` (str.removeprefix is Python 3.9+; the harness runs on 3.8)."""
+    return text[len(prefix):] if text.startswith(prefix) else text
+
+
 def shorten(value: object, width: int = MESSAGE_WIDTH) -> str:
     """The repr of a value for an error message, cut to `width` characters with its full length said."""
     text = repr(value)
@@ -128,7 +133,7 @@ def parse_float(text: str, field: str, lo: float | None = None, hi: float | None
 def check_number(value: object, field: str, lo: float | None = None, hi: float | None = None, *,
                  integral: bool = False) -> float:
     """A number already parsed (JSON, YAML): finite, not a bool, integral where asked, within [lo, hi]."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{field}: expected a number, got {shorten(value)}")
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -154,7 +159,7 @@ def int_arg(lo: int, hi: int) -> Callable[[str], int]:
         try:
             return parse_int(text, "value", lo, hi)
         except InputError as exc:
-            raise argparse.ArgumentTypeError(str(exc).removeprefix("value: ")) from None
+            raise argparse.ArgumentTypeError(without_prefix(str(exc), "value: ")) from None
     return integer
 
 
@@ -164,7 +169,7 @@ def float_arg(lo: float, hi: float) -> Callable[[str], float]:
         try:
             return parse_float(text, "value", lo, hi)
         except InputError as exc:
-            raise argparse.ArgumentTypeError(str(exc).removeprefix("value: ")) from None
+            raise argparse.ArgumentTypeError(without_prefix(str(exc), "value: ")) from None
     return number
 
 
@@ -243,7 +248,7 @@ def finite_or_null(value: Any) -> Any:
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
         return {k: finite_or_null(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    if isinstance(value, (list, tuple)):
         return [finite_or_null(v) for v in value]
     return value
 

@@ -35,13 +35,14 @@ def check_probe_shape(doc: object, where: str) -> dict[str, Any]:
             value = record.get(key)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                     or value <= 0:
                 raise InputError(f"{where}: measurements[{i}].{key} must be a positive number, got {shorten(value)}")
     info = doc.get("device_info", {})
-    if not isinstance(info, dict) or not all(isinstance(info.get(k, ""), str | None) for k in ("name", "model")):
+    if not isinstance(info, dict) \
+            or not all(isinstance(info.get(k, ""), (str, type(None))) for k in ("name", "model")):
         raise InputError(f"{where}: 'device_info' must be an object of strings")
-    if not isinstance(doc.get("device", ""), str | None):
+    if not isinstance(doc.get("device", ""), (str, type(None))):
         raise InputError(f"{where}: 'device' must be a string")
     return doc
 

@@ -375,8 +375,9 @@ def _slurm_up(c: Context) -> None:
 
 
 @task(positional=["report"], iterable=["gpu"], help={
-    "report": "a file holding a pasted `python -m torch.utils.collect_env` output or a saved `harness diagnose "
-              "--json` document; '-' reads standard input; the word 'flags' describes the stack with --torch ...",
+    "report": "a file holding what was pasted (`python -m torch.utils.collect_env`, torch's warnings and "
+              "tracebacks, nvidia-smi, install commands, prose) or a saved `harness diagnose --json` document; '-' "
+              "reads standard input; the word 'flags' describes the stack with --torch ...",
     "torch": "with REPORT 'flags': the torch build, e.g. 2.1.0+cu121 (or 2.1.0 for PyPI's default build)",
     "driver": "with --torch: the Linux driver version, e.g. 470.182.03 (none given: a host without a driver)",
     "gpu": "with --torch: a GPU name, e.g. 'Tesla T4' or '2 x NVIDIA A100-SXM4-80GB' (repeat for more)",

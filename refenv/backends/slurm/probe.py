@@ -93,7 +93,7 @@ def probe_placement(folder: Path, name: str, placement: SlurmPlacement, commands
     job: state.Job | None = None
     while time.monotonic() < deadline:
         job = state.jobs(cmd.squeue_json()).get(job_id) or job
-        if job is not None and job.terminal:
+        if out.is_file() or (job is not None and job.terminal):  # a job gone from squeue may have answered
             break
         time.sleep(poll_s)
     else:

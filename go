@@ -2,7 +2,7 @@
 # ./go COMMAND...  — make this machine ready for refenv, then run COMMAND in the project's environment.
 #
 #   ./go invoke matrix      the main job: build every environment, run every cell, write the report
-#   ./go invoke test        the tests (unit and docker tiers; the gpu tier too where a GPU is)
+#   ./go invoke test        the tests (unit, docker and slurm tiers; the gpu tier too where a GPU is)
 #
 # On a fresh Debian machine it installs what is missing (Docker engine, debootstrap, a C compiler,
 # the loopback registry used by the publish tests), starts the Docker engine if none answers, and
@@ -16,6 +16,9 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; t
 
 # 1. System packages (Debian names). docker.io brings dockerd and containerd; the client may exist alone.
 need=()
+# Debian's python3 comes without venv's ensurepip (python3-venv), and `python3 -m venv` fails without it.
+command -v python3 >/dev/null || need+=(python3)
+python3 -c 'import ensurepip' 2>/dev/null || need+=(python3-venv)
 command -v dockerd >/dev/null || need+=(docker.io)
 command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v cc >/dev/null || need+=(gcc)

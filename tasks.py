@@ -8,8 +8,9 @@
   invoke lock [--env E]     re-resolve the wheels of an environment and rewrite its lock
   invoke reproduce REPORT    rebuild a user's stack from a pasted report (or `flags --torch ...`) on a simulated host
   invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a full matrix run proved (GPU somewhere)
+  invoke fleet [--partition P]   per node of a Slurm (or Kubernetes) cluster: driver, GPUs, ready environments
   invoke clean              remove every container and image refenv made
-  invoke test               ruff and mypy, then the test tiers (unit, docker; gpu where a GPU is)
+  invoke test               ruff and mypy, then the test tiers (unit, docker, slurm; gpu where a GPU is)
 
 Exit codes, on every task: 0 done; 1 a result that is not good (cells that disagree, a failed build, a
 reproduction that did not reproduce); 2 bad input (a malformed matrix.yaml, report or flag); 3 an internal
@@ -143,6 +144,7 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     "backend": "slurm (a probe job per node) or kubernetes (every GPU node, read from its GFD labels)",
     "results": "where the probes' documents go (default: results/fleet)",
 })
+@_guarded
 def fleet(c: Context, partition: str | None = None, matrix: str = "matrix.yaml", env: list[str] | None = None,
           backend: str = "slurm", results: str = "results/fleet") -> None:
     """Per node of the cluster: driver, GPUs, and which environments can use them, or what the node needs."""
@@ -332,8 +334,9 @@ def _has_gpu() -> bool:
             "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
 @_guarded
 def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: bool = True) -> None:
-    """Lint and type-check, then run the tests. With CI=true a missing Docker engine fails the docker tier
-    instead of skipping it."""
+    """Lint and type-check, then run the tests.
+
+    With CI=true a missing Docker engine or Slurm cluster fails its tier instead of skipping it."""
     if lint:
         # The guardrails first: a finding stops here, before minutes of containers (`--no-lint` skips them).
         c.run(f"{sys.executable} -m ruff check .", pty=False)
@@ -372,8 +375,9 @@ def _slurm_up(c: Context) -> None:
 
 
 @task(positional=["report"], iterable=["gpu"], help={
-    "report": "a file holding a pasted `python -m torch.utils.collect_env` output or a saved `harness diagnose "
-              "--json` document; '-' reads standard input; the word 'flags' describes the stack with --torch ...",
+    "report": "a file holding what was pasted (`python -m torch.utils.collect_env`, torch's warnings and "
+              "tracebacks, nvidia-smi, install commands, prose) or a saved `harness diagnose --json` document; '-' "
+              "reads standard input; the word 'flags' describes the stack with --torch ...",
     "torch": "with REPORT 'flags': the torch build, e.g. 2.1.0+cu121 (or 2.1.0 for PyPI's default build)",
     "driver": "with --torch: the Linux driver version, e.g. 470.182.03 (none given: a host without a driver)",
     "gpu": "with --torch: a GPU name, e.g. 'Tesla T4' or '2 x NVIDIA A100-SXM4-80GB' (repeat for more)",
@@ -450,8 +454,9 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
 def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bool = False,
             repository: str | None = None, no_pull_check: bool = False, matrix: str = "matrix.yaml",
             results: str = "results") -> None:
-    """Push the environments a full matrix run proved, labelled with where torch gets a GPU (credentials:
-    REFENV_REGISTRY_* or the Docker config)."""
+    """Push the environments a full matrix run proved, labelled with where torch gets a GPU.
+
+    Credentials: REFENV_REGISTRY_USERNAME / REFENV_REGISTRY_PASSWORD, else the Docker config."""
     import os
 
     from refenv.errors import RefenvError

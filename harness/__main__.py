@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from harness import __version__
-from harness.inputs import InputError, shorten
+from harness.inputs import InputError, shorten, without_prefix
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL
 
 # Each command lives in its own module, which exposes `register(subparsers)`; the parser it adds
@@ -28,7 +28,7 @@ class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit 2 through main(), like every other bad input."""
 
     def error(self, message: str) -> NoReturn:
-        raise InputError(f"{self.prog.removeprefix('python -m harness ')}: {message}")
+        raise InputError(f"{without_prefix(self.prog, 'python -m harness ')}: {message}")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -33,6 +33,11 @@ class InputError(ValueError):
     """Input refused; the message is one line that names the field or file and what is allowed."""
 
 
+def without_prefix(text: str, prefix: str) -> str:
+    """`text` less a leading `prefix` (str.removeprefix is Python 3.9+; the harness runs on 3.8)."""
+    return text[len(prefix):] if text.startswith(prefix) else text
+
+
 def shorten(value: object, width: int = MESSAGE_WIDTH) -> str:
     """The repr of a value for an error message, cut to `width` characters with its full length said."""
     text = repr(value)
@@ -144,7 +149,7 @@ def int_arg(lo: int, hi: int) -> Callable[[str], int]:
         try:
             return parse_int(text, "value", lo, hi)
         except InputError as exc:
-            raise argparse.ArgumentTypeError(str(exc).removeprefix("value: ")) from None
+            raise argparse.ArgumentTypeError(without_prefix(str(exc), "value: ")) from None
     return integer
 
 
@@ -154,7 +159,7 @@ def float_arg(lo: float, hi: float) -> Callable[[str], float]:
         try:
             return parse_float(text, "value", lo, hi)
         except InputError as exc:
-            raise argparse.ArgumentTypeError(str(exc).removeprefix("value: ")) from None
+            raise argparse.ArgumentTypeError(without_prefix(str(exc), "value: ")) from None
     return number
 
 

@@ -39,7 +39,8 @@ def check_probe_shape(doc: object, where: str) -> dict[str, Any]:
                     or value <= 0:
                 raise InputError(f"{where}: measurements[{i}].{key} must be a positive number, got {shorten(value)}")
     info = doc.get("device_info", {})
-    if not isinstance(info, dict) or not all(isinstance(info.get(k, ""), (str, type(None))) for k in ("name", "model")):
+    if not isinstance(info, dict) \
+            or not all(isinstance(info.get(k, ""), (str, type(None))) for k in ("name", "model")):
         raise InputError(f"{where}: 'device_info' must be an object of strings")
     if not isinstance(doc.get("device", ""), (str, type(None))):
         raise InputError(f"{where}: 'device' must be a string")

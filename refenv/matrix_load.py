@@ -87,7 +87,8 @@ class _Reader:
             shown = getattr(node, "value", "?")
             extra = " (quote it: YAML reads an unquoted 2.10 as the number 2.1)" if isinstance(shown, str) and \
                 re.fullmatch(r"[0-9]+\.[0-9]+", shown) else ""
-            raise self.fail(node, field, f"expected a string{' ' + hint if hint else ''}{extra}, got {_shown(node)}")
+            what = "" if not hint else f" {hint}" if hint.startswith("(") else f": {hint}"
+            raise self.fail(node, field, f"expected a string{what}{extra}, got {_shown(node)}")
         value = str(node.value)
         if len(value) > max_len:
             raise self.fail(node, field, f"longer than {max_len} characters ({len(value)}): {shorten(value)}")

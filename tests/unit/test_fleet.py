@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from refenv import fleet, profiles
-from refenv.backends.slurm.probe import probe_script
+from refenv.backends.slurm.cli import Commands
+from refenv.backends.slurm.probe import probe_nodes, probe_placement, probe_script
+from refenv.errors import RefenvError
 from refenv.matrix_load import load
+from refenv.placement import SlurmPlacement
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,3 +66,31 @@ def test_the_probe_script_runs_the_harness_from_the_project(tmp_path: Path) -> N
     text = probe_script(Path("/shared/refenv"), tmp_path / "n1.json")
     assert "PYTHONPATH=/shared/refenv python3 -m harness diagnose --json" in text
     assert f"mv {tmp_path}/n1.json.tmp {tmp_path}/n1.json" in text
+
+
+def test_an_unknown_partition_is_refused_with_the_clusters_partitions(tmp_path: Path) -> None:
+    """Not "no node is up": the partition does not exist, and no probe job is submitted."""
+    sinfo = {"nodes": [{"name": "vm", "state": "idle", "partitions": ["debug"], "features": "", "gres": ""}]}
+    submitted: list[list[str]] = []
+
+    def sbatch(argv: list[str]) -> str:
+        submitted.append(argv)
+        return "1"
+
+    commands = Commands(sbatch=sbatch, sinfo_json=lambda: json.dumps(sinfo))
+    with pytest.raises(RefenvError, match="partition 'nope' does not exist") as err:
+        probe_nodes(tmp_path, "nope", commands)
+    assert err.value.hint == "partitions: debug" and submitted == []
+
+
+def test_a_host_probe_that_answered_is_read_without_waiting_for_squeue(tmp_path: Path) -> None:
+    """A job that already left squeue's listing (MinJobAge) but wrote its diagnosis has answered."""
+    cancelled: list[list[str]] = []
+
+    def sbatch(argv: list[str]) -> str:
+        (tmp_path / "host-h100.json").write_text(json.dumps(_doc(_nvml(profiles.get("r535")))), encoding="utf-8")
+        return "7"
+
+    commands = Commands(sbatch=sbatch, squeue_json=lambda: json.dumps({"jobs": []}), scancel=cancelled.append)
+    probe = probe_placement(tmp_path, "h100", SlurmPlacement(constraint="h100"), commands, timeout_s=1, poll_s=0.01)
+    assert probe.document is not None and cancelled == []

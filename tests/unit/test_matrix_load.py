@@ -58,7 +58,8 @@ def test_a_good_matrix_parses() -> None:
 @pytest.mark.parametrize(("text", "line", "field", "phrase"), [
     (GOOD.replace("    variant: cu130\n", "    variant: cu130\n    colour: red\n"), 6, "environments.cu130.colour",
      "unknown key"),
-    (GOOD.replace('torch: "2.14.1"', "torch: 2.10"), 4, "environments.cu130.torch", "quote it"),
+    (GOOD.replace('torch: "2.14.1"', "torch: 2.10"), 4, "environments.cu130.torch",
+     'a string: a torch release such as "2.14.1" (quote it'),
     (GOOD.replace("variant: cu130", "variant: cu999"), 5, "environments.cu130.variant", "has no cu999 build"),
     (GOOD.replace("profile: r580}", "profile: r999}"), 7, "hosts.r580.profile", "unknown profile 'r999'"),
     (GOOD.replace("{kind: none}", "{kind: nonee}"), 8, "hosts.none.kind", "none | simulated | real"),

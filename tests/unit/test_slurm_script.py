@@ -5,9 +5,16 @@ from __future__ import annotations
 import shlex
 import subprocess
 from pathlib import Path
+from typing import cast
 
+import pytest
+
+from refenv.backend import CellEngine
 from refenv.backends.slurm import script
+from refenv.backends.slurm.cli import Commands
+from refenv.backends.slurm.engine import SlurmEngine
 from refenv.engine import create_kwargs
+from refenv.errors import RefenvError
 from refenv.matrix import RunSettings, Scenario
 from refenv.placement import SlurmPlacement
 from refenv.runspec import ContainerSpec, cell_spec
@@ -128,3 +135,12 @@ def test_cells_sharing_their_options_go_as_one_array_each_task_its_own_script(tm
     assert done.returncode == 0
     assert Path(files[1].log).read_text(encoding="utf-8") == "task 1\n"
     assert not Path(files[0].log).exists() and not Path(files[2].log).exists()
+
+
+def test_a_launcher_whose_scripts_are_only_rendered_is_refused_before_any_job() -> None:
+    """pyxis and oci scripts are rendered and tested as text; the engine runs the docker launcher only."""
+    def no_sinfo() -> str:
+        raise AssertionError("nothing may be asked of the cluster")
+
+    with pytest.raises(RefenvError, match="'pyxis': refenv renders its job scripts but does not run them yet"):
+        SlurmEngine(cast(CellEngine, None), (), "pyxis", Commands(sinfo_json=no_sinfo))

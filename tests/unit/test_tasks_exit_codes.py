@@ -45,3 +45,13 @@ def test_an_unforeseen_exception_exits_3_not_1(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(reproduce, "from_flags", broken)
     err = exit_of(tasks.reproduce, report="flags", torch="2.1.0+cu121")
     assert err.code == tasks.EXIT_INTERNAL == 3 and str(err.message).startswith("refenv: internal error: KeyError")
+
+
+def test_fleet_too_exits_3_on_an_unforeseen_exception(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from refenv.backends.slurm import probe
+
+    def broken(*_: object, **__: object) -> None:
+        raise KeyError("nodes")
+    monkeypatch.setattr(probe, "probe_nodes", broken)
+    err = exit_of(tasks.fleet, matrix=str(tasks.ROOT / "matrix.yaml"), results=str(tmp_path))
+    assert err.code == tasks.EXIT_INTERNAL and str(err.message).startswith("refenv: internal error: KeyError")

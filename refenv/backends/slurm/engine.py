@@ -57,8 +57,8 @@ class SlurmEngine:
     def __init__(self, local: CellEngine, hosts: tuple[Host, ...] = (), launcher: str = "docker",
                  commands: cli.Commands | None = None, poll_s: float = 0.5) -> None:
         if launcher != "docker":
-            raise RefenvError(f"launcher {launcher!r} renders job scripts but runs only on nodes with it installed",
-                              "the slurm tier here runs the docker launcher; set run.launcher: docker")
+            raise RefenvError(f"run.launcher {launcher!r}: refenv renders its job scripts but does not run them yet",
+                              "set run.launcher: docker (Docker and the NVIDIA container toolkit on the nodes)")
         self.local = local
         self.commands = commands or cli.Commands()
         self.placements = {h.name: h.slurm or SlurmPlacement() for h in hosts}

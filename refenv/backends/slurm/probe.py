@@ -13,6 +13,7 @@ from pathlib import Path
 
 from refenv.backends.slurm import state
 from refenv.backends.slurm.cli import Commands
+from refenv.errors import RefenvError
 from refenv.fleet import NodeProbe
 from refenv.placement import SlurmPlacement
 
@@ -37,7 +38,11 @@ def probe_nodes(folder: Path, partition: str | None = None, commands: Commands |
     together with one `squeue --json` per poll."""
     cmd = commands or Commands()
     folder.mkdir(parents=True, exist_ok=True)
-    nodes = [n for n in state.nodes(cmd.sinfo_json())
+    cluster = state.nodes(cmd.sinfo_json())
+    partitions = sorted({p for n in cluster for p in n.partitions})
+    if partition is not None and partition not in partitions:
+        raise RefenvError(f"partition {partition!r} does not exist", f"partitions: {', '.join(partitions) or 'none'}")
+    nodes = [n for n in cluster
              if (partition is None or partition in n.partitions) and not n.state.startswith(("down", "drain"))]
     jobs: dict[str, tuple[state.Node, Path, str]] = {}
     probes: dict[str, NodeProbe] = {}
@@ -88,7 +93,7 @@ def probe_placement(folder: Path, name: str, placement: SlurmPlacement, commands
     job: state.Job | None = None
     while time.monotonic() < deadline:
         job = state.jobs(cmd.squeue_json()).get(job_id) or job
-        if job is not None and job.terminal:
+        if out.is_file() or (job is not None and job.terminal):  # a job gone from squeue may have answered
             break
         time.sleep(poll_s)
     else:

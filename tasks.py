@@ -97,12 +97,15 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
            compare: str | None = None, backend: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.errors import RefenvError
+    from refenv.matrix import MODES
     from refenv.progress import ConsoleUI
     from refenv.report.console import console_summary
     from refenv.report.ready import compare_lines
     from refenv.runner import Options, run_matrix
     from refenv.runner import dry_run as plan_of
 
+    if probes is not None and probes not in MODES:
+        raise Exit(f"refenv: --probes {probes!r}: expected {', '.join(MODES)}", code=2)
     try:
         if compare and env:
             env = [*env, compare]

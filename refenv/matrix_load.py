@@ -20,7 +20,7 @@ from harness import compat, inputs
 from harness.inputs import InputError, shorten
 from refenv import accepts
 from refenv.errors import MatrixError
-from refenv.matrix import HOST_KINDS, Base, Bootstrap, Environment, Host, Matrix, RunSettings, Scenario
+from refenv.matrix import HOST_KINDS, MODES, Base, Bootstrap, Environment, Host, Matrix, RunSettings, Scenario
 from refenv.placement import BACKENDS, LAUNCHERS, KubePlacement, SlurmPlacement
 
 T = TypeVar("T")
@@ -333,7 +333,7 @@ def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
     m = r.mapping(node, field, ("timeout_s", "memory", "pids", "parallel", "probes", "memory_check", "backend",
                                 "launcher"))
     d = RunSettings()
-    mode = re.compile(r"quick|full|off")
+    mode = re.compile("|".join(MODES))
     return RunSettings(
         timeout_s=r.number(m["timeout_s"], f"{field}.timeout_s", float, 1, 86_400) if "timeout_s" in m
         else d.timeout_s,

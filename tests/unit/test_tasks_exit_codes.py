@@ -33,6 +33,11 @@ def test_a_malformed_matrix_exits_2(tmp_path: Path) -> None:
     assert err.code == 2 and "m.yaml:3: environments" in str(err.message)
 
 
+def test_an_unknown_probes_mode_exits_2_before_anything_runs() -> None:
+    err = exit_of(tasks.matrix, probes="bogus", dry_run=True)
+    assert err.code == 2 and "--probes 'bogus'" in str(err.message)
+
+
 def test_standard_input_is_read_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"x" * 16_000_001)))
     err = exit_of(tasks.reproduce, report="-")

@@ -21,7 +21,7 @@ from typing import Any
 from refenv import paths
 from refenv.backend import CellEngine
 from refenv.cellrun import cancel_all
-from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.errors import NoGpuRuntime, NotStarted, RefenvError
 from refenv.measured import MeasurementRecord, MeasurePlan, judge_measurement
 from refenv.status import ERROR, NOT_RUN
 
@@ -58,7 +58,7 @@ def measure_one(engine: CellEngine, plan: MeasurePlan, use_cache: bool) -> Measu
     start = time.monotonic()
     try:
         outcome = engine.run(plan.spec, plan.timeout_s)
-    except NoGpuRuntime as exc:
+    except (NoGpuRuntime, NotStarted) as exc:  # as a cell (cellrun.run_one): not run, not an error
         return replace(base, status=NOT_RUN, reason=exc.message)
     except RefenvError as exc:
         return replace(base, status=ERROR, reason=str(exc))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from refenv import simdriver
+from refenv.errors import NotStarted
 from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.report.console import console_summary
 from refenv.rundoc import load_run
@@ -161,3 +162,10 @@ def test_a_failed_measurement_is_a_junit_failure(tmp_path: Path) -> None:
     outcome = run(engine, matrix(NONE, envs=(CU130,)), tmp_path)
     junit = (outcome.folder / "junit.xml").read_text()
     assert '<failure message="memory prediction disagrees' in junit and 'type="FAIL"' in junit
+
+
+def test_a_measurement_the_scheduler_never_started_is_not_run_not_an_error(tmp_path: Path) -> None:
+    engine = FakeEngine(scripts={"cu130/cpu": Script(raises=NotStarted("Slurm cannot start the job: PartitionDown"))})
+    m = run(engine, matrix(R580, envs=(CU130,)), tmp_path).document.measurement("cu130/cpu")
+    assert m is not None and m.status == "NOT_RUN" and "PartitionDown" in m.reason and not m.bad
+

@@ -175,7 +175,7 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
     # What does not depend on the cell is measured first, once per environment (and real GPU host);
     # the cells then only diagnose.
     plans_m = measured.plan_measurements(scope.environments, scope.hosts, prepared.builds, prepared.real_error,
-                                         begun.run_id, begun.folder, settings, threads)
+                                         begun.run_id, begun.folder, settings, threads, prepared.real_errors)
     ui.measurements_start(len(plans_m))
     measures = measurerun.run_measurements(engine, plans_m, begun.run_id, parallel, options.use_cache,
                                            ui.measurement_done)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from refenv import simdriver
+from refenv.backend import RealHost
 from refenv.errors import NotStarted
 from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.report.console import console_summary
@@ -169,3 +171,18 @@ def test_a_measurement_the_scheduler_never_started_is_not_run_not_an_error(tmp_p
     m = run(engine, matrix(R580, envs=(CU130,)), tmp_path).document.measurement("cu130/cpu")
     assert m is not None and m.status == "NOT_RUN" and "PartitionDown" in m.reason and not m.bad
 
+
+@dataclass
+class ClusterEngine(FakeEngine):
+    """Real hosts on cluster nodes: `real` probed where its cells run, and found without a GPU."""
+
+    def probe_real_hosts(self, hosts: tuple[Host, ...]) -> dict[str, RealHost]:
+        return {h.name: RealHost(None, "node1", "node1 has no GPU") for h in hosts if h.kind == "real"}
+
+
+def test_a_cluster_real_host_without_a_gpu_measures_nothing_there(tmp_path: Path) -> None:
+    engine = ClusterEngine(gpu=True)  # the local engine could: the node's probe decides
+    outcome = run(engine, matrix(REAL, envs=(CU130,)), tmp_path)
+    m = outcome.document.measurement("cu130/real")
+    assert m is not None and m.status == "NOT_RUN" and m.reason == "node1 has no GPU"
+    assert [x for x, _ in engine.measured] == ["cu130/cpu"]

@@ -214,6 +214,7 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
     from harness.render import render_diagnosis
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
+    from refenv.report import measures
     from refenv.runner import Options, run_matrix
 
     try:
@@ -235,7 +236,9 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
             print(render_diagnosis(doc["diagnosis"]))
     expected = cell.expected.verdict if cell.expected else None
     print(f"{cell.id}: {cell.status} (expected {expected}) — {cell.reason}")
-    if cell.status != "PASS":
+    for line in measures.lines(outcome.document):  # the environment's, measured once for this cell too
+        print(f"measured once: {line}")
+    if cell.status != "PASS" or not outcome.ok:
         raise Exit(code=1)
 
 

@@ -9,8 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from invoke.context import Context
+from invoke.exceptions import Exit
 
-from refenv import simdriver
+import tasks
+from refenv import runner, simdriver
 from refenv.backend import RealHost
 from refenv.errors import NotStarted
 from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
@@ -186,3 +189,18 @@ def test_a_cluster_real_host_without_a_gpu_measures_nothing_there(tmp_path: Path
     m = outcome.document.measurement("cu130/real")
     assert m is not None and m.status == "NOT_RUN" and m.reason == "node1 has no GPU"
     assert [x for x, _ in engine.measured] == ["cu130/cpu"]
+
+
+def test_invoke_run_shows_a_failed_measurement_and_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # The cell passes but its environment's measurement gives no answer: `invoke matrix` exits 1 on that;
+    # `invoke run` printed only the cell and exited 0.
+    (tmp_path / "m.yaml").write_text("version: 1\nenvironments:\n  cu130: {torch: '2.14.1', variant: cu130}\n"
+                                     "hosts:\n  r580: {kind: simulated, profile: r580}\nscenarios:\n  gpu: {gpus: all}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(runner, "connect", lambda: FakeEngine(measure_default=Script(None, exit_code=1)))
+    with pytest.raises(Exit) as info:
+        tasks.run(Context(), env="cu130", host="r580", scenario="gpu", matrix="m.yaml")
+    out = capsys.readouterr().out
+    assert info.value.code == 1
+    assert "cu130/r580/gpu: PASS" in out and "ERROR cu130 (CPU)" in out

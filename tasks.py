@@ -136,7 +136,7 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     if outcome.interrupted:
         raise Exit("interrupted: the partial report is written", code=130)
     if not outcome.ok:
-        raise Exit("some cells disagree or did not run as planned (see the report)", code=1)
+        raise Exit("some cells or measurements disagree or did not run as planned (see the report)", code=1)
 
 
 @task(iterable=["env"], help={

@@ -107,7 +107,8 @@ def run_one(engine: CellEngine, plan: CellPlan, use_cache: bool) -> CellResult:
     doc = _read(plan.out_dir / "result.json")
     result = judge_cell(base, plan.expected, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed,
                         outcome.logs)
-    if doc is not None and cached is not None and not outcome.timed_out:
+    # Only an answer is kept: a harness failure or a killed container is tried again next run.
+    if cached is not None and result.status in (PASS, FAIL):
         tmp = cached.with_suffix(".tmp")
         cached.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(plan.out_dir / "result.json", tmp)

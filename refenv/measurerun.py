@@ -23,7 +23,7 @@ from refenv.backend import CellEngine
 from refenv.cellrun import cancel_all
 from refenv.errors import NoGpuRuntime, NotStarted, RefenvError
 from refenv.measured import MeasurementRecord, MeasurePlan, judge_measurement
-from refenv.status import ERROR, NOT_RUN
+from refenv.status import ERROR, FAIL, NOT_RUN, PASS
 
 LOG = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def measure_one(engine: CellEngine, plan: MeasurePlan, use_cache: bool) -> Measu
         return replace(base, status=ERROR, reason=str(exc))
     doc = _read(plan.out_dir / "result.json")
     record = judge_measurement(base, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed, outcome.logs)
-    if doc is not None and cached is not None and record.status != ERROR and not outcome.timed_out:
+    if cached is not None and record.status in (PASS, FAIL):  # an answer only, as cells (cellrun.run_one)
         tmp = cached.with_suffix(".tmp")
         cached.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(plan.out_dir / "result.json", tmp)

@@ -204,3 +204,12 @@ def test_invoke_run_shows_a_failed_measurement_and_exits_1(tmp_path: Path, monke
     out = capsys.readouterr().out
     assert info.value.code == 1
     assert "cu130/r580/gpu: PASS" in out and "ERROR cu130 (CPU)" in out
+
+
+def test_a_measurement_killed_for_memory_is_not_cached(tmp_path: Path) -> None:
+    engine = FakeEngine(measure_default=Script(MEASURE_DOC, exit_code=137, oom_killed=True))
+    m = run(engine, matrix(R580, envs=(CU130,)), tmp_path).document.measurement("cu130/cpu")
+    assert m is not None and m.status == "OOM_KILLED"
+    engine.measure_default = Script(MEASURE_DOC)
+    again = run(engine, matrix(R580, envs=(CU130,)), tmp_path).document.measurement("cu130/cpu")
+    assert again is not None and again.status == "PASS" and not again.cached and len(engine.measured) == 2

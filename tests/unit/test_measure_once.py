@@ -13,7 +13,7 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 import tasks
-from refenv import runner, simdriver
+from refenv import profiles, runner, simdriver
 from refenv.backend import RealHost
 from refenv.errors import NotStarted
 from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
@@ -213,3 +213,21 @@ def test_a_measurement_killed_for_memory_is_not_cached(tmp_path: Path) -> None:
     engine.measure_default = Script(MEASURE_DOC)
     again = run(engine, matrix(R580, envs=(CU130,)), tmp_path).document.measurement("cu130/cpu")
     assert again is not None and again.status == "PASS" and not again.cached and len(engine.measured) == 2
+
+
+@dataclass
+class TwoNodeCluster(FakeEngine):
+    """Two real hosts on two nodes with different drivers."""
+
+    def probe_real_hosts(self, hosts: tuple[Host, ...]) -> dict[str, RealHost]:
+        return {"old": RealHost(profiles.get("r535"), "node1"), "new": RealHost(profiles.get("r580"), "node2")}
+
+
+def test_each_cluster_real_host_is_recorded_with_its_own_driver(tmp_path: Path) -> None:
+    # The cells are planned with each node's probe; the run document (and readiness, which reads its
+    # drivers) said the first node's driver for every real host.
+    doc = run(TwoNodeCluster(gpu=True), matrix(Host("old", "real"), Host("new", "real"), envs=(CU130,)),
+              tmp_path).document
+    old, new = doc.host("old"), doc.host("new")
+    assert old is not None and old.driver == profiles.get("r535").driver_version
+    assert new is not None and new.driver == profiles.get("r580").driver_version

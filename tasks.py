@@ -221,9 +221,14 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
         m = _matrix(matrix, [env], [host], [scenario])
         if len(m.environments) * len(m.hosts) * len(m.scenarios) != 1:
             raise Exit("name exactly one environment, host and scenario (no globs matching several)", code=2)
+        from refenv.backends.connect import engine_for
+
         ui = ConsoleUI()
         try:
-            outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui)
+            # Where matrix.yaml says cells run (run.backend), as `invoke matrix` does: a real host of a cluster
+            # is a node there, not this machine.
+            outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui,
+                                 engine_for(m.run.backend, m))
         finally:
             ui.close()
     except RefenvError as exc:

@@ -13,8 +13,9 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 import tasks
-from refenv import profiles, runner, simdriver
+from refenv import profiles, simdriver
 from refenv.backend import RealHost
+from refenv.backends import connect
 from refenv.errors import NotStarted
 from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.report.console import console_summary
@@ -196,14 +197,21 @@ def test_invoke_run_shows_a_failed_measurement_and_exits_1(tmp_path: Path, monke
     # The cell passes but its environment's measurement gives no answer: `invoke matrix` exits 1 on that;
     # `invoke run` printed only the cell and exited 0.
     (tmp_path / "m.yaml").write_text("version: 1\nenvironments:\n  cu130: {torch: '2.14.1', variant: cu130}\n"
-                                     "hosts:\n  r580: {kind: simulated, profile: r580}\nscenarios:\n  gpu: {gpus: all}\n")
+                                     "hosts:\n  r580: {kind: simulated, profile: r580}\nscenarios:\n  gpu: {gpus: all}\n"
+                                     "run: {backend: slurm}\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(runner, "connect", lambda: FakeEngine(measure_default=Script(None, exit_code=1)))
+    backends: list[str] = []
+
+    def engine_for(backend: str, m: Matrix) -> FakeEngine:
+        backends.append(backend)
+        return FakeEngine(measure_default=Script(None, exit_code=1))
+    monkeypatch.setattr(connect, "engine_for", engine_for)
     with pytest.raises(Exit) as info:
         tasks.run(Context(), env="cu130", host="r580", scenario="gpu", matrix="m.yaml")
     out = capsys.readouterr().out
     assert info.value.code == 1
     assert "cu130/r580/gpu: PASS" in out and "ERROR cu130 (CPU)" in out
+    assert backends == ["slurm"]  # matrix.yaml's run.backend, as `invoke matrix` reads it
 
 
 def test_a_measurement_killed_for_memory_is_not_cached(tmp_path: Path) -> None:

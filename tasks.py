@@ -106,6 +106,8 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
 
     if probes is not None and probes not in MODES:
         raise Exit(f"refenv: --probes {probes!r}: expected {', '.join(MODES)}", code=2)
+    if not 0 <= parallel <= 1024:  # the bounds of run.parallel in matrix.yaml
+        raise Exit(f"refenv: --parallel {parallel}: expected 0 (the number of cores) to 1024", code=2)
     try:
         if compare and env:
             env = [*env, compare]

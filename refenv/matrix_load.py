@@ -262,6 +262,9 @@ def _host(r: _Reader, node: yaml.Node, name: str, field: str) -> Host:
     if "kind" not in m:
         raise r.fail(node, f"{field}.kind", f"missing; one of {', '.join(HOST_KINDS)}")
     kind = r.string(m["kind"], f"{field}.kind", re.compile("|".join(HOST_KINDS)), " | ".join(HOST_KINDS))
+    if kind == "real" and name == "cpu":  # refenv.measured.CPU: the measurement ids ENV/cpu and ENV/HOST would clash
+        raise r.fail(m["kind"], field, "a real host cannot be named cpu: ENV/cpu names each environment's CPU "
+                     "measurement; rename the host")
     profile = r.string(m["profile"], f"{field}.profile", max_len=accepts.NAME_MAX) if "profile" in m else None
     if kind == "simulated":
         if profile is None:

@@ -211,9 +211,8 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 @_guarded
 def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
     """Run one cell and print its diagnosis in full."""
-    import json
-
     from harness.render import render_diagnosis
+    from refenv.cellrun import read_document
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
     from refenv.report import measures
@@ -236,11 +235,9 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
     except RefenvError as exc:
         raise _fail(exc) from None
     cell = outcome.document.cells[0]
-    path = cell.result_path
-    if path and Path(path).is_file():
-        doc = json.loads(Path(path).read_text())
-        if doc.get("diagnosis"):
-            print(render_diagnosis(doc["diagnosis"]))
+    doc = read_document(Path(cell.result_path)) if cell.result_path else None  # None: missing or not JSON
+    if doc is not None and doc.get("diagnosis"):
+        print(render_diagnosis(doc["diagnosis"]))
     expected = cell.expected.verdict if cell.expected else None
     print(f"{cell.id}: {cell.status} (expected {expected}) — {cell.reason}")
     for line in measures.lines(outcome.document):  # the environment's, measured once for this cell too

@@ -98,12 +98,17 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
            compare: str | None = None, backend: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.errors import RefenvError
+    from refenv.matrix import MODES
     from refenv.progress import ConsoleUI
     from refenv.report.console import console_summary
     from refenv.report.ready import compare_lines
     from refenv.runner import Options, run_matrix
     from refenv.runner import dry_run as plan_of
 
+    if probes is not None and probes not in MODES:
+        raise Exit(f"refenv: --probes {probes!r}: expected {', '.join(MODES)}", code=2)
+    if not 0 <= parallel <= 1024:  # the bounds of run.parallel in matrix.yaml
+        raise Exit(f"refenv: --parallel {parallel}: expected 0 (the number of cores) to 1024", code=2)
     try:
         if compare and env:
             env = [*env, compare]
@@ -134,7 +139,7 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     if outcome.interrupted:
         raise Exit("interrupted: the partial report is written", code=130)
     if not outcome.ok:
-        raise Exit("some cells disagree or did not run as planned (see the report)", code=1)
+        raise Exit("some cells or measurements disagree or did not run as planned (see the report)", code=1)
 
 
 @task(iterable=["env"], help={
@@ -208,33 +213,38 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 @_guarded
 def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
     """Run one cell and print its diagnosis in full."""
-    import json
-
     from harness.render import render_diagnosis
+    from refenv.cellrun import read_document
     from refenv.errors import RefenvError
     from refenv.progress import ConsoleUI
+    from refenv.report import measures
     from refenv.runner import Options, run_matrix
 
     try:
         m = _matrix(matrix, [env], [host], [scenario])
         if len(m.environments) * len(m.hosts) * len(m.scenarios) != 1:
             raise Exit("name exactly one environment, host and scenario (no globs matching several)", code=2)
+        from refenv.backends.connect import engine_for
+
         ui = ConsoleUI()
         try:
-            outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui)
+            # Where matrix.yaml says cells run (run.backend), as `invoke matrix` does: a real host of a cluster
+            # is a node there, not this machine.
+            outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui,
+                                 engine_for(m.run.backend, m))
         finally:
             ui.close()
     except RefenvError as exc:
         raise _fail(exc) from None
     cell = outcome.document.cells[0]
-    path = cell.result_path
-    if path and Path(path).is_file():
-        doc = json.loads(Path(path).read_text())
-        if doc.get("diagnosis"):
-            print(render_diagnosis(doc["diagnosis"]))
+    doc = read_document(Path(cell.result_path)) if cell.result_path else None  # None: missing or not JSON
+    if doc is not None and doc.get("diagnosis"):
+        print(render_diagnosis(doc["diagnosis"]))
     expected = cell.expected.verdict if cell.expected else None
     print(f"{cell.id}: {cell.status} (expected {expected}) — {cell.reason}")
-    if cell.status != "PASS":
+    for line in measures.lines(outcome.document):  # the environment's, measured once for this cell too
+        print(f"measured once: {line}")
+    if cell.status != "PASS" or not outcome.ok:
         raise Exit(code=1)
 
 

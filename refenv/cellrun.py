@@ -67,7 +67,8 @@ def _base(plan: CellPlan) -> CellResult:
                       result_path=str(plan.out_dir / "result.json"))
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def read_document(path: Path) -> dict[str, Any] | None:
+    """A harness document (result.json or its cached copy), or None when it is missing or not a JSON object."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -104,21 +105,27 @@ def run_one(engine: CellEngine, plan: CellPlan, use_cache: bool) -> CellResult:
         return replace(base, status=NOT_RUN, reason=exc.message)
     except RefenvError as exc:
         return replace(base, status=ERROR, reason=str(exc))
-    doc = _read(plan.out_dir / "result.json")
+    doc = read_document(plan.out_dir / "result.json")
     result = judge_cell(base, plan.expected, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed,
                         outcome.logs)
-    if doc is not None and cached is not None and not outcome.timed_out:
-        tmp = cached.with_suffix(".tmp")
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(plan.out_dir / "result.json", tmp)
-        tmp.replace(cached)
+    # Only an answer is kept: a harness failure or a killed container is tried again next run.
+    if cached is not None and result.status in (PASS, FAIL):
+        keep(plan.out_dir / "result.json", cached)
     return replace(result, wall_s=round(time.monotonic() - start, 2))
+
+
+def keep(document: Path, cached: Path) -> None:
+    """Copy a harness document into the cache, written beside and renamed (a reader never sees half of it)."""
+    tmp = cached.with_suffix(".tmp")
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(document, tmp)
+    tmp.replace(cached)
 
 
 def reuse(plan: CellPlan, document: Path) -> CellResult | None:
     """The cell judged from a document measured before (the cache, or a cell of this run with the same
     digest), marked cached; None when there is no readable document."""
-    doc = _read(document)
+    doc = read_document(document)
     if doc is None:
         return None
     plan.out_dir.mkdir(parents=True, exist_ok=True)

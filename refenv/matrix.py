@@ -86,6 +86,9 @@ class Scenario:
         return dict(self.env)
 
 
+MODES = ("quick", "full", "off")  # of run.probes and run.memory_check (harness/measure.py's --probes, --memory)
+
+
 @dataclass(frozen=True)
 class RunSettings:
     timeout_s: float = 240.0

@@ -20,7 +20,7 @@ from harness import compat, inputs
 from harness.inputs import InputError, shorten
 from refenv import accepts
 from refenv.errors import MatrixError
-from refenv.matrix import HOST_KINDS, Base, Bootstrap, Environment, Host, Matrix, RunSettings, Scenario
+from refenv.matrix import HOST_KINDS, MODES, Base, Bootstrap, Environment, Host, Matrix, RunSettings, Scenario
 from refenv.placement import BACKENDS, LAUNCHERS, KubePlacement, SlurmPlacement
 
 T = TypeVar("T")
@@ -263,6 +263,9 @@ def _host(r: _Reader, node: yaml.Node, name: str, field: str) -> Host:
     if "kind" not in m:
         raise r.fail(node, f"{field}.kind", f"missing; one of {', '.join(HOST_KINDS)}")
     kind = r.string(m["kind"], f"{field}.kind", re.compile("|".join(HOST_KINDS)), " | ".join(HOST_KINDS))
+    if kind == "real" and name == "cpu":  # refenv.measured.CPU: the measurement ids ENV/cpu and ENV/HOST would clash
+        raise r.fail(m["kind"], field, "a real host cannot be named cpu: ENV/cpu names each environment's CPU "
+                     "measurement; rename the host")
     profile = r.string(m["profile"], f"{field}.profile", max_len=accepts.NAME_MAX) if "profile" in m else None
     if kind == "simulated":
         if profile is None:
@@ -334,7 +337,7 @@ def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
     m = r.mapping(node, field, ("timeout_s", "memory", "pids", "parallel", "probes", "memory_check", "backend",
                                 "launcher"))
     d = RunSettings()
-    mode = re.compile(r"quick|full|off")
+    mode = re.compile("|".join(MODES))
     return RunSettings(
         timeout_s=r.number(m["timeout_s"], f"{field}.timeout_s", float, 1, 86_400) if "timeout_s" in m
         else d.timeout_s,

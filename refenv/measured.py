@@ -12,6 +12,7 @@ This module is pure: the plan of each measurement, its record in the run documen
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -84,8 +85,10 @@ def wanted(settings: RunSettings) -> bool:
 
 def plan_measurements(environments: tuple[Environment, ...], hosts: tuple[Host, ...], builds: dict[str, EnvBuild],
                       real_error: NoGpuRuntime | None, run_id: str, folder: Path, settings: RunSettings,
-                      threads: int = 1) -> list[MeasurePlan]:
-    """One CPU measurement per environment, and one GPU measurement per environment on each real host."""
+                      threads: int = 1, real_errors: Mapping[str, NoGpuRuntime] | None = None) -> list[MeasurePlan]:
+    """One CPU measurement per environment, and one GPU measurement per environment on each real host.
+
+    `real_errors` (a cluster's probes, by host) overrides `real_error` (this machine's) as cell plans do."""
     if not wanted(settings):
         return []
     plans = []
@@ -99,8 +102,8 @@ def plan_measurements(environments: tuple[Environment, ...], hosts: tuple[Host, 
             skip: tuple[str, str] | None = None
             if build is None or build.status == "FAILED" or build.tag is None:
                 skip = (BUILD_FAILED, f"the image did not build: {build.error if build else 'not built'}")
-            elif host is not None and real_error is not None:
-                skip = (NOT_RUN, real_error.message)
+            elif host is not None and (why := (real_errors or {}).get(host.name, real_error)) is not None:
+                skip = (NOT_RUN, why.message)
             if skip is not None:
                 plans.append(MeasurePlan(mid, env.name, host.name if host else None, device, None, skip, None,
                                          out_dir, settings.timeout_s))

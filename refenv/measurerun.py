@@ -7,7 +7,6 @@ returns what finished, the rest NOT_RUN.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
@@ -15,15 +14,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
-from pathlib import Path
-from typing import Any
 
 from refenv import paths
 from refenv.backend import CellEngine
-from refenv.cellrun import cancel_all
-from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.cellrun import cancel_all, keep, read_document
+from refenv.errors import NoGpuRuntime, NotStarted, RefenvError
 from refenv.measured import MeasurementRecord, MeasurePlan, judge_measurement
-from refenv.status import ERROR, NOT_RUN
+from refenv.status import ERROR, FAIL, NOT_RUN, PASS
 
 LOG = logging.getLogger(__name__)
 
@@ -34,14 +31,6 @@ class MeasurementsRun:
     interrupted: bool
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
 def measure_one(engine: CellEngine, plan: MeasurePlan, use_cache: bool) -> MeasurementRecord:
     """One measurement, start to finish; every failure becomes a status, never an exception."""
     base = plan.record()
@@ -49,7 +38,7 @@ def measure_one(engine: CellEngine, plan: MeasurePlan, use_cache: bool) -> Measu
         return replace(base, status=plan.skip[0], reason=plan.skip[1])
     assert plan.spec is not None
     cached = paths.cell_cache() / f"measure-{plan.cache_key}.json" if plan.cache_key else None
-    if use_cache and cached is not None and cached.is_file() and (doc := _read(cached)) is not None:
+    if use_cache and cached is not None and cached.is_file() and (doc := read_document(cached)) is not None:
         plan.out_dir.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(cached, plan.out_dir / "result.json")
         return replace(judge_measurement(base, doc, 0, False, False, ""), cached=True, wall_s=0.0)
@@ -58,17 +47,14 @@ def measure_one(engine: CellEngine, plan: MeasurePlan, use_cache: bool) -> Measu
     start = time.monotonic()
     try:
         outcome = engine.run(plan.spec, plan.timeout_s)
-    except NoGpuRuntime as exc:
+    except (NoGpuRuntime, NotStarted) as exc:  # as a cell (cellrun.run_one): not run, not an error
         return replace(base, status=NOT_RUN, reason=exc.message)
     except RefenvError as exc:
         return replace(base, status=ERROR, reason=str(exc))
-    doc = _read(plan.out_dir / "result.json")
+    doc = read_document(plan.out_dir / "result.json")
     record = judge_measurement(base, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed, outcome.logs)
-    if doc is not None and cached is not None and record.status != ERROR and not outcome.timed_out:
-        tmp = cached.with_suffix(".tmp")
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(plan.out_dir / "result.json", tmp)
-        tmp.replace(cached)
+    if cached is not None and record.status in (PASS, FAIL):  # an answer only, as cells (cellrun.run_one)
+        keep(plan.out_dir / "result.json", cached)
     return replace(record, wall_s=round(time.monotonic() - start, 2))
 
 

@@ -142,11 +142,12 @@ class Begun:
 def conclude(begun: Begun, scope: Scope, inventory: Inventory, builds: dict[str, EnvBuild],
              results: tuple[CellResult, ...], interrupted: bool, real: Profile | None, *, parallel: int = 1,
              use_cache: bool = True, selection: dict[str, list[str]] | None = None,
-             measurements: tuple[MeasurementRecord, ...] = ()) -> Outcome:
+             measurements: tuple[MeasurementRecord, ...] = (),
+             real_hosts: dict[str, Profile | None] | None = None) -> Outcome:
     """Write the run document and its reports into the run's folder."""
     info = run_info(begun.run_id, begun.started, time.monotonic() - begun.t0, scope, selection or {}, interrupted,
                     inventory, parallel, use_cache)
-    doc = document(scope, info, builds, results, real, measurements)
+    doc = document(scope, info, builds, results, real, measurements, real_hosts)
     written = write_results(begun.folder, doc)
     _link_latest(begun.folder.parent, begun.folder)
     return Outcome(begun.folder, doc, doc.summary.ok and not interrupted, interrupted, written)
@@ -175,7 +176,7 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
     # What does not depend on the cell is measured first, once per environment (and real GPU host);
     # the cells then only diagnose.
     plans_m = measured.plan_measurements(scope.environments, scope.hosts, prepared.builds, prepared.real_error,
-                                         begun.run_id, begun.folder, settings, threads)
+                                         begun.run_id, begun.folder, settings, threads, prepared.real_errors)
     ui.measurements_start(len(plans_m))
     measures = measurerun.run_measurements(engine, plans_m, begun.run_id, parallel, options.use_cache,
                                            ui.measurement_done)
@@ -183,7 +184,8 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
         results = tuple(CellResult(c.id, c.environment.name, c.host.name, c.scenario.name, NOT_RUN,
                                    "interrupted (Ctrl-C) before it ran") for c in scope.cells())
         return conclude(begun, scope, inventory, prepared.builds, results, True, prepared.real, parallel=parallel,
-                        use_cache=options.use_cache, selection=options.selection, measurements=measures.records)
+                        use_cache=options.use_cache, selection=options.selection, measurements=measures.records,
+                        real_hosts=prepared.real_hosts)
     plans = plan_cells(scope, prepared, begun.run_id, begun.folder, cell_settings(settings), threads)
     ui.cells_start(len(plans))
     done = cellrun.run_cells(engine, plans, begun.run_id, parallel, options.use_cache, ui.cell_done)
@@ -192,7 +194,7 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
                     for c in done.results)
     return conclude(begun, scope, inventory, prepared.builds, results, done.interrupted, prepared.real,
                     parallel=parallel, use_cache=options.use_cache, selection=options.selection,
-                    measurements=measures.records)
+                    measurements=measures.records, real_hosts=prepared.real_hosts)
 
 
 def cell_settings(settings: RunSettings) -> RunSettings:

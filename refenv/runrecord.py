@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import os
 import platform
+from collections.abc import Mapping
 from dataclasses import replace
 
 from harness import __version__ as harness_version
@@ -71,12 +72,16 @@ def run_info(run_id: str, started: datetime.datetime, wall_s: float, scope: Scop
 
 
 def document(scope: Scope, run: RunInfo, builds: dict[str, EnvBuild], results: tuple[CellResult, ...],
-             real: Profile | None, measurements: tuple[MeasurementRecord, ...] = ()) -> RunDocument:
-    """The run document: the run, each environment's build, each host and scenario, the measurements, every cell."""
+             real: Profile | None, measurements: tuple[MeasurementRecord, ...] = (),
+             real_hosts: Mapping[str, Profile | None] | None = None) -> RunDocument:
+    """The run document: the run, each environment's build, each host and scenario, the measurements, every cell.
+
+    `real_hosts` (a cluster's probes, by host) stands for `real` (this machine's GPUs), as in the cells' plans."""
+    probed = real_hosts or {}
     return RunDocument(
         measurements=measurements,
         run=run,
         environments=tuple(environment_record(e, builds.get(e.name)) for e in scope.environments),
-        hosts=tuple(host_record(h, real) for h in scope.hosts),
+        hosts=tuple(host_record(h, probed.get(h.name, real)) for h in scope.hosts),
         scenarios=tuple(ScenarioRecord(s.name, s.description, s.gpus, s.env_dict) for s in scope.scenarios),
         cells=tuple(results))

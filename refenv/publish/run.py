@@ -32,7 +32,7 @@ from refenv.measured import MeasurementRecord
 from refenv.publish import auth, evidence, history, manifest, release, verify
 from refenv.publish.manifest import Published
 from refenv.readiness import Readiness, grouped
-from refenv.results import PASS, CellResult
+from refenv.results import NOT_RUN, PASS, CellResult
 from refenv.runner import Begun, conclude, prepare
 from refenv.wheelhouse import lock_path
 
@@ -183,8 +183,11 @@ def publish_one(engine: Engine, settings: Settings, env: Environment, runs: list
     tags = (release.release_tag(env.torch, env.variant, env.python), release.hash_tag(content_hash))
     p = Published(env.name, repository, tags, "", content_hash, info.run_id, str(report), info.report_digest,
                   judged.runs_used, ready, release.description(info), labels)
+    # A cell not run here (a real host without the NVIDIA runtime) neither agreed nor disagreed: counted apart.
+    not_run = sum(1 for c in judged.run.cells_of(env.name) if c.status == NOT_RUN
+                  and (c.host, c.scenario) in required_cells(settings.matrix))
     say(f"{env.name}: known-good in run {info.run_id}, which covers every host and scenario of the matrix "
-        f"({ready.cells} cells, all as predicted)")
+        f"({ready.cells} cells: {ready.cells - not_run} as predicted" + (f", {not_run} not run)" if not_run else ")"))
     tell(say, info, ready)
     if settings.dry_run:
         say(f"  would publish {image} as {', '.join(f'{repository}:{t}' for t in tags)}")

@@ -5,7 +5,8 @@ covers every host and scenario the matrix defines for the environment. Slices an
 never make an environment publishable on their own; a slice of the same image newer than that run is
 still read, and a disagreement in it refuses. Every cell of the deciding run must agree with its
 prediction (a NOT_RUN cell, such as `real` without an NVIDIA runtime, neither agrees nor disagrees),
-and torch must get a GPU (observed OK, real or simulated) on at least one host. "The prediction held"
+and torch must get a GPU (observed OK, real or simulated) on at least one host; the environment's
+measurements in that run (probes, memory, made once per environment) must not have gone wrong. "The prediction held"
 proves refenv's rules, not the image: the labels say where torch gets a GPU and where it does not.
 """
 
@@ -87,6 +88,11 @@ def judge(runs: Sequence[Run], environment: str, content_hash: str,
         n = len(full.cells_of(environment))
         return refuse(f"{len(bad)} of its {n} cells disagree or did not run as planned in run {full.run_id}",
                       *_named(bad), run=full)
+    measured = [m for m in full.doc.measurements if m.environment == environment]
+    wrong = [f"{m.id}: {m.status} ({m.reason})" for m in measured if m.bad]
+    if wrong:  # measured once per environment (issue 16): a failure here no longer fails a cell
+        return refuse(f"{len(wrong)} of its {len(measured)} measurements went wrong in run {full.run_id} "
+                      "(probes, memory)", *_named(wrong), run=full)
     later = [f"run {r.run_id}: {line}" for r in newer for line in _bad(r.cells_of(environment))]
     if later:
         return refuse(f"a newer run of this image disagrees ({len(later)} cell(s))", *_named(later), run=full)

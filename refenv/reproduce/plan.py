@@ -13,6 +13,7 @@ from dataclasses import replace
 from harness import compat
 from harness.inputs import InputError, shorten
 from refenv import accepts, baseimage
+from refenv.faults import NAMED, Faults
 from refenv.matrix import Base, Environment, Host, Scenario
 from refenv.profiles import MAX_GPUS, Gpu, Profile, gpu_name_problem
 from refenv.reproduce import builds, drivers
@@ -103,6 +104,14 @@ def plan(inferred: Inferred, offer: Offer, known: Sequence[Environment], base: B
     env = environment_for(build, known, base)
     if inferred.no_driver:
         host, profile = Host(HOST_NAME, "none", description="no NVIDIA driver, as reported"), None
+        # What needs a driver is not reproduced; say so rather than drop it unsaid.
+        if inferred.gpus:
+            names = ", ".join(dict.fromkeys(g.name for g in inferred.gpus))
+            notes.append(f"{names}: not simulated: no driver is named (--driver), so the host has none and "
+                         "shows no GPU")
+        if inferred.faults != Faults():
+            fault = next((f.name for f in NAMED if f.faults == inferred.faults), "reported")
+            notes.append(f"the {fault} driver fault is not reproduced: the host has no driver to break")
     else:
         profile = host_profile(inferred, notes)
         host = Host(HOST_NAME, "simulated", description=profile.description, inline=profile)

@@ -5,11 +5,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from invoke.context import Context
+from invoke.exceptions import Exit
 
-from refenv import simdriver
+import tasks
+from refenv import profiles, simdriver
+from refenv.backend import RealHost
+from refenv.backends import connect
+from refenv.errors import NotStarted
 from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.report.console import console_summary
 from refenv.rundoc import load_run
@@ -161,3 +168,74 @@ def test_a_failed_measurement_is_a_junit_failure(tmp_path: Path) -> None:
     outcome = run(engine, matrix(NONE, envs=(CU130,)), tmp_path)
     junit = (outcome.folder / "junit.xml").read_text()
     assert '<failure message="memory prediction disagrees' in junit and 'type="FAIL"' in junit
+
+
+def test_a_measurement_the_scheduler_never_started_is_not_run_not_an_error(tmp_path: Path) -> None:
+    engine = FakeEngine(scripts={"cu130/cpu": Script(raises=NotStarted("Slurm cannot start the job: PartitionDown"))})
+    m = run(engine, matrix(R580, envs=(CU130,)), tmp_path).document.measurement("cu130/cpu")
+    assert m is not None and m.status == "NOT_RUN" and "PartitionDown" in m.reason and not m.bad
+
+
+@dataclass
+class ClusterEngine(FakeEngine):
+    """Real hosts on cluster nodes: `real` probed where its cells run, and found without a GPU."""
+
+    def probe_real_hosts(self, hosts: tuple[Host, ...]) -> dict[str, RealHost]:
+        return {h.name: RealHost(None, "node1", "node1 has no GPU") for h in hosts if h.kind == "real"}
+
+
+def test_a_cluster_real_host_without_a_gpu_measures_nothing_there(tmp_path: Path) -> None:
+    engine = ClusterEngine(gpu=True)  # the local engine could: the node's probe decides
+    outcome = run(engine, matrix(REAL, envs=(CU130,)), tmp_path)
+    m = outcome.document.measurement("cu130/real")
+    assert m is not None and m.status == "NOT_RUN" and m.reason == "node1 has no GPU"
+    assert [x for x, _ in engine.measured] == ["cu130/cpu"]
+
+
+def test_invoke_run_shows_a_failed_measurement_and_exits_1(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # The cell passes but its environment's measurement gives no answer: `invoke matrix` exits 1 on that;
+    # `invoke run` printed only the cell and exited 0.
+    (tmp_path / "m.yaml").write_text("version: 1\nenvironments:\n  cu130: {torch: '2.14.1', variant: cu130}\n"
+                                     "hosts:\n  r580: {kind: simulated, profile: r580}\nscenarios:\n  gpu: {gpus: all}\n"
+                                     "run: {backend: slurm}\n")
+    monkeypatch.chdir(tmp_path)
+    backends: list[str] = []
+
+    def engine_for(backend: str, m: Matrix) -> FakeEngine:
+        backends.append(backend)
+        return FakeEngine(measure_default=Script(None, exit_code=1))
+    monkeypatch.setattr(connect, "engine_for", engine_for)
+    with pytest.raises(Exit) as info:
+        tasks.run(Context(), env="cu130", host="r580", scenario="gpu", matrix="m.yaml")
+    out = capsys.readouterr().out
+    assert info.value.code == 1
+    assert "cu130/r580/gpu: PASS" in out and "ERROR cu130 (CPU)" in out
+    assert backends == ["slurm"]  # matrix.yaml's run.backend, as `invoke matrix` reads it
+
+
+def test_a_measurement_killed_for_memory_is_not_cached(tmp_path: Path) -> None:
+    engine = FakeEngine(measure_default=Script(MEASURE_DOC, exit_code=137, oom_killed=True))
+    m = run(engine, matrix(R580, envs=(CU130,)), tmp_path).document.measurement("cu130/cpu")
+    assert m is not None and m.status == "OOM_KILLED"
+    engine.measure_default = Script(MEASURE_DOC)
+    again = run(engine, matrix(R580, envs=(CU130,)), tmp_path).document.measurement("cu130/cpu")
+    assert again is not None and again.status == "PASS" and not again.cached and len(engine.measured) == 2
+
+
+@dataclass
+class TwoNodeCluster(FakeEngine):
+    """Two real hosts on two nodes with different drivers."""
+
+    def probe_real_hosts(self, hosts: tuple[Host, ...]) -> dict[str, RealHost]:
+        return {"old": RealHost(profiles.get("r535"), "node1"), "new": RealHost(profiles.get("r580"), "node2")}
+
+
+def test_each_cluster_real_host_is_recorded_with_its_own_driver(tmp_path: Path) -> None:
+    # The cells are planned with each node's probe; the run document (and readiness, which reads its
+    # drivers) said the first node's driver for every real host.
+    doc = run(TwoNodeCluster(gpu=True), matrix(Host("old", "real"), Host("new", "real"), envs=(CU130,)),
+              tmp_path).document
+    old, new = doc.host("old"), doc.host("new")
+    assert old is not None and old.driver == profiles.get("r535").driver_version
+    assert new is not None and new.driver == profiles.get("r580").driver_version

@@ -39,7 +39,8 @@ def full_cells(env: str = "env") -> list[dict[str, Any]]:
 
 
 def record(run_id: str, cells: list[dict[str, Any]], content_hash: str = HASH, interrupted: bool = False,
-           started: str | None = None, extra_envs: tuple[dict[str, Any], ...] = ()) -> history.Run:
+           started: str | None = None, extra_envs: tuple[dict[str, Any], ...] = (),
+           measurements: tuple[dict[str, Any], ...] = ()) -> history.Run:
     doc = {
         "schema": "refenv.cells", "version": 1,
         "run": {"id": run_id, "started": started or run_id, "interrupted": interrupted},
@@ -49,6 +50,7 @@ def record(run_id: str, cells: list[dict[str, Any]], content_hash: str = HASH, i
                   for h, d in HOSTS.items()],
         "scenarios": [{"name": n, **body} for n, body in SCENARIOS.items()],
         "cells": cells,
+        "measurements": list(measurements),
     }
     return history.Run(Path(f"/r/{run_id}/cells.json"), from_data(doc))
 
@@ -112,6 +114,18 @@ def test_any_bad_cell_in_the_full_run_refuses(status: str) -> None:
     assert not j.ok
     assert j.reasons == ("1 of its 12 cells disagree or did not run as planned in run run-7",
                          f"env/r470/gpu: {status} (what went wrong)")
+
+
+def test_a_failed_measurement_of_the_environment_refuses() -> None:
+    # Measured once per environment, a failed memory prediction no longer fails a cell: it must still refuse,
+    # as it did when every cell carried its own.
+    failed = {"id": "env/cpu", "environment": "env", "status": "FAIL", "reason": "memory: 2 of 5 cases off"}
+    other = {"id": "other/cpu", "environment": "other", "status": "ERROR", "reason": "not this one"}
+    j = judge([record("run-8", full_cells(), measurements=(failed, other))], "env", HASH, REQUIRED)
+    assert not j.ok
+    assert j.reasons == ("1 of its 1 measurements went wrong in run run-8 (probes, memory)",
+                         "env/cpu: FAIL (memory: 2 of 5 cases off)")
+    assert judge([record("run-8", full_cells(), measurements=(other,))], "env", HASH, REQUIRED).ok
 
 
 def test_an_environment_ready_nowhere_is_refused_with_that_reason() -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from harness.schema import Finding
+from refenv.measured import MeasurementRecord
 from refenv.report import view
 from refenv.report.formats import MISSING, fmt_bytes, fmt_number, fmt_seconds, text
 from refenv.results import CellResult, Observed
@@ -23,6 +26,12 @@ def test_outcome_of_each_sample() -> None:
     assert view.outcome(sample("failures")) == "FAILED"
     assert view.outcome(sample("partial")) == "INTERRUPTED"
     assert view.outcome(RunDocument()) == "EMPTY"
+
+
+def test_outcome_fails_when_a_measurement_went_wrong_though_every_cell_passed() -> None:
+    # The run exits 1 then (RunDocument.summary.ok): its headline must not say PASSED.
+    doc = replace(sample("passing"), measurements=(MeasurementRecord("e/cpu", "e", status="ERROR"),))
+    assert view.outcome(doc) == "FAILED"
 
 
 def test_grid_puts_each_cell_at_its_crossing_and_none_where_no_cell_was_written() -> None:

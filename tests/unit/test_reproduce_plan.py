@@ -181,3 +181,13 @@ def test_a_remedy_overrides_the_verdicts_default_fix() -> None:
     by_wheel = plan_fix(r, DRIVER_TOO_OLD, OFFLINE, KNOWN, BASE, remedy=Remedy("install_wheel"))
     assert by_wheel is not None and by_wheel.kind == "wheel"
     assert chosen_remedy(DRIVER_TOO_OLD, [Finding(DRIVER_TOO_OLD, "error", "too old")]) is None
+
+
+def test_gpus_and_a_fault_named_without_a_driver_are_said_to_be_unused() -> None:
+    # A host without a driver shows no GPU and has no driver to break: the flags must not vanish unsaid.
+    r = planned(from_flags("2.14.1+cu130", gpus=["Tesla T4"], fault="stub"))
+    assert r.host.kind == "none"
+    assert any("Tesla T4" in n and "--driver" in n for n in r.notes)
+    assert any("stub" in n for n in r.notes)
+    assert not any("Tesla T4" in n for n in planned(from_flags("2.14.1+cu130", driver="580.95.05",
+                                                                gpus=["Tesla T4"])).notes)

@@ -111,6 +111,20 @@ def test_a_second_run_reuses_the_measurement_and_judges_it_again(tmp_path: Path)
     assert engine.ran == ["cu130/r580/gpu"] * 2 and third.document.cells[0].status == "FAIL"
 
 
+@pytest.mark.parametrize("script", [
+    Script({"schema": "refenv.cell", "error": {"message": "torch import crashed"}}),  # the harness failed
+    Script(OK_DOC, exit_code=137, oom_killed=True),  # killed for memory after the document was written
+])
+def test_a_cell_that_gave_no_answer_is_not_cached(script: Script, tmp_path: Path) -> None:
+    # Reused, it would stay ERROR until --rerun, or read PASS from a container the kernel killed.
+    engine = FakeEngine(scripts={"cu130/r580/gpu": script})
+    assert run(engine, matrix(R580), tmp_path).document.cells[0].status in ("ERROR", "OOM_KILLED")
+    engine.scripts.clear()
+    second = run(engine, matrix(R580), tmp_path)
+    assert engine.ran == ["cu130/r580/gpu"] * 2
+    assert second.document.cells[0].status == "PASS" and not second.document.cells[0].cached
+
+
 def test_a_real_host_is_measured_every_time(tmp_path: Path) -> None:
     engine = FakeEngine(gpu=True)
     for _ in range(2):

@@ -33,6 +33,26 @@ def test_a_malformed_matrix_exits_2(tmp_path: Path) -> None:
     assert err.code == 2 and "m.yaml:3: environments" in str(err.message)
 
 
+def test_an_unknown_probes_mode_exits_2_before_anything_runs() -> None:
+    err = exit_of(tasks.matrix, probes="bogus", dry_run=True)
+    assert err.code == 2 and "--probes 'bogus'" in str(err.message)
+
+
+@pytest.mark.parametrize("parallel", [-3, 100_000])
+def test_a_parallel_out_of_bounds_exits_2(parallel: int) -> None:
+    err = exit_of(tasks.matrix, parallel=parallel, dry_run=True)
+    assert err.code == 2 and f"--parallel {parallel}" in str(err.message)
+
+
+def test_a_real_host_named_cpu_is_refused(tmp_path: Path) -> None:
+    # Its GPU measurement would be ENV/cpu, the id (and folder) of the environment's CPU measurement.
+    bad = tmp_path / "m.yaml"
+    bad.write_text("version: 1\nenvironments:\n  e: {torch: '2.14.1', variant: cu130}\nhosts:\n  cpu: {kind: real}\n"
+                   "scenarios:\n  gpu: {gpus: all}\n")
+    err = exit_of(tasks.matrix, matrix=str(bad), dry_run=True)
+    assert err.code == 2 and "m.yaml:5: hosts.cpu: a real host cannot be named cpu" in str(err.message)
+
+
 def test_standard_input_is_read_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"x" * 16_000_001)))
     err = exit_of(tasks.reproduce, report="-")

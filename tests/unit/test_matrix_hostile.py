@@ -18,22 +18,7 @@ from refenv.matrix import Bootstrap, Environment, Matrix, Scenario
 from refenv.matrix_load import load, parse
 from refenv.runspec import container_env
 from refenv.wheelhouse import download_args
-
-GOOD = """\
-version: 1
-environments:
-  cu130:
-    torch: "2.14.1"
-    variant: cu130
-hosts:
-  r580: {kind: simulated, profile: r580}
-  none: {kind: none}
-scenarios:
-  gpu: {gpus: all}
-  hidden:
-    gpus: all
-    env: {CUDA_VISIBLE_DEVICES: ""}
-"""
+from tests.unit.test_matrix_load import GOOD
 
 
 def error_of(text: str) -> MatrixError:

@@ -18,9 +18,9 @@ from typing import Any
 
 from kubernetes import client, watch
 
-from refenv.backend import CellEngine, ImageRequest, Inventory, Progress, RunOutcome
+from refenv.backend import CellEngine, RunOutcome
 from refenv.backends.kubernetes.jobs import MARK, job_manifest
-from refenv.build import EnvBuild
+from refenv.backends.onlocal import OnLocalEngine
 from refenv.errors import NoGpuRuntime, RefenvError
 from refenv.labels import CELL, KIND, RUN
 from refenv.matrix import Host
@@ -116,23 +116,14 @@ class JobRunner:
         return len(names)
 
 
-class KubernetesEngine:
+class KubernetesEngine(OnLocalEngine):
     """A `CellEngine` whose cells are Kubernetes Jobs; images and other containers go to `local`."""
 
     def __init__(self, local: CellEngine, api: client.ApiClient, hosts: tuple[Host, ...] = ()) -> None:
-        self.local = local
+        super().__init__(local)
         self.jobs = JobRunner(api)
         self.placements = {h.name: h.kubernetes or KubePlacement() for h in hosts}
         self.namespaces = {p.namespace for p in self.placements.values()} | {KubePlacement().namespace}
-
-    def inventory(self) -> Inventory:
-        return self.local.inventory()
-
-    def ensure_image(self, request: ImageRequest, progress: Progress) -> EnvBuild:
-        return self.local.ensure_image(request, progress)
-
-    def image_id(self, ref: str) -> str | None:
-        return self.local.image_id(ref)
 
     def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
         return None  # the device plugin gives GPUs to pods that ask in limits

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from refenv import paths
-from refenv.backend import CellEngine, ImageRequest, Inventory, Progress, RealHost, RunOutcome
+from refenv.backend import CellEngine, RealHost, RunOutcome
+from refenv.backends.onlocal import OnLocalEngine
 from refenv.backends.slurm import cli, script, state
-from refenv.build import EnvBuild
-from refenv.errors import NoGpuRuntime, NotStarted, RefenvError
+from refenv.errors import NotStarted, RefenvError
 from refenv.fleet import profile_of
 from refenv.labels import CELL, KIND, RUN
 from refenv.matrix import Host
@@ -51,7 +51,7 @@ class _Submission:
     error: Exception | None = None
 
 
-class SlurmEngine:
+class SlurmEngine(OnLocalEngine):
     """A `CellEngine` whose cells are Slurm jobs; images and other containers go to `local`."""
 
     def __init__(self, local: CellEngine, hosts: tuple[Host, ...] = (), launcher: str = "docker",
@@ -59,7 +59,7 @@ class SlurmEngine:
         if launcher != "docker":
             raise RefenvError(f"run.launcher {launcher!r}: refenv renders its job scripts but does not run them yet",
                               "set run.launcher: docker (Docker and the NVIDIA container toolkit on the nodes)")
-        self.local = local
+        super().__init__(local)
         self.commands = commands or cli.Commands()
         self.placements = {h.name: h.slurm or SlurmPlacement() for h in hosts}
         self.poll_s = poll_s
@@ -81,20 +81,6 @@ class SlurmEngine:
     def pin(self, host: str, node: str) -> None:
         """Run `host`'s cells on `node` only (the node that answered the host's probe job)."""
         self.placements[host] = replace(self.placements.get(host) or SlurmPlacement(), nodelist=node)
-
-    # ---- what the local engine does ---------------------------------------------------------
-
-    def inventory(self) -> Inventory:
-        return self.local.inventory()
-
-    def ensure_image(self, request: ImageRequest, progress: Progress) -> EnvBuild:
-        return self.local.ensure_image(request, progress)
-
-    def image_id(self, ref: str) -> str | None:
-        return self.local.image_id(ref)
-
-    def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
-        return self.local.gpu_runtime_error(image)
 
     def probe_real_hosts(self, hosts: tuple[Host, ...]) -> dict[str, RealHost]:
         """A probe job per real host, placed as its cells will be; the host's cells are pinned to the node

@@ -46,9 +46,12 @@ def _rank_main(rank: int, folder: str) -> None:
     dist.init_process_group("gloo", init_method=f"file://{folder}/rendezvous", rank=rank, world_size=WORLD)
     try:
         out = {mode: _measure(mode) for mode in MODES}
+        Path(folder, f"rank{rank}.json").write_text(json.dumps(out))
+        # Every rank is done before any tears down: a rank that exits while its peer still holds the gloo
+        # connection makes the peer's transport thread throw, and the peer aborts ("terminate called ...").
+        dist.barrier()
     finally:
         dist.destroy_process_group()
-    Path(folder, f"rank{rank}.json").write_text(json.dumps(out))
 
 
 def _local(t: Any) -> Any:

@@ -6,13 +6,18 @@ which containers are still in flight, what was cancelled.
 from __future__ import annotations
 
 import json
+import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
+import pytest
+
 from harness.classify import classify
 from harness.facts import Facts
+from refenv import simdriver
 from refenv.backend import ImageRequest, Inventory, Progress, RunOutcome
 from refenv.build import EnvBuild
 from refenv.errors import NoGpuRuntime, RefenvError
@@ -124,3 +129,17 @@ class FakeEngine:
             for n in mine:
                 self._stop[n].set()
         return len(mine)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A cache of its own for each test, sharing the compiled simulated driver (built once, for real).
+
+    Autouse in every module that imports it, so runs through the fake engine never share cached cells.
+    """
+    driver = simdriver.build()
+    root = tmp_path / "cache"
+    root.mkdir()
+    monkeypatch.setenv("REFENV_CACHE", str(root))
+    os.symlink(driver.root.parent, root / "simdriver")
+    yield root

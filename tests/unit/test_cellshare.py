@@ -3,32 +3,17 @@ every simulated host gives the container alike) run once, also on --rerun (refen
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from refenv import simdriver
 from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.runner import Options, Outcome, run_matrix
-from tests.unit.fake_engine import NO_DRIVER_DOC, FakeEngine, Script
+from tests.unit.fake_engine import NO_DRIVER_DOC, FakeEngine, Script, private_cache  # noqa: F401 (autouse)
 from tests.unit.test_runner import UI
 
 CU130 = Environment("cu130", "2.14.1", "cu130")
 R535, R580 = Host("r535", "simulated", "r535"), Host("r580", "simulated", "r580")
 GPU, NO_GPU = Scenario("gpu", "all"), Scenario("no-gpu", "none")
 SETTINGS = RunSettings(timeout_s=0.5, parallel=2, probes="off", memory_check="off")
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    driver = simdriver.build()
-    root = tmp_path / "cache"
-    root.mkdir()
-    monkeypatch.setenv("REFENV_CACHE", str(root))
-    os.symlink(driver.root.parent, root / "simdriver")
-    yield root
 
 
 def run(engine: FakeEngine, tmp_path: Path, *scenarios: Scenario) -> Outcome:

@@ -3,8 +3,6 @@ through the fake engine (refenv.measured, refenv.measurerun, refenv.runner); the
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +11,7 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 import tasks
-from refenv import profiles, simdriver
+from refenv import profiles
 from refenv.backend import RealHost
 from refenv.backends import connect
 from refenv.errors import NotStarted
@@ -21,7 +19,7 @@ from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.report.console import console_summary
 from refenv.rundoc import load_run
 from refenv.runner import Options, Outcome, run_matrix
-from tests.unit.fake_engine import MEASURE_DOC, NO_DRIVER_DOC, FakeEngine, Script
+from tests.unit.fake_engine import MEASURE_DOC, NO_DRIVER_DOC, FakeEngine, Script, private_cache  # noqa: F401 (autouse)
 from tests.unit.test_runner import UI
 
 CU130, CPU = Environment("cu130", "2.14.1", "cu130"), Environment("cpuonly", "2.13.0", "cpu")
@@ -29,16 +27,6 @@ NONE, R580, R535, REAL = (Host("none", "none"), Host("r580", "simulated", "r580"
                           Host("real", "real"))
 SCENARIOS = (Scenario("gpu", "all"), Scenario("no-gpu", "none"))
 MEASURED = RunSettings(timeout_s=5, parallel=2, probes="quick", memory_check="quick")
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    driver = simdriver.build()
-    root = tmp_path / "cache"
-    root.mkdir()
-    monkeypatch.setenv("REFENV_CACHE", str(root))
-    os.symlink(driver.root.parent, root / "simdriver")
-    yield root
 
 
 def matrix(*hosts: Host, envs: tuple[Environment, ...] = (CU130, CPU)) -> Matrix:

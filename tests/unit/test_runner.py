@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +20,7 @@ from refenv.measured import MeasurementRecord
 from refenv.results import CellResult
 from refenv.rundoc import load_run
 from refenv.runner import Options, Outcome, run_matrix
-from tests.unit.fake_engine import NO_DRIVER_DOC, OK_DOC, FakeEngine, Script
+from tests.unit.fake_engine import NO_DRIVER_DOC, OK_DOC, FakeEngine, Script, private_cache  # noqa: F401 (autouse)
 
 CU130 = Environment("cu130", "2.14.1", "cu130")
 BROKEN = Environment("broken", "2.14.1", "cu130")
@@ -63,17 +61,6 @@ class UI:
         self.cells.append(result)
         if self.stop_after is not None and len(self.cells) >= self.stop_after:
             raise KeyboardInterrupt
-
-
-@pytest.fixture(autouse=True)
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A cache of its own for each test, sharing the compiled simulated driver (built once, for real)."""
-    driver = simdriver.build()
-    root = tmp_path / "cache"
-    root.mkdir()
-    monkeypatch.setenv("REFENV_CACHE", str(root))
-    os.symlink(driver.root.parent, root / "simdriver")
-    yield root
 
 
 def matrix(*hosts: Host, envs: tuple[Environment, ...] = (CU130,)) -> Matrix:

@@ -36,8 +36,8 @@ ROOT = Path(__file__).resolve().parent
 
 
 def _matrix(path: str, env: list[str] | None, host: list[str] | None, scenario: list[str] | None):  # type: ignore[no-untyped-def]
-    from refenv.matrix import select
-    from refenv.matrix_load import load
+    from refenv.model.matrix import select
+    from refenv.model.matrix_yaml import load
 
     return select(load(path), env or None, host or None, scenario or None)
 
@@ -98,12 +98,12 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
            compare: str | None = None, backend: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.errors import RefenvError
-    from refenv.matrix import MODES
-    from refenv.progress import ConsoleUI
+    from refenv.model.matrix import MODES
     from refenv.report.console import console_summary
     from refenv.report.ready import compare_lines
-    from refenv.runner import Options, run_matrix
-    from refenv.runner import dry_run as plan_of
+    from refenv.run.pipeline import Options, run_matrix
+    from refenv.run.pipeline import dry_run as plan_of
+    from refenv.run.progress import ConsoleUI
 
     if probes is not None and probes not in MODES:
         raise Exit(f"refenv: --probes {probes!r}: expected {', '.join(MODES)}", code=2)
@@ -117,7 +117,7 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
             for spec, expected in plan_of(m):
                 print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
             return
-        from refenv.backends.connect import engine_for, parallel_for
+        from refenv.engines.connect import engine_for, parallel_for
 
         where = backend or m.run.backend
         cells = len(m.environments) * len(m.hosts) * len(m.scenarios)
@@ -154,7 +154,7 @@ def fleet(c: Context, partition: str | None = None, matrix: str = "matrix.yaml",
           backend: str = "slurm", results: str = "results/fleet") -> None:
     """Per node of the cluster: driver, GPUs, and which environments can use them, or what the node needs."""
     from refenv import fleet as fleet_view
-    from refenv.backends.slurm.probe import probe_nodes
+    from refenv.engines.slurm.probe import probe_nodes
     from refenv.errors import RefenvError
 
     if backend not in ("slurm", "kubernetes"):
@@ -162,8 +162,8 @@ def fleet(c: Context, partition: str | None = None, matrix: str = "matrix.yaml",
     try:
         m = _matrix(matrix, env, None, None)
         if backend == "kubernetes":
-            from refenv.backends.connect import kube_api
-            from refenv.backends.kubernetes.nodes import node_probes
+            from refenv.engines.connect import kube_api
+            from refenv.engines.kubernetes.nodes import node_probes
 
             probes = node_probes(kube_api())
         else:
@@ -193,8 +193,8 @@ def _stamp() -> str:
 def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None:
     """What moving from OLD to NEW changes on each host, read from a matrix run that ran both."""
     from refenv.errors import RefenvError
+    from refenv.model.rundoc import load_run
     from refenv.report.ready import compare_lines
-    from refenv.rundoc import load_run
 
     try:
         doc = load_run(Path(run))
@@ -213,18 +213,18 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 @_guarded
 def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
     """Run one cell and print its diagnosis in full."""
-    from harness.render import render_diagnosis
-    from refenv.cellrun import read_document
+    from harness.diagnosis_text import render_diagnosis
     from refenv.errors import RefenvError
-    from refenv.progress import ConsoleUI
     from refenv.report import measures
-    from refenv.runner import Options, run_matrix
+    from refenv.run.cells import read_document
+    from refenv.run.pipeline import Options, run_matrix
+    from refenv.run.progress import ConsoleUI
 
     try:
         m = _matrix(matrix, [env], [host], [scenario])
         if len(m.environments) * len(m.hosts) * len(m.scenarios) != 1:
             raise Exit("name exactly one environment, host and scenario (no globs matching several)", code=2)
-        from refenv.backends.connect import engine_for
+        from refenv.engines.connect import engine_for
 
         ui = ConsoleUI()
         try:
@@ -254,10 +254,10 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
 def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml", relock: bool = False,
           verbose: bool = False) -> None:
     """Build (or find) each environment's image; unchanged environments are not rebuilt."""
-    from refenv.build import build_environment
-    from refenv.engine import Engine
+    from refenv.build.environment import build_environment
+    from refenv.engines.docker.sdk import Engine
     from refenv.errors import RefenvError
-    from refenv.progress import ConsoleUI
+    from refenv.run.progress import ConsoleUI
 
     try:
         m = _matrix(matrix, env, None, None)
@@ -279,7 +279,7 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
 @_guarded
 def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") -> None:
     """Re-resolve each environment's wheels on this host and rewrite locks/<environment>.json."""
-    from refenv.build import get_lock
+    from refenv.build.environment import get_lock
     from refenv.errors import RefenvError
 
     try:
@@ -298,10 +298,10 @@ def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") 
 def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: bool = False) -> None:
     """Remove every container and image labelled by refenv (and, with --cache, its caches)."""
     from refenv import paths
-    from refenv.engine import Engine
-    from refenv.engine import stale as stale_ids
+    from refenv.engines.docker.sdk import Engine
+    from refenv.engines.docker.sdk import stale as stale_ids
+    from refenv.engines.labels import MANAGED
     from refenv.errors import RefenvError
-    from refenv.labels import MANAGED
 
     try:
         engine = Engine.connect()
@@ -410,14 +410,14 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
               verbose: bool = False) -> None:
     """Rebuild a user's stack from their report (or flags), run it on a simulated host, show reported vs reproduced."""
     from harness.inputs import read_stream
-    from harness.report import ReportError, load_report
-    from harness.report.text import MAX_CHARS
+    from harness.intake import ReportError, load_report
+    from harness.intake.clean import MAX_CHARS
     from refenv.errors import RefenvError
-    from refenv.progress import ConsoleUI
     from refenv.reproduce import ReproduceError, from_flags, infer
+    from refenv.reproduce.account import render, succeeded
     from refenv.reproduce.execute import Settings
     from refenv.reproduce.execute import reproduce as run_reproduction
-    from refenv.reproduce.render import render, succeeded
+    from refenv.run.progress import ConsoleUI
 
     report_cap = MAX_CHARS * 4  # the bound load_report puts on a report file
     flags = report == "flags"

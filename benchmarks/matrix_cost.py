@@ -29,13 +29,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from refenv.build import EnvBuild  # noqa: E402
-from refenv.labels import KIND, MANAGED, RUN  # noqa: E402
-from refenv.matrix_load import load  # noqa: E402
-from refenv.measured import MeasurementRecord  # noqa: E402
-from refenv.results import CellResult  # noqa: E402
-from refenv.runner import Options, connect, image_requests, new_run_id, prepare, run_matrix, settings_of  # noqa: E402
-from refenv.runspec import ContainerSpec  # noqa: E402
+from refenv.build.environment import EnvBuild  # noqa: E402
+from refenv.engines.labels import KIND, MANAGED, RUN  # noqa: E402
+from refenv.model.matrix_yaml import load  # noqa: E402
+from refenv.model.records import CellResult  # noqa: E402
+from refenv.run.containers import ContainerSpec  # noqa: E402
+from refenv.run.measurements import MeasurementRecord  # noqa: E402
+from refenv.run.pipeline import Options, connect, image_requests, new_run_id, prepare, run_matrix, settings_of  # noqa: E402
 
 CELL_TARGET, MATRIX_TARGET = 1.5, 0.40
 BEFORE_S = 284.5  # README, benchmarks table: a --rerun of the default matrix before measuring once

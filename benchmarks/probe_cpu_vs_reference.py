@@ -96,7 +96,7 @@ def main() -> int:
     import numpy as np
 
     from harness.probe import accounting, buffers, devices, gemm, memory_bw
-    from harness.probe.plan import make_plan
+    from harness.probe.sizes import make_plan
 
     target = devices.cpu_target()
     plan = make_plan(args.mode, "cpu")

@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.classify import classify  # noqa: E402
-from harness.report import ReportError, load_report  # noqa: E402
-from harness.report.judge import LOW, OTHER, assess_report  # noqa: E402
+from harness.intake import ReportError, load_report  # noqa: E402
+from harness.intake.assess import LOW, OTHER, assess_report  # noqa: E402
 
 TARGET = 0.90
 

@@ -22,8 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from refenv.model.rundoc import load_run  # noqa: E402
 from refenv.report import view, write_reports  # noqa: E402
-from refenv.rundoc import load_run  # noqa: E402
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome")
 

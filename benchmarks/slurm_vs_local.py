@@ -24,11 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from refenv.backend import CellEngine  # noqa: E402
-from refenv.backends.connect import parallel_for  # noqa: E402
-from refenv.backends.slurm.engine import SlurmEngine  # noqa: E402
-from refenv.dockerengine import DockerEngine  # noqa: E402
-from refenv.runner import Options, run_matrix  # noqa: E402
+from refenv.engines.connect import parallel_for  # noqa: E402
+from refenv.engines.docker.engine import DockerEngine  # noqa: E402
+from refenv.engines.seam import CellEngine  # noqa: E402
+from refenv.engines.slurm.engine import SlurmEngine  # noqa: E402
+from refenv.run.pipeline import Options, run_matrix  # noqa: E402
 from tests.docker.support import CPU, DIAGNOSIS_ONLY, RecordingUI, small_matrix  # noqa: E402
 
 TARGET = 1.25

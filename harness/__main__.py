@@ -16,9 +16,9 @@ from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL
 # sets `func(args) -> int`. None imports torch at import time.
 COMMANDS = {
     "diagnose": "harness.diagnose",
-    "probe": "harness.probe.cli",
+    "probe": "harness.probe_cli",
     "roofline": "harness.roofline_cli",
-    "memory": "harness.memory.cli",
+    "memory": "harness.memory_cli",
     "cell": "harness.cell",
     "measure": "harness.measure",
 }

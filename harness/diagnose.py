@@ -71,9 +71,9 @@ def _load_classifier() -> None:
 def diagnose_report(source: str) -> dict[str, Any]:
     """Judge the facts read from a pasted report or a saved document."""
     from harness.classify import classify
-    from harness.report import load_report
-    from harness.report.judge import assess_report
-    from harness.report.load import read_stdin
+    from harness.intake import load_report
+    from harness.intake.assess import assess_report
+    from harness.intake.source import read_stdin
 
     doc = document.new("diagnose")
     # A Path, not the str: load_report reads a str holding a newline as the report's text itself.
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         doc = diagnose_report(args.source) if args.source else diagnose_live(args.torch_timeout)
     except Exception as exc:
-        from harness.report import ReportError
+        from harness.intake import ReportError
 
         doc = document.new("diagnose")
         doc["error"] = document.error_of(exc)
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         document.write(doc, None)
     else:
-        from harness.render import render_diagnosis
+        from harness.diagnosis_text import render_diagnosis
 
         sys.stdout.write(render_diagnosis(doc))
     if doc.get("error"):

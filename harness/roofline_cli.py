@@ -8,8 +8,8 @@ import sys
 from typing import Any
 
 from harness.inputs import InputError, dumps_json, finite_or_null, float_arg, int_arg, label, load_json_file, shorten
-from harness.probe import document, roofline, specs
-from harness.probe.render import render_roofline
+from harness.probe import results, roofline, specs
+from harness.probe.views import render_roofline
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
 
 _DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
@@ -98,7 +98,7 @@ def _roofs(args: argparse.Namespace) -> roofline.Roofs:
         try:
             # Bounded (a device or pipe reports size 0), strict UTF-8, nesting bounded, no NaN/Infinity.
             doc = load_json_file(args.probe, where, cap=PROBE_CAP)
-            doc = check_probe_shape(document.check_document(doc, where), where)
+            doc = check_probe_shape(results.check_document(doc, where), where)
             return roofline.probe_roofs(doc, where)
         except ValueError as exc:  # InputError is one
             raise roofline.RooflineError(str(exc)) from None

@@ -13,9 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness import compat, schema
-from refenv import expect, readiness, realhost
-from refenv.matrix import Environment, Host, Scenario
-from refenv.profiles import Profile
+from refenv import readiness
+from refenv.engines import realhost
+from refenv.model.matrix import Environment, Host, Scenario
+from refenv.model.profiles import Profile
+from refenv.run import expect
 
 GPU = Scenario("gpu", "all", (), "plain GPU access")
 

@@ -17,7 +17,7 @@ from harness import compat, schema
 
 # Variables that change what a container sees; a scenario that sets one tests the diagnosis, not the host.
 VISIBILITY_VARIABLES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
-PASS = "PASS"  # refenv.results.PASS: observed agreed with expected
+PASS = "PASS"  # refenv.model.records.PASS: observed agreed with expected
 
 
 def plain_gpu_access(gpus: str, env: Mapping[str, str]) -> bool:

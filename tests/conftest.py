@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
-    from refenv.engine import Engine
+    from refenv.engines.docker.sdk import Engine
 
 
 def in_ci() -> bool:
@@ -24,7 +24,7 @@ def in_ci() -> bool:
 @pytest.fixture(scope="session")
 def engine() -> Engine:
     """A connection to the Docker engine; fails under CI=true, skips elsewhere, when none answers."""
-    from refenv.engine import Engine
+    from refenv.engines.docker.sdk import Engine
     from refenv.errors import EngineUnavailable
 
     try:

@@ -5,6 +5,7 @@ nvidia-smi, the container toolkit and Docker, the kernel log), each with its lay
 patterns, source and structured remedy. Everything that recognises or prints such a message asks here.
 """
 
+from harness.catalogue.entries import Entry, Hit
 from harness.catalogue.load import CatalogueError, entries
 from harness.catalogue.lookup import (
     by_cuda_error,
@@ -15,9 +16,8 @@ from harness.catalogue.lookup import (
     nvml_code_of,
     nvml_error_texts,
 )
-from harness.catalogue.model import Entry, Hit
 from harness.catalogue.scan import find, scan, scan_text
-from harness.catalogue.text import render, torch_text, torch_words_for_cuda_error
+from harness.catalogue.wording import render, torch_text, torch_words_for_cuda_error
 
 __all__ = [
     "CatalogueError", "Entry", "Hit", "by_cuda_error", "by_nvml_return", "code_of", "cuda_error_names", "entries",

@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.catalogue.model import CODE_APIS, LAYERS, REMEDY_KINDS, Code, Entry, Pattern, Text
+from harness.catalogue.entries import CODE_APIS, LAYERS, REMEDY_KINDS, Code, Entry, Pattern, Text
 from harness.schema import VERDICTS, Remedy
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "failures.json"

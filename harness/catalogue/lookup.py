@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from harness.catalogue.entries import Entry
 from harness.catalogue.load import entries
-from harness.catalogue.model import Entry
 
 
 @lru_cache(maxsize=1)

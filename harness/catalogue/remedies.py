@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from harness.catalogue import wheels
-from harness.catalogue.model import REMEDY_KINDS
+from harness.catalogue.entries import REMEDY_KINDS
 from harness.schema import Remedy
 
 TOOLKIT_DOCS = "https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/install-guide.html"

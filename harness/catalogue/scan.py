@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterable
 from functools import lru_cache
 
+from harness.catalogue.entries import Entry, Hit, Pattern
 from harness.catalogue.load import entries
-from harness.catalogue.model import Entry, Hit, Pattern
 
 BEFORE = 320  # how far before its anchor a match may start (a GPU name, a tool's prefix)
 AFTER = 640   # how far past its anchor a match may end (torch's longest message, captured texts)

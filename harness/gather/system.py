@@ -8,7 +8,7 @@ import platform
 import re
 import socket
 
-from harness import runner
+from harness import external
 from harness.facts import HostFacts, SmiFact, VisibilityFacts
 
 PROC_VERSION = "/proc/driver/nvidia/version"
@@ -31,10 +31,10 @@ def proc_version() -> tuple[str | None, str | None]:
 
 
 def nvidia_smi(timeout: float = 15.0) -> SmiFact:
-    path = runner.which("nvidia-smi")
+    path = external.which("nvidia-smi")
     if path is None:
         return {"path": None, "rc": None, "output": None, "works": False}
-    res = runner.run([path], timeout=timeout)
+    res = external.run([path], timeout=timeout)
     text = (res.out + res.err).strip() or (res.error or "")
     return {"path": path, "rc": res.rc, "output": "\n".join(text.splitlines()[:40]), "works": res.rc == 0}
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.memory.model import MemoryInputError, ModelConfig
 from harness.memory.params import LINEAR, ROUTER, layer_tensors
+from harness.memory.shape import MemoryInputError, ModelConfig
 
 ATTENTIONS = ("eager", "flash")
 CHECKPOINTING = ("none", "selective", "full")

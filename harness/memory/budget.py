@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from harness.inputs import InputError, parse_float, shorten
-from harness.memory.model import MemoryInputError
+from harness.memory.shape import MemoryInputError
 from harness.probe import specs
 
 GIB = 1 << 30

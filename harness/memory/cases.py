@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 
-from harness.memory.model import ModelConfig, validate
 from harness.memory.probe_predict import PROBE_REGIMES, ProbeCase
+from harness.memory.shape import ModelConfig, validate
 
 
 def _gpt(name: str, vocab: int, h: int, layers: int, heads: int, kv: int, f: int, positions: int,

@@ -8,9 +8,9 @@ from typing import Union
 from harness.memory import inference, optimizers, sharding
 from harness.memory.activations import ActivationSetup, logits_bytes, logits_grad_bytes, training_activations
 from harness.memory.lora import LoraSpec
-from harness.memory.model import BareModel, MemoryInputError, Model, ModelConfig
 from harness.memory.params import count_params, largest_module_params, layer_tensors, root_tensors
 from harness.memory.peak import PhasePeaks, optimizer_temp_bytes, training_peaks
+from harness.memory.shape import BareModel, MemoryInputError, Model, ModelConfig
 from harness.memory.training import REGIMES, adapter_bytes, regime, state_ledgers
 
 DEFAULT_IMPL = sharding.PAPER

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from harness.memory.lora import nf4_bytes
-from harness.memory.model import BareModel, MemoryInputError, Model, ModelConfig
 from harness.memory.params import LINEAR, ParamTensor, param_tensors
+from harness.memory.shape import BareModel, MemoryInputError, Model, ModelConfig
 
 WEIGHT_PRECISIONS = ("fp32", "bf16", "fp16", "int8", "int4", "nf4")
 KV_DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}

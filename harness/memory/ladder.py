@@ -14,7 +14,7 @@ from harness.memory import optimizers, sharding
 from harness.memory.budget import Budget, Fit, judge
 from harness.memory.estimate import Estimate, InferSetup, TrainSetup, estimate_inference, estimate_training
 from harness.memory.lora import DEFAULT_TARGETS, LoraSpec, resolve_targets
-from harness.memory.model import BareModel, MemoryInputError, Model
+from harness.memory.shape import BareModel, MemoryInputError, Model
 
 MAX_GPUS = 1024
 LORA_RANK = 16

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.memory.model import MemoryInputError, ModelConfig
 from harness.memory.params import ATTENTION_LINEARS, LINEAR, LORA, ParamTensor, param_tensors, targetable
+from harness.memory.shape import MemoryInputError, ModelConfig
 
 # QLoRA (Dettmers et al. 2023, arXiv 2305.14314, sec. 3): NF4 weights with one absmax per 64 weights;
 # double quantization stores those absmax values in 8 bits with one fp32 scale per 256 of them.

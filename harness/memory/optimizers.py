@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.memory.model import MemoryInputError
+from harness.memory.shape import MemoryInputError
 
 ADAMW = "adamw"
 SGD = "sgd"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.memory.model import ModelConfig
+from harness.memory.shape import ModelConfig
 
 # Kinds of tensor. Only "linear" weights are quantized by QLoRA and adapted by LoRA; embeddings,
 # norms, biases, the router and the head stay in 16-bit (QLoRA paper, Dettmers et al. 2023, sec. 3).

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.inputs import InputError, label, load_json_file
-from harness.memory.model import MemoryInputError, ModelConfig, from_hf_config
+from harness.memory.shape import MemoryInputError, ModelConfig, from_hf_config
 
 CONFIG_CAP = 1 << 20  # an HF config.json is 1-3 kB
 

@@ -10,7 +10,7 @@ import math
 from functools import lru_cache
 from typing import Any, cast
 
-from harness.memory.model import ModelConfig
+from harness.memory.shape import ModelConfig
 
 
 @lru_cache(maxsize=None)  # noqa: UP033  (functools.cache is 3.9+; the harness runs on 3.8)

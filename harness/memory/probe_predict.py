@@ -13,10 +13,10 @@ from harness.memory.activations import (
     training_activations,
 )
 from harness.memory.lora import LoraSpec, lora_tensors
-from harness.memory.model import ModelConfig
 from harness.memory.optimizers import state_bytes
 from harness.memory.params import param_tensors, targetable
 from harness.memory.peak import optimizer_temp_bytes
+from harness.memory.shape import ModelConfig
 from harness.memory.training import REGIMES, StateLedgers, adapter_bytes, state_ledgers
 
 # Probe regimes: (precision regime, optimizer, LoRA on every Linear).

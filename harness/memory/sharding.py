@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from harness.memory.model import MemoryInputError
+from harness.memory.shape import MemoryInputError
 from harness.memory.training import StateLedgers
 
 NONE = "none"

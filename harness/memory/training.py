@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 from harness.memory import optimizers
 from harness.memory.lora import LoraSpec, lora_tensors, nf4_bytes
-from harness.memory.model import BareModel, MemoryInputError, Model
 from harness.memory.params import LINEAR, ParamTensor, param_tensors
+from harness.memory.shape import BareModel, MemoryInputError, Model
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,7 @@ def child_main(argv: list[str]) -> int:
     """In the child: measure each GPU case and print one JSON object."""
     import torch
 
-    from harness.memory.measure import measure_cuda
+    from harness.memory.measure_step import measure_cuda
 
     results: dict[str, Any] = {}
     for case in cases("cuda", quick=argv[:1] != ["full"]):
@@ -182,7 +182,7 @@ def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]
         measured = child["results"]
         extra.update(device_name=child["device_name"], alloc_conf=child["alloc_conf"])
     else:
-        from harness.memory.measure import measure_cpu
+        from harness.memory.measure_step import measure_cpu
 
         measured = {}
         threads = torch.get_num_threads()

@@ -13,8 +13,8 @@ import importlib.util
 from typing import Any
 
 from harness.memory.activations import ActivationSetup, training_activations
-from harness.memory.model import from_hf_config
 from harness.memory.params import count_params
+from harness.memory.shape import from_hf_config
 
 PASS, FAIL = "PASS", "FAIL"
 TOLERANCE = 0.05

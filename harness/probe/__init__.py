@@ -8,7 +8,7 @@ probe runs.
 from __future__ import annotations
 
 from harness.probe.devices import ProbeError
-from harness.probe.document import SCHEMA, VERSION, waived_gpu
+from harness.probe.results import SCHEMA, VERSION, waived_gpu
 from harness.probe.suite import run_probes
 
 __all__ = ["SCHEMA", "VERSION", "ProbeError", "run_probes", "waived_gpu"]

@@ -12,9 +12,9 @@ import contextlib
 import dataclasses
 from typing import Any
 
-from harness.probe import accounting, bands, document, precision, stats, telemetry
+from harness.probe import accounting, bands, precision, results, stats, telemetry
 from harness.probe.devices import Target, torch_module
-from harness.probe.plan import Plan
+from harness.probe.sizes import Plan
 from harness.probe.timing import time_samples
 
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
@@ -79,10 +79,10 @@ def probe_gemm(target: Target, plan: Plan, dtype: str) -> dict[str, Any]:
     mid = f"gemm.{dtype}"
     reason = skip_reason(dtype, target.device, target.capability)
     if reason:
-        return document.skipped(mid, reason)
+        return results.skipped(mid, reason)
     torch = torch_module()
     if dtype == "fp8" and not hasattr(torch, "_scaled_mm"):
-        return document.skipped(mid, f"torch {torch.__version__} has no torch._scaled_mm")
+        return results.skipped(mid, f"torch {torch.__version__} has no torch._scaled_mm")
     n = plan.gemm_n
     mode = "tf32" if dtype == "tf32" else "ieee"
     guard = precision.forced(mode) if dtype in ("fp32", "tf32") else contextlib.nullcontext(None)
@@ -103,7 +103,7 @@ def probe_gemm(target: Target, plan: Plan, dtype: str) -> dict[str, Any]:
         params["telemetry_after"] = telemetry.read_telemetry(target.uuid)
     reference = (target.spec.peak_tflops(dtype) if target.spec else None) if target.cuda else (
         target.cpu_peak["gflops"] / 1000.0 if target.cpu_peak else None)
-    return document.measured(mid, unit="tflops", work=work, seconds=seconds,
+    return results.measured(mid, unit="tflops", work=work, seconds=seconds,
                              convention=accounting.GEMM_CONVENTION, judgement=judgement,
                              reference=reference, params=params, flags=flags_raised)
 
@@ -115,9 +115,9 @@ def probe_onednn(target: Target, plan: Plan) -> dict[str, Any]:
     try:
         op = torch.ops.mkldnn._linear_pointwise
     except (AttributeError, RuntimeError):
-        return document.skipped(mid, f"torch {torch.__version__} has no oneDNN linear on this build")
+        return results.skipped(mid, f"torch {torch.__version__} has no oneDNN linear on this build")
     if not torch.backends.mkldnn.is_available():
-        return document.skipped(mid, "torch reports oneDNN unavailable")
+        return results.skipped(mid, "torch reports oneDNN unavailable")
     n = plan.gemm_n
     x, w = operands(torch, "fp32", n, "cpu")
     seconds = time_samples(lambda: op(x, w, None, "none", [], ""), plan.gemm, False)
@@ -125,7 +125,7 @@ def probe_onednn(target: Target, plan: Plan) -> dict[str, Any]:
     rate = stats.median_rate(work, seconds, accounting.tflops)
     judgement, _ = _judge(target, "fp32", rate)
     reference = target.cpu_peak["gflops"] / 1000.0 if target.cpu_peak else None
-    return document.measured(mid, unit="tflops", work=work, seconds=seconds,
+    return results.measured(mid, unit="tflops", work=work, seconds=seconds,
                              convention=accounting.GEMM_CONVENTION, judgement=judgement, reference=reference,
                              params={"m": n, "n": n, "k": n, "dtype": "fp32", "data": "randn",
                                      "op": "torch.ops.mkldnn._linear_pointwise", "timer": "time.perf_counter"})

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.probe import accounting, bands, buffers, document, stats
+from harness.probe import accounting, bands, buffers, results, stats
 from harness.probe.devices import Target, torch_module
-from harness.probe.plan import Plan, buffer_bytes
+from harness.probe.sizes import Plan, buffer_bytes
 from harness.probe.timing import time_samples
 
 TRIAD_SCALAR = 3.0
@@ -64,7 +64,7 @@ def probe_memory(target: Target, plan: Plan) -> list[dict[str, Any]]:
     for mid, fn, work, convention in stream_kernels(torch, a, b, c):
         seconds = time_samples(fn, plan.memory, target.cuda)
         rate = stats.median_rate(work, seconds, accounting.gbps)
-        out.append(document.measured(
+        out.append(results.measured(
             mid, unit="gbps", work=work, seconds=seconds, convention=convention,
             judgement=_judge(target, rate),
             reference=target.spec.bandwidth_gbps if target.cuda and target.spec else None,

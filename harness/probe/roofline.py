@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from harness.probe import accounting, document
+from harness.probe import accounting, results
 from harness.probe.specs import GpuSpec
 
 
@@ -121,8 +121,8 @@ def spec_roofs(spec: GpuSpec) -> Roofs:
 
 def probe_roofs(doc: dict[str, Any], where: str = "probe document") -> Roofs:
     """Measured roofs from a saved probe document: best of copy/triad, and the best GEMM median per dtype."""
-    document.check_document(doc, where)
-    bandwidths = [document.figure(document.by_id(doc, m) or {}) for m in ("memory.copy", "memory.triad")]
+    results.check_document(doc, where)
+    bandwidths = [results.figure(results.by_id(doc, m) or {}) for m in ("memory.copy", "memory.triad")]
     measured_bw = [b for b in bandwidths if b]
     if not measured_bw:
         raise RooflineError(f"{where}: no measured memory bandwidth (memory.copy / memory.triad were not run)")
@@ -149,7 +149,7 @@ ROOF_MEASUREMENTS = {"fp32": ("gemm.fp32", "gemm.fp32_onednn")}
 def _best(doc: dict[str, Any], dtype: str, sweeps: list[dict[str, Any]]) -> float | None:
     """The highest TFLOP/s seen in `dtype`: its GEMMs' medians or any sweep point's."""
     ids = ROOF_MEASUREMENTS.get(dtype, (f"gemm.{dtype}",))
-    seen = [document.figure(document.by_id(doc, mid) or {}) for mid in ids]
+    seen = [results.figure(results.by_id(doc, mid) or {}) for mid in ids]
     seen += [p.get("tflops_median") for s in sweeps if s.get("dtype") == dtype for p in s["points"]]
     return max((v for v in seen if v), default=None)
 
@@ -157,8 +157,8 @@ def _best(doc: dict[str, Any], dtype: str, sweeps: list[dict[str, Any]]) -> floa
 def summarize(measurements: list[dict[str, Any]], sweeps: list[dict[str, Any]], dtype: str,
               spec_peak_tflops: float | None, spec_bandwidth_gbps: float | None) -> dict[str, Any]:
     """The document's roofline section: measured roofs and ridge beside the spec's, and the sweeps."""
-    doc = {"schema": document.SCHEMA, "version": document.VERSION, "measurements": measurements}
-    bw = [document.figure(document.by_id(doc, m) or {}) for m in ("memory.copy", "memory.triad")]
+    doc = {"schema": results.SCHEMA, "version": results.VERSION, "measurements": measurements}
+    bw = [results.figure(results.by_id(doc, m) or {}) for m in ("memory.copy", "memory.triad")]
     bandwidth = max((b for b in bw if b), default=None)
     peak = _best(doc, dtype, sweeps)
     measured_ridge = accounting.ridge_point(peak, bandwidth) if peak and bandwidth else None

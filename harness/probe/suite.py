@@ -10,9 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
 
-from harness.probe import devices, document, gemm, memory_bw, precision, roofline, sweep, telemetry, transfer
+from harness.probe import devices, gemm, memory_bw, precision, results, roofline, sweep, telemetry, transfer
 from harness.probe.devices import ProbeError, Target, torch_module
-from harness.probe.plan import Plan, make_plan
+from harness.probe.sizes import Plan, make_plan
 
 LOG = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ def _guarded(ids: Sequence[str], probe: Callable[[], list[dict[str, Any]]], cuda
         return probe()
     except Exception as exc:
         LOG.warning("probe %s raised: %s", ", ".join(ids), exc)
-        return [document.failed(mid, f"probe raised {document.describe_error(exc)}") for mid in ids]
+        return [results.failed(mid, f"probe raised {results.describe_error(exc)}") for mid in ids]
     finally:
         _release(cuda)
 
@@ -67,7 +67,7 @@ def _roofline(target: Target, plan: Plan, measurements: list[dict[str, Any]]) ->
             sweeps.append(run())
         except Exception as exc:
             sweeps.append({"method": name, "dtype": dtype, "status": "FAIL", "points": [],
-                           "reason": f"sweep raised {document.describe_error(exc)}"})
+                           "reason": f"sweep raised {results.describe_error(exc)}"})
         finally:
             _release(target.cuda)
     return roofline.summarize(measurements, sweeps, dtype, spec_peak, spec_bw)
@@ -83,10 +83,10 @@ def run_probes(mode: str = "quick", device: str = "auto") -> dict[str, Any]:
     try:
         torch_module()
     except Exception as exc:  # an OSError from broken CUDA libraries as much as an ImportError
-        doc = document.new_document(mode, device)
-        doc["notes"].append(f"torch is not importable: {document.describe_error(exc)}")
-        doc["measurements"] = [document.skipped(m, "torch is not importable") for m in document.GPU_IDS]
-        return document.finish(doc)
+        doc = results.new_document(mode, device)
+        doc["notes"].append(f"torch is not importable: {results.describe_error(exc)}")
+        doc["measurements"] = [results.skipped(m, "torch is not importable") for m in results.GPU_IDS]
+        return results.finish(doc)
     dev = devices.resolve_device(device)
     target = devices.gpu_target() if dev == "cuda" else devices.cpu_target()
     return run_suite(make_plan(mode, dev), target, t0)
@@ -95,7 +95,7 @@ def run_probes(mode: str = "quick", device: str = "auto") -> dict[str, Any]:
 def run_suite(plan: Plan, target: Target, t0: float | None = None) -> dict[str, Any]:
     """Every probe of `plan` on `target`, timed from `t0` (default: now); the document."""
     t0 = time.perf_counter() if t0 is None else t0
-    doc = document.new_document(plan.mode, target.device)
+    doc = results.new_document(plan.mode, target.device)
     doc["started_utc"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     doc.update(environment=devices.environment(), device_info=target.info, spec=_spec_section(target))
     doc["precision"] = {"at_start": precision.read_precision(), "tf32_override": precision.tf32_override()}
@@ -121,7 +121,7 @@ def run_suite(plan: Plan, target: Target, t0: float | None = None) -> dict[str, 
     if target.cuda:
         doc["telemetry"]["after"] = telemetry.read_telemetry(target.uuid)
     doc["wall_seconds"] = round(time.perf_counter() - t0, 2)
-    return document.finish(doc)
+    return results.finish(doc)
 
 
 __all__ = ["ProbeError", "run_probes", "run_suite"]

@@ -13,9 +13,9 @@ import functools
 import logging
 from typing import Any
 
-from harness.probe import accounting, bands, buffers, document, stats
+from harness.probe import accounting, bands, buffers, results, stats
 from harness.probe.devices import Target, torch_module
-from harness.probe.plan import Plan
+from harness.probe.sizes import Plan
 from harness.probe.timing import time_samples
 
 LOG = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ def fused_sweep(target: Target, plan: Plan) -> dict[str, Any]:
     except Exception as exc:  # a missing compiler or Triton must not lose the rest of the suite
         LOG.warning("fused sweep stopped: %s", exc)
         return dict(base, points=points, status=bands.SKIP,
-                    reason=f"torch.compile failed: {document.describe_error(exc)}")
+                    reason=f"torch.compile failed: {results.describe_error(exc)}")
     return dict(base, points=points, status=bands.PASS, reason=None)
 
 

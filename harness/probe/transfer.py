@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.probe import accounting, bands, buffers, document, stats
+from harness.probe import accounting, bands, buffers, results, stats
 from harness.probe.devices import Target, torch_module
-from harness.probe.plan import Plan
+from harness.probe.sizes import Plan
 from harness.probe.timing import time_samples
 
 CPU_REASON = "no GPU: host<->device transfers need one"
@@ -22,7 +22,7 @@ IDS = ("transfer.h2d_pageable", "transfer.h2d_pinned", "transfer.d2h_pageable", 
 def probe_transfers(target: Target, plan: Plan) -> list[dict[str, Any]]:
     """The four transfer measurements (SKIP on the CPU)."""
     if not target.cuda:
-        return [document.skipped(mid, CPU_REASON) for mid in IDS]
+        return [results.skipped(mid, CPU_REASON) for mid in IDS]
     torch = torch_module()
     numel = plan.transfer_bytes // 4
     pageable = buffers.stream_array(torch, numel, torch.float32, "cpu")
@@ -41,7 +41,7 @@ def probe_transfers(target: Target, plan: Plan) -> list[dict[str, Any]]:
         seconds = time_samples(fn, plan.transfer, True, host_timed=host_timed)
         rate = stats.median_rate(plan.transfer_bytes, seconds, accounting.gbps)
         band = None if host_timed else bands.BANDS["transfer.pinned"]
-        out.append(document.measured(
+        out.append(results.measured(
             mid, unit="gbps", work=plan.transfer_bytes, seconds=seconds,
             convention=accounting.TRANSFER_CONVENTION, judgement=bands.judge(rate, link, band, what),
             reference=link,

@@ -9,10 +9,11 @@ import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from refenv import baseimage, images, paths, wheelhouse
-from refenv.engine import Engine
+from refenv import paths
+from refenv.build import baseimage, images, wheelhouse
+from refenv.engines.docker.sdk import Engine
 from refenv.errors import LockError, RefenvError
-from refenv.matrix import Environment, Matrix
+from refenv.model.matrix import Environment, Matrix
 
 LOG = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from refenv.model.records import CellResult
+from refenv.model.rundoc import EnvironmentRecord, RunDocument, RunDocumentError, load_run
 from refenv.readiness import CellFacts
 from refenv.report.ready import cell_facts
-from refenv.results import CellResult
-from refenv.rundoc import EnvironmentRecord, RunDocument, RunDocumentError, load_run
 
 LOG = logging.getLogger(__name__)
 

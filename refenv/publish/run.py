@@ -1,6 +1,6 @@
 """`invoke publish`: push the known-good environments to a registry, record the digests, and pull one back.
 
-Each environment is judged first (`verify.judge`: the newest run of its image that covers the whole
+Each environment is judged first (`publishable.judge`: the newest run of its image that covers the whole
 matrix agreed everywhere, and torch got a GPU on at least one host); the others are refused with the
 reason. A release image (the environment image plus labels) is built,
 tagged twice, pushed with the credentials of `auth`, and recorded in results/publish/<time>.json. The
@@ -19,22 +19,22 @@ from typing import Any
 
 from harness.schema import OK
 from refenv import paths
-from refenv.backend import ImageRequest
-from refenv.build import EnvBuild
-from refenv.buildcontext import tar_context
-from refenv.cellplan import Scope, plan_cell
-from refenv.cellrun import run_cells
-from refenv.dockerengine import DockerEngine
-from refenv.engine import Engine
+from refenv.build.context import tar_context
+from refenv.build.environment import EnvBuild
+from refenv.build.wheelhouse import lock_path
+from refenv.engines.docker.engine import DockerEngine
+from refenv.engines.docker.sdk import Engine
+from refenv.engines.seam import ImageRequest
 from refenv.errors import RefenvError
-from refenv.matrix import Environment, Matrix
-from refenv.measured import MeasurementRecord
-from refenv.publish import auth, evidence, history, manifest, release, verify
+from refenv.model.matrix import Environment, Matrix
+from refenv.model.records import NOT_RUN, PASS, CellResult
+from refenv.publish import auth, evidence, history, manifest, publishable, release
 from refenv.publish.manifest import Published
 from refenv.readiness import Readiness, grouped
-from refenv.results import NOT_RUN, PASS, CellResult
-from refenv.runner import Begun, conclude, prepare
-from refenv.wheelhouse import lock_path
+from refenv.run.cells import run_cells
+from refenv.run.measurements import MeasurementRecord
+from refenv.run.pipeline import Begun, conclude, prepare
+from refenv.run.plan import Scope, plan_cell
 
 LOG = logging.getLogger(__name__)
 Say = Callable[[str], None]
@@ -168,7 +168,7 @@ def publish_one(engine: Engine, settings: Settings, env: Environment, runs: list
         content_hash, image = evidence.current_image(engine, settings.matrix, env)
     except RefenvError as exc:
         return (str(exc).replace("\n  ", ": "),)
-    judged = verify.judge(runs, env.name, content_hash, required_cells(settings.matrix))
+    judged = publishable.judge(runs, env.name, content_hash, required_cells(settings.matrix))
     if not judged.ok or judged.run is None or judged.readiness is None or judged.pull_cell is None:
         return judged.reasons
     ready, report = judged.readiness, judged.run.path

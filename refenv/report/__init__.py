@@ -1,6 +1,6 @@
 """The matrix run's reports: report.md, a self-contained report.html, junit.xml, and the console summary.
 
-Every renderer is a pure function of the `cells.json` document (`refenv/results.py`); `write_reports`
+Every renderer is a pure function of the `cells.json` document (`refenv/model/records.py`); `write_reports`
 is the only one that touches the disk.
 """
 
@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from refenv.model.rundoc import RunDocument
 from refenv.report.console import console_summary, console_table
 from refenv.report.html import render_html
 from refenv.report.junit import render_junit
 from refenv.report.markdown import render_markdown
-from refenv.rundoc import RunDocument
 
 FILES = {"markdown": "report.md", "html": "report.html", "junit": "junit.xml"}
 

@@ -13,10 +13,10 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from refenv.model.rundoc import RunDocument
+from refenv.model.status import look
 from refenv.report import measures, ready, view
 from refenv.report.formats import fmt_seconds, text
-from refenv.rundoc import RunDocument
-from refenv.status import look
 
 REASON_WIDTH = 160
 

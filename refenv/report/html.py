@@ -13,13 +13,13 @@ import jinja2
 from markupsafe import Markup
 
 from harness.schema import Finding
-from refenv.report import measures, ready, roofline, roofline_svg, view
+from refenv.model.records import CellResult
+from refenv.model.rundoc import EnvironmentRecord, HostRecord, RunDocument
+from refenv.model.status import FAIL, look
+from refenv.report import measures, ready, roofline_data, roofline_svg, view
 from refenv.report.formats import MISSING, fmt_bytes, fmt_seconds, text
 from refenv.report.memory import Ledger, MemorySummary, ledger_brief, memory_summary
 from refenv.report.probes import ProbeSummary, judged_rows, probe_summary
-from refenv.results import CellResult
-from refenv.rundoc import EnvironmentRecord, HostRecord, RunDocument
-from refenv.status import FAIL, look
 
 TEMPLATE = "report.html.j2"
 
@@ -108,7 +108,7 @@ def _rooflines(doc: RunDocument) -> list[dict[str, Any]]:
     for m in doc.measurements:
         summary = probe_summary(m.probes)
         host = doc.host(m.host) if m.host else None
-        fig = roofline.figure(m.probes, f"{m.label}: {summary.device if summary else MISSING}",
+        fig = roofline_data.figure(m.probes, f"{m.label}: {summary.device if summary else MISSING}",
                               host.kind if host else "", m.host or "")
         if fig is not None:
             out.append({"title": fig.title, "caption": fig.caption, "cpu": fig.device == "cpu",
@@ -122,7 +122,7 @@ def _rooflines(doc: RunDocument) -> list[dict[str, Any]]:
         host = doc.host(cell.host)
         summary = probe_summary(cell.probes)
         device = summary.device if summary else MISSING
-        fig = roofline.figure(cell.probes, f"{key[0]} on {key[1]}: {device}", host.kind if host else "", key[1])
+        fig = roofline_data.figure(cell.probes, f"{key[0]} on {key[1]}: {device}", host.kind if host else "", key[1])
         if fig is None:
             continue
         seen.add(key)

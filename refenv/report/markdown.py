@@ -7,13 +7,13 @@ came out of a container is escaped or fenced (`mdtext`).
 from __future__ import annotations
 
 from harness.schema import Finding
+from refenv.model.records import CellResult
+from refenv.model.rundoc import RunDocument
 from refenv.report import mdtext as md
 from refenv.report import measures, ready, view
 from refenv.report.formats import text
 from refenv.report.memory import ledger_brief, memory_summary
 from refenv.report.probes import brief, judged_rows, measurement_columns, probe_summary
-from refenv.results import CellResult
-from refenv.rundoc import RunDocument
 
 
 def _header(doc: RunDocument) -> list[str]:

@@ -1,7 +1,7 @@
 """What a run measured once per environment (and per real GPU host), in brief, for every renderer.
 
 A matrix run keeps its probes and memory verification in the run document's `measurements`
-(refenv/measured.py), one per environment and one per environment on each real GPU host; a single cell
+(refenv/run/measurements.py), one per environment and one per environment on each real GPU host; a single cell
 run by reproduce or by an older refenv may still carry its own. Reports show each once, under the
 environment (and host) it stands for, never repeated per cell.
 """
@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from refenv.model.rundoc import RunDocument
 from refenv.report.formats import MISSING, fmt_seconds
 from refenv.report.memory import memory_summary
 from refenv.report.probes import probe_summary
-from refenv.rundoc import RunDocument
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A cell's probe documents, flattened into rows a report can show.
 
-Shapes follow `harness/probe/document.py` (measurements with `gbps_median` / `tflops_median`,
+Shapes follow `harness/probe/results.py` (measurements with `gbps_median` / `tflops_median`,
 `reference_*`, `percent_of_peak`, a status and reason each) and `harness/cell.py`, which stores the pair
 `{"gpu": ..., "cpu": ...}` or `{"error": ...}`. Anything missing reads "—"; a document that is not a dict
 reads as no document.
@@ -106,7 +106,7 @@ def judged_rows(summary: ProbeSummary) -> list[ProbeRow]:
     return [r for r in summary.rows if r.status != "SKIP"]
 
 
-# Report order: memory first, then host links, then compute (the order of harness/probe/document.py).
+# Report order: memory first, then host links, then compute (the order of harness/probe/results.py).
 _FAMILY_ORDER = ("memory.", "transfer.", "gemm.")
 
 

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from harness.schema import ERROR
 from refenv import readiness
+from refenv.model.records import CellResult
+from refenv.model.rundoc import RunDocument
+from refenv.model.status import AGREED, DISAGREED, FAMILIES, NO_ANSWER, SKIPPED, family
 from refenv.readiness import CellFacts, Readiness
-from refenv.results import CellResult
-from refenv.rundoc import RunDocument
-from refenv.status import AGREED, DISAGREED, FAMILIES, NO_ANSWER, SKIPPED, family
 
 
 def cell_facts(doc: RunDocument) -> tuple[CellFacts, ...]:

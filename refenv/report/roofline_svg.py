@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from html import escape
 
-from refenv.report.roofline import Figure, Roof
+from refenv.report.roofline_data import Figure, Roof
 
 WIDTH, HEIGHT = 560, 340
 LEFT, RIGHT, TOP, BOTTOM = 62, 18, 14, 46

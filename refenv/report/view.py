@@ -1,6 +1,6 @@
 """What every renderer shares about a run document: outcome, counts, grids, labels, fixes, header rows.
 
-The document is typed (`refenv/rundoc.py`): a partial run has fewer cells, not missing keys, so these
+The document is typed (`refenv/model/rundoc.py`): a partial run has fewer cells, not missing keys, so these
 are plain questions about the records.
 """
 
@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from harness.schema import ERROR as SEVERITY_ERROR
 from harness.schema import WARNING as SEVERITY_WARNING
 from harness.schema import Finding
+from refenv.model.records import CellResult
+from refenv.model.rundoc import EnvironmentRecord, HostRecord, RunDocument
+from refenv.model.status import ATTENTION_ORDER, BAD, NOT_RUN, PASS, STATUSES
 from refenv.report.formats import MISSING, fmt_seconds, text
-from refenv.results import CellResult
-from refenv.rundoc import EnvironmentRecord, HostRecord, RunDocument
-from refenv.status import ATTENTION_ORDER, BAD, NOT_RUN, PASS, STATUSES
 
 NO_FIX = ("the harness recorded no remediation: the rules and the observation disagree, so compare the expected "
           "reason with the findings (a wrong rule, or a setting that did not reach the container)")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from harness import compat
-from refenv import profiles
-from refenv.profiles import Profile
+from refenv.model import profiles
+from refenv.model.profiles import Profile
 
 # The host used when a report says nothing of its driver and the driver cannot change the outcome
 # (a container without GPU access): R580, the current long-term branch (facts/cuda-compat.md).

@@ -12,18 +12,20 @@ import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from refenv import cellrun, paths, wheelhouse
-from refenv.backend import CellEngine, ImageRequest
-from refenv.cellplan import Scope, plan_cell
+from refenv import paths
+from refenv.build import wheelhouse
+from refenv.engines.seam import CellEngine, ImageRequest
 from refenv.errors import LockError
-from refenv.matrix import Base, Environment, RunSettings
-from refenv.matrix_load import load
+from refenv.model.matrix import Base, Environment, RunSettings
+from refenv.model.matrix_yaml import load
+from refenv.model.records import CellResult
+from refenv.reproduce.choose import plan
 from refenv.reproduce.fix import chosen_remedy, plan_fix
-from refenv.reproduce.model import FixPlan, Inferred, Reproduction
 from refenv.reproduce.offer import probe_offer
-from refenv.reproduce.plan import plan
-from refenv.results import CellResult
-from refenv.runner import UI, Begun, conclude, connect, prepare
+from refenv.reproduce.values import FixPlan, Inferred, Reproduction
+from refenv.run import cells
+from refenv.run.pipeline import UI, Begun, conclude, connect, prepare
+from refenv.run.plan import Scope, plan_cell
 
 LOG = logging.getLogger(__name__)
 
@@ -102,7 +104,7 @@ def run_cell(engine: CellEngine, r: Reproduction, settings: Settings, run: RunSe
                        (r.host,), begun.run_id, ui)
     plan = plan_cell(scope.cells()[0], prepared, begun.run_id, begun.folder, quick)
     ui.cells_start(1)
-    done = cellrun.run_cells(engine, [plan], begun.run_id, use_cache=settings.use_cache, on_done=ui.cell_done)
+    done = cells.run_cells(engine, [plan], begun.run_id, use_cache=settings.use_cache, on_done=ui.cell_done)
     conclude(begun, scope, engine.inventory(), prepared.builds, done.results, done.interrupted, prepared.real,
              use_cache=settings.use_cache)
     return CellRun(r, done.results[0], begun.folder)

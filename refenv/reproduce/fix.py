@@ -26,13 +26,13 @@ from harness.schema import (
     Finding,
     Remedy,
 )
-from refenv import expect
-from refenv.matrix import Base, Environment, Host, Scenario
-from refenv.profiles import Faults, Profile
+from refenv.model.matrix import Base, Environment, Host, Scenario
+from refenv.model.profiles import Faults, Profile
 from refenv.reproduce import builds, drivers
 from refenv.reproduce.builds import Build, Offer
-from refenv.reproduce.model import FixPlan, Reproduction
-from refenv.reproduce.plan import environment_for
+from refenv.reproduce.choose import environment_for
+from refenv.reproduce.values import FixPlan, Reproduction
+from refenv.run import expect
 
 FIXED = "fixed"
 # Scenario variables that hide devices or the CUDA library (facts/torch-failures.md, "Around torch").
@@ -143,7 +143,7 @@ def wheel_fix(r: Reproduction, verdict: str, offer: Offer, known: Sequence[Envir
     return FixPlan("wheel", summary, fixed, predicted(fixed))
 
 
-# Which change each remedy kind is (harness.catalogue.model.REMEDY_KINDS); kinds not named here fix
+# Which change each remedy kind is (harness.catalogue.entries.REMEDY_KINDS); kinds not named here fix
 # the driver in place (a reboot, a module reload, a library path: the same driver without its fault).
 _WHEEL_KINDS = ("install_wheel",)
 _DRIVER_KINDS = ("install_driver",)

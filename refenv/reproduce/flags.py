@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 from harness import compat
 from harness.inputs import InputError, shorten
-from refenv import accepts
-from refenv.faults import FAULTS
-from refenv.profiles import MAX_GPUS, Faults, gpu_name_problem
+from refenv.model import accepts
+from refenv.model.faults import FAULTS
+from refenv.model.profiles import MAX_GPUS, Faults, gpu_name_problem
 from refenv.reproduce.gpus import GpuGuess
-from refenv.reproduce.model import Inferred, ReproduceError
+from refenv.reproduce.values import Inferred, ReproduceError
 
 # Matched whole (fullmatch), in ASCII digits: "２.1.0" and a trailing newline are not versions.
 _TORCH_RE = re.compile(r"([0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4})(?:\+(cpu|cu[0-9]{3,4}))?")
@@ -19,7 +19,7 @@ _DRIVER_RE = re.compile(r"[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?")
 _PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
 _COUNT_RE = re.compile(r"([0-9]{1,3})[ \t]*[x×][ \t]*(.+)", re.DOTALL)
 MAX_FLAG = 200  # characters: every flag value is a short name or version
-__all__ = ["FAULTS", "from_flags", "parse_gpus"]  # FAULTS: the names --fault takes (refenv/faults.py)
+__all__ = ["FAULTS", "from_flags", "parse_gpus"]  # FAULTS: the names --fault takes (refenv/model/faults.py)
 
 
 def _check_lengths(**flags: str | None) -> None:

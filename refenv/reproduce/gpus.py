@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from harness.probe import specs
-from refenv.profiles import DATA_FILE, Gpu
+from refenv.model.profiles import DATA_FILE, Gpu
 
 _UUID_RE = re.compile(r"GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _GB_RE = re.compile(r"([0-9]{1,5})\s*GB\b", re.I)

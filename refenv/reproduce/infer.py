@@ -1,6 +1,6 @@
 """What a pasted report describes: the torch build, the Python, the driver, the GPUs, the faults (pure).
 
-It reads the facts `harness.report` parsed (a collect_env dump with the messages pasted around it, or
+It reads the facts `harness.intake` parsed (a collect_env dump with the messages pasted around it, or
 a saved diagnose document) and says where each value came from. torch's and NVML's messages name the
 faults as the simulated driver raises them (facts/torch-failures.md): a driver/library mismatch is
 NVML error 18 with cuInit 803, "CUDA unknown error" is cuInit 999, and so on.
@@ -13,17 +13,17 @@ from typing import Any
 
 from harness import catalogue, compat
 from harness.classify import classify
-from harness.report import ParsedReport
-from harness.report.hints import ENV_FACTS
+from harness.intake import ParsedReport
+from harness.intake.hints import ENV_FACTS
 from harness.schema import ERROR, FAILING
-from refenv import faults as named
-from refenv.profiles import CUINIT_ERRORS, Faults
+from refenv.model import faults as named
+from refenv.model.profiles import CUINIT_ERRORS, Faults
 from refenv.reproduce import drivers
 from refenv.reproduce.gpus import GpuGuess
-from refenv.reproduce.model import Inferred, Reported, ReproduceError
+from refenv.reproduce.values import Inferred, Reported, ReproduceError
 
 _RELEASE_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
-# harness/report/hints.py records a `docker run` line without a GPU flag with these words.
+# harness/intake/hints.py records a `docker run` line without a GPU flag with these words.
 _NO_GPU_FLAG = "without --gpus"
 
 
@@ -148,7 +148,7 @@ def infer(report: ParsedReport) -> Inferred:
     facts: dict[str, Any] = dict(report.facts)
     torch = facts.get("torch") or {}
     host = facts.get("host") or {}
-    # The reader marks what the report implies but does not state (harness/report/inference.py).
+    # The reader marks what the report implies but does not state (harness/intake/implied.py).
     evidence: list[str] = [f"{path} inferred, not stated: {why}" for path, why in report.inferred.items()]
     if torch.get("hip"):
         raise ReproduceError(f"a ROCm build of torch ({torch.get('version')}): refenv reproduces NVIDIA CUDA "

@@ -14,7 +14,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from harness import compat
-from refenv import baseimage, paths
+from refenv import paths
+from refenv.build import baseimage
 from refenv.reproduce.builds import Offer
 
 LOG = logging.getLogger(__name__)

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from refenv import matrix_load, simdriver
-from refenv.build import EnvBuild, build_environment
-from refenv.engine import Engine
-from refenv.matrix import Matrix
-from refenv.simdriver import SimDriver
+from refenv.build import simdriver
+from refenv.build.environment import EnvBuild, build_environment
+from refenv.build.simdriver import SimDriver
+from refenv.engines.docker.sdk import Engine
+from refenv.model import matrix_yaml
+from refenv.model.matrix import Matrix
 from tests.docker.support import DEFAULT_MATRIX
 
 HERE = Path(__file__).resolve().parent
@@ -36,7 +37,7 @@ def _engine_answers(engine: Engine) -> None:
 
 @pytest.fixture(scope="session")
 def default_matrix() -> Matrix:
-    return matrix_load.load(DEFAULT_MATRIX)
+    return matrix_yaml.load(DEFAULT_MATRIX)
 
 
 @pytest.fixture(scope="session")

@@ -10,15 +10,15 @@ from typing import Any
 
 import yaml
 
-from refenv import jsoncodec, matrix_load
-from refenv.build import EnvBuild
-from refenv.engine import Engine
-from refenv.labels import MANAGED
-from refenv.matrix import Matrix
-from refenv.measured import MeasurementRecord
-from refenv.results import CellResult, cell_id
-from refenv.runner import Options, Outcome, run_matrix
-from refenv.runspec import ContainerSpec
+from refenv.build.environment import EnvBuild
+from refenv.engines.docker.sdk import Engine
+from refenv.engines.labels import MANAGED
+from refenv.model import codec, matrix_yaml
+from refenv.model.matrix import Matrix
+from refenv.model.records import CellResult, cell_id
+from refenv.run.containers import ContainerSpec
+from refenv.run.measurements import MeasurementRecord
+from refenv.run.pipeline import Options, Outcome, run_matrix
 
 LOG = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def small_matrix(envs: Iterable[str], hosts: Iterable[str], scenarios: Mapping[s
                  run: Mapping[str, Any] | None = None, extra_envs: Mapping[str, Mapping[str, Any]] | None = None,
                  path: Path = DEFAULT_MATRIX) -> Matrix:
     """The matrix refenv's loader makes of `matrix_text`; `path` decides where its locks are read."""
-    return matrix_load.parse(matrix_text(envs, hosts, scenarios, run, extra_envs), str(path))
+    return matrix_yaml.parse(matrix_text(envs, hosts, scenarios, run, extra_envs), str(path))
 
 
 class RecordingUI:
@@ -112,7 +112,7 @@ def cell(outcome: Outcome, env: str, host: str, scenario: str) -> dict[str, Any]
     wanted = cell_id(env, host, scenario)
     found = [c for c in outcome.document.cells if c.id == wanted]
     assert found, f"no cell {wanted} in {[c.id for c in outcome.document.cells]}"
-    return dict(jsoncodec.encode(found[0]))  # as cells.json holds it
+    return dict(codec.encode(found[0]))  # as cells.json holds it
 
 
 def harness_doc(c: Mapping[str, Any]) -> dict[str, Any]:

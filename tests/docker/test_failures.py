@@ -14,8 +14,8 @@ import pytest
 
 from harness import compat
 from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK
-from refenv import jsoncodec, profiles
-from refenv.runner import Outcome
+from refenv.model import codec, profiles
+from refenv.run.pipeline import Outcome
 from tests.docker.support import (
     CPU,
     CU128,
@@ -81,7 +81,7 @@ def scenarios(env_builds: Any, tmp_path_factory: pytest.TempPathFactory) -> Outc
 
 def test_every_cell_of_the_runs_passes(grid: Outcome, faults: Outcome, scenarios: Outcome) -> None:
     for outcome in (grid, faults, scenarios):
-        bad = [describe(jsoncodec.encode(c)) for c in outcome.document.cells if c.status != "PASS"]
+        bad = [describe(codec.encode(c)) for c in outcome.document.cells if c.status != "PASS"]
         assert not bad, "\n".join(bad)
         assert outcome.ok and not outcome.interrupted
 

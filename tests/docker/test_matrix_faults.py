@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.schema import CPU_WHEEL
-from refenv import jsoncodec
-from refenv.build import EnvBuild, build_environment
-from refenv.engine import Engine
-from refenv.matrix import Matrix
-from refenv.wheelhouse import lock_path, read_lock
+from refenv.build.environment import EnvBuild, build_environment
+from refenv.build.wheelhouse import lock_path, read_lock
+from refenv.engines.docker.sdk import Engine
+from refenv.model import codec
+from refenv.model.matrix import Matrix
 from tests.docker.support import (
     CPU,
     DIAGNOSIS_ONLY,
@@ -72,7 +72,7 @@ def test_a_failed_build_marks_only_its_cells(env_builds: dict[str, EnvBuild], tm
 
     outcome = run_grid(matrix, tmp_path / "results")
 
-    builds = {e["name"]: e for e in jsoncodec.encode(outcome.document.environments)}
+    builds = {e["name"]: e for e in codec.encode(outcome.document.environments)}
     tampered = cell(outcome, "tampered", "r580", "gpu")
     assert tampered["status"] == "BUILD_FAILED", describe(tampered)
     assert wheel in tampered["reason"] and "lock" in tampered["reason"], tampered["reason"]
@@ -168,7 +168,7 @@ def test_a_second_run_reuses_cells_and_rerun_runs_them_again(env_builds: Any, tm
     second = run_grid(matrix, tmp_path, use_cache=True)
     third = run_grid(matrix, tmp_path, use_cache=False)
     for outcome, cached in ((first, False), (second, True), (third, False)):
-        cells = jsoncodec.encode(outcome.document.cells)
+        cells = codec.encode(outcome.document.cells)
         assert [c["status"] for c in cells] == ["PASS", "PASS"], [describe(c) for c in cells]
         assert [c["cached"] for c in cells] == [cached, cached]
         assert all(e.build.status == "CACHED" for e in outcome.document.environments)

@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from refenv.engine import Engine
-from refenv.labels import MANAGED
-from refenv.matrix import Matrix
+from refenv.engines.docker.sdk import Engine
+from refenv.engines.labels import MANAGED
+from refenv.model.matrix import Matrix
+from refenv.model.rundoc import load_run
 from refenv.report.console import console_summary
-from refenv.rundoc import load_run
-from refenv.runner import Options, run_matrix
+from refenv.run.pipeline import Options, run_matrix
 from tests.docker.support import CPU, GPU, RecordingUI, cell, describe, run_grid, small_matrix
 
 MEASURED: dict[str, Any] = {"probes": "quick", "memory_check": "quick"}

@@ -21,11 +21,11 @@ from typing import Any
 
 import pytest
 
-from refenv import jsoncodec, matrix_load
-from refenv.engine import Engine
-from refenv.matrix import select
-from refenv.runner import Options, run_matrix
-from refenv.wheelhouse import lock_path
+from refenv.build.wheelhouse import lock_path
+from refenv.engines.docker.sdk import Engine
+from refenv.model import codec, matrix_yaml
+from refenv.model.matrix import select
+from refenv.run.pipeline import Options, run_matrix
 from tests.docker.registry import PASSWORD, USERNAME, Registry, running_registry
 from tests.docker.support import CPU, CU130, DEFAULT_MATRIX, DIAGNOSIS_ONLY, ROOT, RecordingUI, matrix_text
 
@@ -56,9 +56,9 @@ def world(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> World:
         shutil.copy(lock_path(DEFAULT_MATRIX, env), folder / "locks" / f"{env}.json")
     path = folder / "matrix.yaml"
     path.write_text(matrix_text([CU130, CPU], HOSTS, SCENARIOS, DIAGNOSIS_ONLY), encoding="utf-8")
-    m = matrix_load.load(str(path))
+    m = matrix_yaml.load(str(path))
     full = run_matrix(m, Options(results_root=folder / "full", probes="off", memory_check="off"), RecordingUI())
-    verdicts = {c["id"]: (c["status"], (c.get("observed") or {}).get("verdict")) for c in jsoncodec.encode(full.document.cells)}
+    verdicts = {c["id"]: (c["status"], (c.get("observed") or {}).get("verdict")) for c in codec.encode(full.document.cells)}
     assert verdicts[f"{CU130}/r580/gpu"] == ("PASS", "OK"), verdicts
     assert verdicts[f"{CU130}/r470/gpu"] == ("PASS", "DRIVER_TOO_OLD"), verdicts
     assert all(status == "PASS" for status, _ in verdicts.values()), verdicts

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.report import load_report
+from harness.intake import load_report
 from harness.schema import CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK
 from refenv.reproduce import from_flags, infer
+from refenv.reproduce.account import message_key, messages_agree, render, succeeded
 from refenv.reproduce.execute import Outcome, Settings, reproduce
-from refenv.reproduce.render import message_key, messages_agree, render, succeeded
 from tests.docker.support import CU128, DEFAULT_MATRIX, RecordingUI
 
 pytestmark = pytest.mark.docker

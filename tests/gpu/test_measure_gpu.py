@@ -1,6 +1,6 @@
 """A real GPU host's measurement (`python -m harness measure --device cuda`, what the matrix runs once per
 environment on each real GPU host): the GPU is measured, not waived, and the host judges it as it judges
-a matrix run (refenv.measured). Runs on the lent device; without a usable GPU this tier fails."""
+a matrix run (refenv.run.measurements). Runs on the lent device; without a usable GPU this tier fails."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from refenv.measured import MeasurementRecord, judge_measurement
+from refenv.run.measurements import MeasurementRecord, judge_measurement
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]

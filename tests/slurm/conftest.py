@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from refenv.backends.slurm import cli
-from refenv.build import EnvBuild, build_environment
-from refenv.engine import Engine
+from refenv.build.environment import EnvBuild, build_environment
+from refenv.engines.docker.sdk import Engine
+from refenv.engines.slurm import client
 from tests.conftest import in_ci
 from tests.docker.support import CPU, DEFAULT_MATRIX
 
@@ -30,7 +30,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(scope="session", autouse=True)
 def cluster(engine: Engine) -> None:
     """A controller that answers (`scontrol ping`); `.ci/slurm-up` starts one."""
-    if cli.available():
+    if client.available():
         return
     message = "no Slurm controller answers (scontrol ping); start one with .ci/slurm-up"
     if in_ci():
@@ -41,9 +41,9 @@ def cluster(engine: Engine) -> None:
 @pytest.fixture(scope="session")
 def cpu_build(engine: Engine) -> EnvBuild:
     """The default matrix's CPU environment, built once (or found unchanged)."""
-    from refenv import matrix_load
+    from refenv.model import matrix_yaml
 
-    m = matrix_load.load(DEFAULT_MATRIX)
+    m = matrix_yaml.load(DEFAULT_MATRIX)
     build = build_environment(engine, m, m.environment(CPU), lambda name, line: LOG.debug("%s: %s", name, line))
     if build.status == "FAILED" or build.tag is None:
         pytest.fail(f"{CPU} did not build: {build.error}", pytrace=False)

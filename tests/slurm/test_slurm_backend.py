@@ -12,29 +12,30 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from refenv import jsoncodec, realhost
-from refenv.backends.slurm import cli, state
-from refenv.backends.slurm.engine import SlurmEngine
-from refenv.build import EnvBuild
-from refenv.dockerengine import DockerEngine
-from refenv.engine import Engine
-from refenv.labels import CELL, KIND, MANAGED, RUN
-from refenv.matrix import Host
-from refenv.placement import SlurmPlacement
-from refenv.runner import Options, run_matrix
-from refenv.runspec import ContainerSpec
+from refenv.build.environment import EnvBuild
+from refenv.engines import realhost
+from refenv.engines.docker.engine import DockerEngine
+from refenv.engines.docker.sdk import Engine
+from refenv.engines.labels import CELL, KIND, MANAGED, RUN
+from refenv.engines.slurm import client, state
+from refenv.engines.slurm.engine import SlurmEngine
+from refenv.model import codec
+from refenv.model.matrix import Host
+from refenv.model.placement import SlurmPlacement
+from refenv.run.containers import ContainerSpec
+from refenv.run.pipeline import Options, run_matrix
 from tests.docker.support import CPU, DIAGNOSIS_ONLY, ROOT, RecordingUI, leftovers, small_matrix
 
 SCENARIOS: dict[str, dict[str, Any]] = {"gpu": {"gpus": "all"}, "no-gpu": {"gpus": "none"}}
 
 
 def _jobs_of(run_id: str) -> list[state.Job]:
-    return [j for j in state.jobs(cli.squeue_json()).values() if j.name == f"refenv-{run_id}"]
+    return [j for j in state.jobs(client.squeue_json()).values() if j.name == f"refenv-{run_id}"]
 
 
 def _comparable(cell: Any) -> dict[str, Any]:
     """What a cell says, without where and how long it ran."""
-    data = jsoncodec.encode(cell)
+    data = codec.encode(cell)
     assert isinstance(data, dict)
     observed = data.get("observed") or {}
     return {"status": data["status"], "reason": data["reason"], "expected": data["expected"],
@@ -127,7 +128,7 @@ def test_an_unknown_constraint_is_refused_before_any_job(tmp_path: Path) -> None
                                    "  real:\n    kind: real\n    slurm: {constraint: \"driver_r999&b300\"}\n"),
                       encoding="utf-8")
     (tmp_path / "locks").symlink_to(ROOT / "locks")
-    before = set(state.jobs(cli.squeue_json()))
+    before = set(state.jobs(client.squeue_json()))
     done = subprocess.run([sys.executable, "-m", "invoke", "matrix", "--matrix", str(matrix), "--backend", "slurm",
                            "--results", str(tmp_path / "results")], cwd=ROOT, capture_output=True, text=True,
                           timeout=120, check=False)
@@ -135,12 +136,12 @@ def test_an_unknown_constraint_is_refused_before_any_job(tmp_path: Path) -> None
     assert done.returncode != 0, out
     assert "driver_r999, b300" in out and "no node" in out and "driver_r535" in out, out
     assert "Traceback" not in out
-    assert set(state.jobs(cli.squeue_json())) == before, "a job was submitted"
+    assert set(state.jobs(client.squeue_json())) == before, "a job was submitted"
     assert not (tmp_path / "results").exists() or not any((tmp_path / "results").iterdir())
 
 
 def test_invoke_fleet_prints_this_nodes_readiness(tmp_path: Path) -> None:
-    node = state.nodes(cli.sinfo_json())[0]
+    node = state.nodes(client.sinfo_json())[0]
     done = subprocess.run([sys.executable, "-m", "invoke", "fleet", "--results", str(tmp_path)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, check=False)
     out = done.stdout + done.stderr
@@ -157,7 +158,7 @@ def test_invoke_fleet_prints_this_nodes_readiness(tmp_path: Path) -> None:
 
 def test_a_real_hosts_cells_follow_its_probe_to_the_node_that_answered(engine: Engine, cpu_build: EnvBuild,
                                                                       tmp_path: Path) -> None:
-    node = state.nodes(cli.sinfo_json())[0]
+    node = state.nodes(client.sinfo_json())[0]
     matrix = small_matrix([CPU], ["none"], SCENARIOS, DIAGNOSIS_ONLY)
     real = Host("real", "real", slurm=SlurmPlacement(constraint=node.features[0]))
     matrix = replace(matrix, hosts=(real,))

@@ -17,12 +17,12 @@ import pytest
 
 from harness.classify import classify
 from harness.facts import Facts
-from refenv import simdriver
-from refenv.backend import ImageRequest, Inventory, Progress, RunOutcome
-from refenv.build import EnvBuild
+from refenv.build import simdriver
+from refenv.build.environment import EnvBuild
+from refenv.engines.labels import CELL, KIND, RUN
+from refenv.engines.seam import ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime, RefenvError
-from refenv.labels import CELL, KIND, RUN
-from refenv.runspec import OUT, ContainerSpec
+from refenv.run.containers import OUT, ContainerSpec
 from tests.unit.facts_builder import healthy, merge, no_driver
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from refenv.rundoc import RunDocument, from_data
+from refenv.model.rundoc import RunDocument, from_data
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
 

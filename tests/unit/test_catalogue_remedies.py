@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness import catalogue
-from harness.catalogue.model import REMEDY_KINDS
+from harness.catalogue.entries import REMEDY_KINDS
 from harness.catalogue.remedies import render
 from harness.schema import ERROR, Finding, Remedy
 

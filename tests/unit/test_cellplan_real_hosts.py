@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from refenv import profiles
-from refenv.build import EnvBuild
-from refenv.cellplan import Prepared, plan_cell
+from refenv.build.environment import EnvBuild
 from refenv.errors import NoGpuRuntime
-from refenv.matrix import CellSpec, Environment, Host, RunSettings, Scenario
+from refenv.model import profiles
+from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
+from refenv.run.plan import Prepared, plan_cell
 
 CU130 = Environment("cu130", "2.14.1", "cu130")
 GPU, NO_GPU = Scenario("gpu", "all"), Scenario("no-gpu", "none")

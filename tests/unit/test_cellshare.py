@@ -1,12 +1,12 @@
 """Cells that are the same container within a run (the same cache key: no GPU access mounts no driver, so
-every simulated host gives the container alike) run once, also on --rerun (refenv.cellrun.share)."""
+every simulated host gives the container alike) run once, also on --rerun (refenv.run.cells.share)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
-from refenv.runner import Options, Outcome, run_matrix
+from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
+from refenv.run.pipeline import Options, Outcome, run_matrix
 from tests.unit.fake_engine import NO_DRIVER_DOC, FakeEngine, Script, private_cache  # noqa: F401 (autouse)
 from tests.unit.test_runner import UI
 

@@ -1,4 +1,4 @@
-"""Expected verdicts from the compatibility rules alone (refenv.expect), checked against the facts they encode.
+"""Expected verdicts from the compatibility rules alone (refenv.run.expect), checked against the facts they encode.
 
 The figures are shared/facts: a CUDA 13 runtime needs a driver reporting 13000 (R580), a CUDA 12 one
 12000 (R525); R570 reports 12080 and R470 11040; cu130 wheels start at Turing (sm_75), cu128 at Volta.
@@ -18,13 +18,13 @@ from harness.schema import (
     OK,
     VERDICTS,
 )
-from refenv import profiles
-from refenv.expect import expect, selection
-from refenv.matrix import Environment, Host, Scenario
-from refenv.results import Expected
+from refenv.model import profiles
+from refenv.model.matrix import Environment, Host, Scenario
+from refenv.model.records import Expected
+from refenv.run.expect import expect, selection
 
 # torch's own words for each cause (shared/facts/torch-failures.md), written out here rather than taken
-# from refenv.expect, so that a wrong phrase there fails these tests.
+# from refenv.run.expect, so that a wrong phrase there fails these tests.
 NOT_COMPILED = "Torch not compiled with CUDA enabled"
 NO_GPUS = "No CUDA GPUs are available"
 TORCH_SAYS = {

@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
-from refenv import fleet, profiles
-from refenv.backends.slurm.cli import Commands
-from refenv.backends.slurm.probe import probe_nodes, probe_placement, probe_script
+from refenv import fleet
+from refenv.engines.slurm.client import Commands
+from refenv.engines.slurm.probe import probe_nodes, probe_placement, probe_script
 from refenv.errors import RefenvError
-from refenv.matrix_load import load
-from refenv.placement import SlurmPlacement
+from refenv.model import profiles
+from refenv.model.matrix_yaml import load
+from refenv.model.placement import SlurmPlacement
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,5 +1,5 @@
 """`python -m harness measure` (harness/measure.py) on this machine: the CPU measured, a GPU honestly waived
-where torch has none, a document the host judges (refenv.measured)."""
+where torch has none, a document the host judges (refenv.run.measurements)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from refenv.measured import MeasurementRecord, judge_measurement
+from refenv.run.measurements import MeasurementRecord, judge_measurement
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""Environment images as a plan (refenv.images): content-addressed tags, labels, the Dockerfile, the install."""
+"""Environment images as a plan (refenv.build.images): content-addressed tags, labels, the Dockerfile, the install."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pytest
 
 from harness import __version__ as harness_version
 from harness import compat
-from refenv import images
-from refenv.labels import MANAGED
-from refenv.matrix import Environment
-from refenv.wheelhouse import Lock, Wheel
+from refenv.build import images
+from refenv.build.wheelhouse import Lock, Wheel
+from refenv.engines.labels import MANAGED
+from refenv.model.matrix import Environment
 
 CU128 = Environment("torch-2.10.0-cu128", "2.10.0", "cu128")
 CPU = Environment("torch-2.13.0-cpu", "2.13.0", "cpu")

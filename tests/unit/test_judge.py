@@ -1,4 +1,4 @@
-"""Judging a cell: the harness's document, or why there is none, against the expectation (refenv.judge)."""
+"""Judging a cell: the harness's document, or why there is none, against the expectation (refenv.run.judge)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any, cast
 from harness.classify import classify
 from harness.facts import Facts
 from harness.schema import CPU_WHEEL, DRIVER_TOO_OLD, NOT_VISIBLE, OK
-from refenv.judge import judge_cell as judge
-from refenv.judge import observed_of
-from refenv.results import ERROR, FAIL, OOM_KILLED, PASS, TIMEOUT, CellResult, Expected
+from refenv.model.records import ERROR, FAIL, OOM_KILLED, PASS, TIMEOUT, CellResult, Expected
+from refenv.run.judge import judge_cell as judge
+from refenv.run.judge import observed_of
 from tests.unit.facts_builder import healthy, merge, no_driver
 
 BASE = CellResult("e/h/s", "e", "h", "s")

@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from refenv.backend import ImageRequest, Inventory, Progress, RunOutcome
-from refenv.backends.kubernetes import jobs, validate
-from refenv.backends.kubernetes.client import JobRunner, KubernetesEngine, result_of
-from refenv.build import EnvBuild
+from refenv.build.environment import EnvBuild
+from refenv.engines.kubernetes import jobs, validate
+from refenv.engines.kubernetes.engine import JobRunner, KubernetesEngine, result_of
+from refenv.engines.seam import ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime
-from refenv.matrix import Host, RunSettings, Scenario
-from refenv.placement import KubePlacement
-from refenv.runspec import ContainerSpec, cell_spec
+from refenv.model.matrix import Host, RunSettings, Scenario
+from refenv.model.placement import KubePlacement
+from refenv.run.containers import ContainerSpec, cell_spec
 from tests.unit.kube_stub import Cluster, PodScript, serve
 
 A100 = KubePlacement(jobs.selector_for(535, "NVIDIA A100-SXM4-80GB", 8), gpus=1, namespace="gpu-tests")
@@ -165,8 +165,8 @@ def test_cancel_deletes_every_job_of_the_run(api: tuple[Cluster, client.ApiClien
 
 def test_fleet_reads_every_gpu_node_from_its_feature_discovery_labels(api: tuple[Cluster, client.ApiClient]) -> None:
     from refenv import fleet
-    from refenv.backends.kubernetes.nodes import node_probes, profile_from_labels
-    from refenv.matrix_load import load
+    from refenv.engines.kubernetes.nodes import node_probes, profile_from_labels
+    from refenv.model.matrix_yaml import load
 
     cluster, api_client = api
     gfd = {"nvidia.com/gpu.present": "true", "nvidia.com/cuda.driver.major": "535",

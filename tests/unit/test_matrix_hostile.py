@@ -12,12 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from refenv import accepts, baseimage
+from refenv.build import baseimage
+from refenv.build.wheelhouse import download_args
 from refenv.errors import BuildError, MatrixError, RefenvError
-from refenv.matrix import Bootstrap, Environment, Matrix, Scenario
-from refenv.matrix_load import load, parse
-from refenv.runspec import container_env
-from refenv.wheelhouse import download_args
+from refenv.model import accepts
+from refenv.model.matrix import Bootstrap, Environment, Matrix, Scenario
+from refenv.model.matrix_yaml import load, parse
+from refenv.run.containers import container_env
 from tests.unit.test_matrix_load import GOOD
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from refenv.errors import MatrixError, RefenvError
-from refenv.matrix import cells, select
-from refenv.matrix_load import load, parse
+from refenv.model.matrix import cells, select
+from refenv.model.matrix_yaml import load, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 

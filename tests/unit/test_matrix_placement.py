@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from refenv.errors import MatrixError
-from refenv.matrix_load import parse
-from refenv.placement import KubePlacement, SlurmPlacement
+from refenv.model.matrix_yaml import parse
+from refenv.model.placement import KubePlacement, SlurmPlacement
 
 HEAD = """\
 version: 1

@@ -1,5 +1,5 @@
 """Probes and the memory verification measured once per environment (and per real GPU host), not per cell,
-through the fake engine (refenv.measured, refenv.measurerun, refenv.runner); the cells only diagnose."""
+through the fake engine (refenv.run.measurements, refenv.run.executor, refenv.run.pipeline); the cells only diagnose."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 import tasks
-from refenv import profiles
-from refenv.backend import RealHost
-from refenv.backends import connect
+from refenv.engines import connect
+from refenv.engines.seam import RealHost
 from refenv.errors import NotStarted
-from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
+from refenv.model import profiles
+from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
+from refenv.model.rundoc import load_run
 from refenv.report.console import console_summary
-from refenv.rundoc import load_run
-from refenv.runner import Options, Outcome, run_matrix
+from refenv.run.pipeline import Options, Outcome, run_matrix
 from tests.unit.fake_engine import MEASURE_DOC, NO_DRIVER_DOC, FakeEngine, Script, private_cache  # noqa: F401 (autouse)
 from tests.unit.test_runner import UI
 

@@ -13,8 +13,8 @@ from harness.memory.activations import (
     layer_bytes_per_token,
     training_activations,
 )
-from harness.memory.model import MemoryInputError, ModelConfig
 from harness.memory.presets import preset
+from harness.memory.shape import MemoryInputError, ModelConfig
 
 # GPT-3 175B as the paper's Table 3 trains it: a = 96, h = 12288, s = 2048, 96 layers, t = 8.
 S, H, A, T = 2048, 12288, 96, 8

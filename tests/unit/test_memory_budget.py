@@ -6,8 +6,8 @@ import pytest
 
 from harness.memory.budget import CUDA_CONTEXT_BYTES, GIB, gpu_budget, gpu_table, judge, parse_budget
 from harness.memory.estimate import TrainSetup, estimate_training
-from harness.memory.model import MemoryInputError
 from harness.memory.presets import preset
+from harness.memory.shape import MemoryInputError
 
 
 @pytest.mark.parametrize(("text", "value"), [

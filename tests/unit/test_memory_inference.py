@@ -7,9 +7,9 @@ import pytest
 from harness.memory.estimate import InferSetup, estimate_inference
 from harness.memory.inference import inference_weight_bytes, kv_bytes_per_token, kv_cache_bytes, tensor_bytes
 from harness.memory.lora import nf4_bytes
-from harness.memory.model import MemoryInputError, bare_model
 from harness.memory.params import LINEAR, ParamTensor, count_params
 from harness.memory.presets import preset
+from harness.memory.shape import MemoryInputError, bare_model
 
 
 def test_llama_2_7b_kv_cache_is_512_kib_per_token_in_fp16() -> None:

@@ -7,8 +7,8 @@ import pytest
 from harness.memory.budget import gpu_budget, judge, parse_budget
 from harness.memory.estimate import InferSetup, TrainSetup, estimate_training
 from harness.memory.ladder import ladder
-from harness.memory.model import MemoryInputError, bare_model
 from harness.memory.presets import preset
+from harness.memory.shape import MemoryInputError, bare_model
 
 
 def test_nothing_to_do_when_it_fits() -> None:

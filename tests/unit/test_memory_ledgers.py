@@ -7,9 +7,9 @@ import pytest
 from harness.memory import optimizers, sharding
 from harness.memory.estimate import Estimate, TrainSetup, estimate_training
 from harness.memory.lora import NF4_BITS_PER_PARAM, LoraSpec, lora_tensors, nf4_bytes, resolve_targets
-from harness.memory.model import MemoryInputError, bare_model
 from harness.memory.params import LINEAR, count_params, largest_module_params, layer_tensors, param_tensors
 from harness.memory.presets import preset
+from harness.memory.shape import MemoryInputError, bare_model
 from harness.memory.sharding import Units, shard
 from harness.memory.training import bytes_per_param, state_ledgers
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.memory.model import MemoryInputError, bare_model, from_hf_config
 from harness.memory.params import LINEAR, count_params, param_tensors
 from harness.memory.presets import load_config_file, parse_published, preset, presets
+from harness.memory.shape import MemoryInputError, bare_model, from_hf_config
 
 LLAMA_7B = {"vocab_size": 32000, "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
             "intermediate_size": 11008}

@@ -12,7 +12,7 @@ import pytest
 from harness.memory import run_verification
 from harness.memory.activations import training_activations
 from harness.memory.cases import cases
-from harness.memory.measure import measure_cpu
+from harness.memory.measure_step import measure_cpu
 from harness.memory.probe_predict import (
     LEDGERS,
     activation_setup,
@@ -106,8 +106,8 @@ def test_cuda_asked_for_without_a_gpu_is_a_failed_document() -> None:
 
 
 def test_the_command_modules_do_not_import_torch() -> None:
-    code = ("import sys, harness.memory.cli, harness.memory.verify, harness.memory.probe_model, "
-            "harness.memory.measure, harness.memory.verify_dist, harness.memory.verify_infer, "
+    code = ("import sys, harness.memory_cli, harness.memory.verify, harness.memory.probe_model, "
+            "harness.memory.measure_step, harness.memory.verify_dist, harness.memory.verify_infer, "
             "harness.memory.peak, harness.memory.alloc_trace, harness.memory.verify_sections, "
             "harness.memory.verify_hf; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from harness.__main__ import main
-from harness.probe import devices, document, render, sweep
-from harness.probe.plan import MIB, make_plan
+from harness.probe import devices, results, sweep, views
+from harness.probe.sizes import MIB, make_plan
 from harness.probe.suite import run_suite
 from harness.probe.timing import TimingPlan
 
@@ -39,9 +39,9 @@ def test_document_shape(tiny_doc: dict[str, Any]) -> None:
     assert tiny_doc["device_info"]["torch_threads"] >= 1
     assert tiny_doc["precision"]["at_start"]["float32_matmul_precision"]
     ids = [m["id"] for m in tiny_doc["measurements"]]
-    assert ids[: len(document.GPU_IDS)] == list(document.GPU_IDS)
+    assert ids[: len(results.GPU_IDS)] == list(results.GPU_IDS)
     json.dumps(tiny_doc)
-    assert document.check_document(json.loads(json.dumps(tiny_doc)))
+    assert results.check_document(json.loads(json.dumps(tiny_doc)))
 
 
 def test_cpu_figures_are_positive_and_finite(tiny_doc: dict[str, Any]) -> None:
@@ -75,7 +75,7 @@ def test_roofline_section(tiny_doc: dict[str, Any]) -> None:
 
 
 def test_text_report_lists_every_measurement(tiny_doc: dict[str, Any]) -> None:
-    text = render.render_probe(tiny_doc)
+    text = views.render_probe(tiny_doc)
     for record in tiny_doc["measurements"]:
         assert record["title"] in text
     assert "roofline (fp32)" in text

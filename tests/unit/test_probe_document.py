@@ -6,14 +6,14 @@ import json
 
 import pytest
 
-from harness.probe import bands, document, gemm, telemetry, waived_gpu
+from harness.probe import bands, gemm, results, telemetry, waived_gpu
 
 
 def _copy_record() -> dict[str, object]:
     nbytes = 2 * 2**30
     seconds = [0.5e-3, 0.5e-3 * 1.02, 0.5e-3 * 0.99]
     judgement = bands.judge(nbytes / 0.5e-3 / 1e9, 4800.0, bands.BANDS["memory"])
-    return document.measured("memory.copy", unit="gbps", work=nbytes, seconds=seconds,
+    return results.measured("memory.copy", unit="gbps", work=nbytes, seconds=seconds,
                              convention="read + write", judgement=judgement, reference=4800.0,
                              params={"buffer_bytes": 2**30})
 
@@ -33,22 +33,22 @@ def test_measured_record_has_units_in_keys_and_samples_beside_the_median() -> No
 def test_tflops_record() -> None:
     flops = 2 * 8192**3
     judgement = bands.judge(flops / 1.4e-3 / 1e12, 989.4, bands.BANDS["gemm.bf16"])
-    rec = document.measured("gemm.bf16", unit="tflops", work=flops, seconds=[1.4e-3] * 3,
+    rec = results.measured("gemm.bf16", unit="tflops", work=flops, seconds=[1.4e-3] * 3,
                             convention="2MNK", judgement=judgement, reference=989.4, params={})
     assert rec["tflops_median"] == pytest.approx(785.4, rel=1e-3)
     assert rec["flops_per_call"] == flops
     assert rec["unit"] == "TFLOP/s"
     with pytest.raises(ValueError, match="furlongs"):
-        document.measured("x", unit="furlongs", work=1, seconds=[1.0], convention="", judgement=judgement,
+        results.measured("x", unit="furlongs", work=1, seconds=[1.0], convention="", judgement=judgement,
                           reference=None, params={})
 
 
 def test_document_status_is_the_worst_measurement() -> None:
-    doc = document.new_document("quick", "cuda")
-    doc["measurements"] = [_copy_record(), document.skipped("gemm.fp8", "no fp8"),
-                           document.failed("gemm.bf16", "probe raised RuntimeError: boom")]
-    assert document.finish(doc)["status"] == "FAIL"
-    assert document.check_document(doc) is doc
+    doc = results.new_document("quick", "cuda")
+    doc["measurements"] = [_copy_record(), results.skipped("gemm.fp8", "no fp8"),
+                           results.failed("gemm.bf16", "probe raised RuntimeError: boom")]
+    assert results.finish(doc)["status"] == "FAIL"
+    assert results.check_document(doc) is doc
 
 
 def test_waived_gpu_document() -> None:
@@ -56,7 +56,7 @@ def test_waived_gpu_document() -> None:
     assert (doc["schema"], doc["version"], doc["device"]) == ("refenv.probe", 1, "cuda")
     assert doc["status"] == "SKIP"
     assert doc["waived"] == "simulated driver: no device work"
-    assert {m["id"] for m in doc["measurements"]} == set(document.GPU_IDS)
+    assert {m["id"] for m in doc["measurements"]} == set(results.GPU_IDS)
     assert all(m["status"] == "SKIP" and m["reason"] == doc["waived"] for m in doc["measurements"])
     json.dumps(doc)
 
@@ -69,7 +69,7 @@ def test_waived_gpu_document() -> None:
 ])
 def test_check_document_names_what_is_off(doc: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        document.check_document(doc)
+        results.check_document(doc)
 
 
 @pytest.mark.parametrize(("dtype", "device", "cc", "skipped"), [
@@ -102,9 +102,9 @@ def test_telemetry_reading_has_every_field_or_says_why_not() -> None:
 
 
 def test_a_failed_sweep_fails_the_document() -> None:
-    doc = document.new_document("full", "cuda")
+    doc = results.new_document("full", "cuda")
     doc["measurements"] = [_copy_record()]
     doc["roofline"] = {"sweeps": [{"method": "fused_fma", "status": "FAIL", "points": []}]}
-    assert document.finish(doc)["status"] == "FAIL"
+    assert results.finish(doc)["status"] == "FAIL"
     doc["roofline"]["sweeps"][0]["status"] = "SKIP"
-    assert document.finish(doc)["status"] == "PASS"
+    assert results.finish(doc)["status"] == "PASS"

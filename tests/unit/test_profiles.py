@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness import compat
-from refenv import profiles
+from refenv.model import profiles
 
 REQUIRED = ("r470", "r525", "r535", "r550", "r560", "r570", "r575", "r580", "r590", "r580-mismatch",
             "r580-cuinit-999", "r580-cuinit-3", "r580-stub", "r580-forward-compat", "r580-cuinit-803", "r580-pascal")

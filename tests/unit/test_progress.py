@@ -1,4 +1,4 @@
-"""Progress when the output is not a terminal: a line per finished cell, not a bar that shows nothing (refenv.progress)."""
+"""Progress when the output is not a terminal: a line per finished cell, not a bar that shows nothing (refenv.run.progress)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
-from refenv.progress import ConsoleUI
-from refenv.results import CellResult
+from refenv.model.records import CellResult
+from refenv.run.progress import ConsoleUI
 
 
 def test_a_log_gets_a_line_per_finished_cell() -> None:
@@ -33,8 +33,8 @@ def test_a_terminal_gets_the_bar() -> None:
 
 
 def test_a_log_gets_a_line_per_measurement_then_per_cell_with_the_time_left() -> None:
-    from refenv.measured import MeasurementRecord
-    from refenv.progress import eta
+    from refenv.run.measurements import MeasurementRecord
+    from refenv.run.progress import eta
 
     out = io.StringIO()
     ui = ConsoleUI(Console(file=out, force_terminal=False, width=200))

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
+from refenv.model.rundoc import from_data
 from refenv.publish import history
-from refenv.publish.verify import judge
-from refenv.rundoc import from_data
+from refenv.publish.publishable import judge
 
 HASH = "ab" * 32
 HOSTS = {"none": None, "r470": "470.256.02", "r580": "580.95.05", "real": None}

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from harness.classify import classify
-from harness.report import ParsedReport, ReportError, load_report
-from harness.report.judge import Assessment, assess_report
+from harness.intake import ParsedReport, ReportError, load_report
+from harness.intake.assess import Assessment, assess_report
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reports"
 

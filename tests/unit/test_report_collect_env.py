@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.report import parse_collect_env
+from harness.intake import parse_collect_env
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "collect_env"
 REAL = (DATA / "too-old-driver_cu121-on-r470.txt").read_text(encoding="utf-8")

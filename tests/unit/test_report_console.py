@@ -6,9 +6,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from refenv.model.records import CellResult
+from refenv.model.rundoc import RunDocument
 from refenv.report.console import console_summary, console_table
-from refenv.results import CellResult
-from refenv.rundoc import RunDocument
 from tests.unit.run_samples import sample
 
 

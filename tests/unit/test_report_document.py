@@ -10,7 +10,7 @@ from typing import Any
 from harness import document
 from harness.diagnose import diagnose_report
 from harness.facts import empty_facts
-from harness.report import load_report, parse_document
+from harness.intake import load_report, parse_document
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "collect_env"
 CASE = DATA / "too-old-driver_cu121-on-r470.txt"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.report import ReportError, load_report, parse_collect_env, parse_document
+from harness.intake import ReportError, load_report, parse_collect_env, parse_document
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "collect_env"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.report import ParsedReport, load_report
+from harness.intake import ParsedReport, load_report
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "collect_env"
 FIXTURES = sorted(p.name for p in DATA.glob("*.txt"))

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from harness.classify import classify
-from harness.report import ReportError, load_report
-from harness.report.judge import assess_report
+from harness.intake import ReportError, load_report
+from harness.intake.assess import assess_report
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = ("PyTorch version: 2.1.0", "Driver Version: 535.54", "torch==1.3.0", "nvidia-smi", "GPU 0: Tesla T4",

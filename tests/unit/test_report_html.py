@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
+from refenv.model.rundoc import RunDocument, from_data
 from refenv.report.html import render_html
-from refenv.rundoc import RunDocument, from_data
 from tests.unit.run_samples import raw, sample
 
 VOID = {"meta", "br", "img", "input", "link", "hr", "wbr", "source", "col", "area", "base", "embed", "track"}

@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from refenv.model.rundoc import RunDocument, from_data
 from refenv.report.junit import render_junit, xml_safe
-from refenv.rundoc import RunDocument, from_data
 from tests.unit.run_samples import raw, sample
 
 

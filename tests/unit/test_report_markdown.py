@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from refenv.model.rundoc import RunDocument, from_data
 from refenv.report import mdtext
 from refenv.report.markdown import render_markdown
-from refenv.rundoc import RunDocument, from_data
 from tests.unit.run_samples import raw, sample
 
 

@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from harness.classify import classify
-from harness.report import ReportError, load_report
-from harness.report.judge import CANNOT_TELL, OTHER, assess_report
+from harness.intake import ReportError, load_report
+from harness.intake.assess import CANNOT_TELL, OTHER, assess_report
 from harness.schema import VERDICTS
 
 FRAGMENTS = st.sampled_from([

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from refenv.report import roofline
+from refenv.report import roofline_data
 from refenv.report.roofline_svg import render_svg
 
 SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
@@ -25,7 +25,7 @@ def texts(svg: str) -> list[str]:
 
 
 def test_gpu_figure_has_both_roofs_and_the_sweep() -> None:
-    fig = roofline.figure(probes("torch-2.14.1-cu130/local/gpu"), "t", "real", "local")
+    fig = roofline_data.figure(probes("torch-2.14.1-cu130/local/gpu"), "t", "real", "local")
     assert fig is not None and fig.dtype == "bf16" and fig.device == "cuda"
     spec = next(r for r in fig.roofs if r.kind == "spec")
     assert (spec.bandwidth_gbps, spec.peak_tflops) == (4800.0, 989.4)
@@ -35,7 +35,7 @@ def test_gpu_figure_has_both_roofs_and_the_sweep() -> None:
 
 
 def test_cpu_figure_of_a_simulated_host_says_so_and_keeps_a_compute_only_spec_roof() -> None:
-    fig = roofline.figure(probes("torch-2.14.1-cu130/r580/gpu"), "t", "simulated", "r580")
+    fig = roofline_data.figure(probes("torch-2.14.1-cu130/r580/gpu"), "t", "simulated", "r580")
     assert fig is not None and fig.device == "cpu"
     assert "host r580 is a simulated driver" in fig.caption and "not the simulated GPU" in fig.caption
     spec = next(r for r in fig.roofs if r.kind == "spec")
@@ -43,7 +43,7 @@ def test_cpu_figure_of_a_simulated_host_says_so_and_keeps_a_compute_only_spec_ro
 
 
 def test_svg_is_valid_xml_with_labelled_roofs_ridges_and_points() -> None:
-    fig = roofline.figure(probes("torch-2.14.1-cu130/local/gpu"), "H200 <bf16>", "real", "local")
+    fig = roofline_data.figure(probes("torch-2.14.1-cu130/local/gpu"), "H200 <bf16>", "real", "local")
     assert fig is not None
     svg = render_svg(fig)
     root = ET.fromstring(svg)
@@ -57,7 +57,7 @@ def test_svg_is_valid_xml_with_labelled_roofs_ridges_and_points() -> None:
 
 
 def test_cpu_svg_switches_to_gflops_and_draws_the_compute_only_roof() -> None:
-    fig = roofline.figure(probes("torch-2.14.1-cu130/r580/gpu"), "cpu", "simulated", "r580")
+    fig = roofline_data.figure(probes("torch-2.14.1-cu130/r580/gpu"), "cpu", "simulated", "r580")
     assert fig is not None
     labels = texts(render_svg(fig))
     assert "GFLOP/s (fp32)" in labels
@@ -66,12 +66,12 @@ def test_cpu_svg_switches_to_gflops_and_draws_the_compute_only_roof() -> None:
 
 
 def test_no_figure_without_points_or_roofs() -> None:
-    assert roofline.figure(None, "t") is None
-    assert roofline.figure({"roofline": None}, "t") is None
-    assert roofline.figure({"roofline": {"sweeps": [{"points": [{"intensity_flop_per_byte": -1}]}]}}, "t") is None
+    assert roofline_data.figure(None, "t") is None
+    assert roofline_data.figure({"roofline": None}, "t") is None
+    assert roofline_data.figure({"roofline": {"sweeps": [{"points": [{"intensity_flop_per_byte": -1}]}]}}, "t") is None
 
 
 def test_a_figure_of_roofs_only_still_draws() -> None:
-    fig = roofline.Figure("roofs only", "bf16", "cuda", (), (roofline.Roof("spec", 3350.0, 989.4),), "")
+    fig = roofline_data.Figure("roofs only", "bf16", "cuda", (), (roofline_data.Roof("spec", 3350.0, 989.4),), "")
     labels = texts(render_svg(fig))
     assert "spec ridge 295" in labels  # facts/gpu-specs.md: H100 SXM ridge 295

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from refenv.profiles import Faults
+from refenv.model.profiles import Faults
 from refenv.reproduce import ReproduceError, from_flags
 from refenv.reproduce.builds import INDEX, LOCAL, PYPI, Build, Offer, by_nearness, choose, source_of
 

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from refenv import accepts, matrix_load, profiles
+from refenv.model import accepts, matrix_yaml, profiles
 from refenv.reproduce import Inferred, ReproduceError, from_flags
 from refenv.reproduce.builds import Offer
+from refenv.reproduce.choose import plan
 from refenv.reproduce.gpus import GpuGuess
-from refenv.reproduce.plan import plan
 
 ROOT = Path(__file__).resolve().parents[2]
-MATRIX = matrix_load.load(ROOT / "matrix.yaml")
+MATRIX = matrix_yaml.load(ROOT / "matrix.yaml")
 OFFLINE = Offer(False, frozenset({("2.13.0", "cpu", "3.11")}), ("3.9", "3.11", "3.13"),
                 frozenset({("2.14.1", "cu130", "3.11"), ("2.10.0", "cu128", "3.11")}))
 

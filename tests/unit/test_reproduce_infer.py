@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.report import load_report
+from harness.intake import load_report
 from harness.schema import CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NO_DRIVER, NOT_VISIBLE, OK
-from refenv.profiles import Faults
+from refenv.model.profiles import Faults
 from refenv.reproduce import Inferred, ReproduceError, infer
 from refenv.reproduce.infer import release_of
 

@@ -8,20 +8,20 @@ from pathlib import Path
 import pytest
 
 from harness.classify import classify
-from harness.report import load_report
+from harness.intake import load_report
 from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK, Finding, Remedy
-from refenv import matrix_load
-from refenv.matrix import Base, Bootstrap
-from refenv.profiles import Faults
+from refenv.model import matrix_yaml
+from refenv.model.matrix import Base, Bootstrap
+from refenv.model.profiles import Faults
 from refenv.reproduce import Inferred, Reproduction, from_flags, infer
 from refenv.reproduce.builds import Offer
+from refenv.reproduce.choose import plan
 from refenv.reproduce.fix import chosen_remedy, plan_fix, predicted
 from refenv.reproduce.gpus import GpuGuess, simulated_gpu
-from refenv.reproduce.plan import plan
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
-MATRIX = matrix_load.load(ROOT / "matrix.yaml")
+MATRIX = matrix_yaml.load(ROOT / "matrix.yaml")
 KNOWN, BASE = MATRIX.environments, MATRIX.environments[0].base
 OFFLINE = Offer(False, frozenset({("2.13.0", "cpu", "3.11")}), ("3.9", "3.11", "3.13"),
                 frozenset({("2.14.1", "cu130", "3.11"), ("2.10.0", "cu128", "3.11")}))

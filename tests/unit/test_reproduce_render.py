@@ -10,15 +10,12 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 import tasks
-from harness.report import load_report
+from harness.intake import load_report
 from harness.schema import Finding
-from refenv.matrix import Base
+from refenv.model.matrix import Base
+from refenv.model.records import CellResult, Expected, Observed
 from refenv.reproduce import infer
-from refenv.reproduce.builds import Offer
-from refenv.reproduce.execute import NO_REMEDY, NOT_RUN, CellRun, Outcome
-from refenv.reproduce.fix import plan_fix
-from refenv.reproduce.plan import plan
-from refenv.reproduce.render import (
+from refenv.reproduce.account import (
     message_key,
     messages_agree,
     normalized,
@@ -27,7 +24,10 @@ from refenv.reproduce.render import (
     succeeded,
     verdicts_agree,
 )
-from refenv.results import CellResult, Expected, Observed
+from refenv.reproduce.builds import Offer
+from refenv.reproduce.choose import plan
+from refenv.reproduce.execute import NO_REMEDY, NOT_RUN, CellRun, Outcome
+from refenv.reproduce.fix import plan_fix
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 TOO_OLD = ("CUDA initialization: The NVIDIA driver on your system is too old (found version 12080). Please update "

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from harness.probe import bands, document, roofline, specs
+from harness.probe import bands, results, roofline, specs
 
 H200 = roofline.Roofs("H200 (test)", "spec", 4800.0, {"bf16": 989.4, "fp32": 66.9, "fp8": 1979.0})
 
@@ -87,15 +87,15 @@ def test_spec_roofs_drop_missing_units() -> None:
 def _record(mid: str, unit: str, value: float) -> dict[str, Any]:
     seconds = [1.0, 1.0, 1.0]
     work = value * (1e9 if unit == "gbps" else 1e12)
-    return document.measured(mid, unit=unit, work=work, seconds=seconds, convention="",
+    return results.measured(mid, unit=unit, work=work, seconds=seconds, convention="",
                              judgement=bands.judge(value, None, None), reference=None, params={})
 
 
 def _probe_doc() -> dict[str, Any]:
-    doc = document.new_document("full", "cuda")
+    doc = results.new_document("full", "cuda")
     doc["device_info"] = {"name": "NVIDIA H200"}
     doc["measurements"] = [_record("memory.copy", "gbps", 4300.0), _record("memory.triad", "gbps", 4150.0),
-                           _record("gemm.bf16", "tflops", 788.0), document.skipped("gemm.fp8", "test")]
+                           _record("gemm.bf16", "tflops", 788.0), results.skipped("gemm.fp8", "test")]
     return doc
 
 
@@ -135,7 +135,7 @@ def test_classify_points_at_the_ridge() -> None:
 
 
 def test_fp32_roof_is_the_best_cpu_gemm() -> None:
-    doc = document.new_document("quick", "cpu")
+    doc = results.new_document("quick", "cpu")
     doc["measurements"] = [_record("memory.triad", "gbps", 45.0), _record("gemm.fp32", "tflops", 0.21),
                            _record("gemm.fp32_onednn", "tflops", 0.46)]
     roofs = roofline.probe_roofs(doc)

@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.__main__ import main
-from harness.probe import bands, document
+from harness.probe import bands, results
 
 
 def strict_json(text: str) -> Any:
@@ -37,10 +37,10 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 def probe_doc() -> dict[str, Any]:
-    doc = document.new_document("full", "cuda")
+    doc = results.new_document("full", "cuda")
     doc["device_info"] = {"name": "NVIDIA H200"}
     doc["measurements"] = [
-        document.measured(mid, unit=unit, work=value * (1e9 if unit == "gbps" else 1e12), seconds=[1.0, 1.0],
+        results.measured(mid, unit=unit, work=value * (1e9 if unit == "gbps" else 1e12), seconds=[1.0, 1.0],
                           convention="", reference=None, params={}, judgement=bands.judge(value, None, None))
         for mid, unit, value in (("memory.copy", "gbps", 4300.0), ("gemm.bf16", "tflops", 788.0))]
     return doc

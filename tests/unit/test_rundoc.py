@@ -1,4 +1,4 @@
-"""The run document: what the writer writes, the reader reads back, and every renderer takes (refenv.rundoc)."""
+"""The run document: what the writer writes, the reader reads back, and every renderer takes (refenv.model.rundoc)."""
 
 from __future__ import annotations
 
@@ -14,18 +14,18 @@ from rich.console import Console
 
 from harness.classify import classify
 from harness.facts import Facts
-from refenv import jsoncodec, matrix_load
-from refenv.backend import Inventory
-from refenv.build import EnvBuild
-from refenv.cellplan import Scope
-from refenv.judge import judge_cell
+from refenv.build.environment import EnvBuild
+from refenv.engines.seam import Inventory
+from refenv.model import codec, matrix_yaml
+from refenv.model.records import CellResult, Expected
+from refenv.model.rundoc import SCHEMA_VERSION, RunDocument, RunDocumentError, from_data, load_run, to_json, write_run
+from refenv.model.status import LOOKS, STATUSES, look
 from refenv.report import console_summary, console_table, render_html, render_junit, render_markdown
 from refenv.report.html import css_class
-from refenv.results import CellResult, Expected
-from refenv.rundoc import SCHEMA_VERSION, RunDocument, RunDocumentError, from_data, load_run, to_json, write_run
-from refenv.runner import dry_run
-from refenv.runrecord import document, run_info
-from refenv.status import LOOKS, STATUSES, look
+from refenv.run.assemble import document, run_info
+from refenv.run.judge import judge_cell
+from refenv.run.pipeline import dry_run
+from refenv.run.plan import Scope
 from tests.unit.facts_builder import healthy, no_driver
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ def harness_doc(facts: dict[str, Any]) -> dict[str, Any]:
 
 def real_document() -> RunDocument:
     """The project's matrix, its cells judged from real harness documents, put together by `run.document`."""
-    matrix = matrix_load.load(ROOT / "matrix.yaml")
+    matrix = matrix_yaml.load(ROOT / "matrix.yaml")
     plans = dry_run(matrix)
     results = []
     for i, (spec, expected) in enumerate(plans):
@@ -119,11 +119,11 @@ def test_a_new_field_on_the_cell_record_is_one_declaration() -> None:
     grown = dataclasses.make_dataclass("GrownCell", [("gpu_seconds", float | None, None)],
                                        bases=(CellResult,), frozen=True)
     cell = grown("e/h/s", "e", "h", "s", "PASS", "ok", Expected("OK"), gpu_seconds=4.5)
-    data = jsoncodec.encode(cell)
+    data = codec.encode(cell)
     assert data["gpu_seconds"] == 4.5
-    assert jsoncodec.decode(grown, data) == cell
+    assert codec.decode(grown, data) == cell
     old = {k: v for k, v in data.items() if k != "gpu_seconds"}  # a document written before the field existed
-    assert jsoncodec.decode(grown, old).gpu_seconds is None  # type: ignore[attr-defined]
+    assert codec.decode(grown, old).gpu_seconds is None  # type: ignore[attr-defined]
 
 
 def test_every_status_has_one_look_used_by_every_renderer() -> None:

@@ -1,5 +1,5 @@
 """The runner through a fake engine: caching, every status, failed builds, timeouts, OOM kills and Ctrl-C
-(refenv.runner, refenv.cellrun, refenv.cellplan). The docker tier proves the real engine does the same."""
+(refenv.run.pipeline, refenv.run.cells, refenv.run.plan). The docker tier proves the real engine does the same."""
 
 from __future__ import annotations
 
@@ -10,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from refenv import paths, simdriver
-from refenv.build import EnvBuild
-from refenv.cellplan import Prepared, Scope, plan_cells
-from refenv.cellrun import run_cells
+from refenv import paths
+from refenv.build import simdriver
+from refenv.build.environment import EnvBuild
 from refenv.errors import NoGpuRuntime, RefenvError
-from refenv.matrix import Environment, Host, Matrix, RunSettings, Scenario
-from refenv.measured import MeasurementRecord
-from refenv.results import CellResult
-from refenv.rundoc import load_run
-from refenv.runner import Options, Outcome, run_matrix
+from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
+from refenv.model.records import CellResult
+from refenv.model.rundoc import load_run
+from refenv.run.cells import run_cells
+from refenv.run.measurements import MeasurementRecord
+from refenv.run.pipeline import Options, Outcome, run_matrix
+from refenv.run.plan import Prepared, Scope, plan_cells
 from tests.unit.fake_engine import NO_DRIVER_DOC, OK_DOC, FakeEngine, Script, private_cache  # noqa: F401 (autouse)
 
 CU130 = Environment("cu130", "2.14.1", "cu130")
@@ -193,7 +194,7 @@ def test_planning_writes_nothing(tmp_path: Path) -> None:
 
 def test_planning_and_running_cells_need_no_docker_sdk() -> None:
     """engine.py is the one module that imports docker; the planners and the runner reach it only through the seam."""
-    code = ("import sys, refenv.runner, refenv.cellplan, refenv.cellrun, refenv.runspec, refenv.images, refenv.build, "
+    code = ("import sys, refenv.run.pipeline, refenv.run.plan, refenv.run.cells, refenv.run.containers, refenv.build.images, refenv.build.environment, "
             "refenv.reproduce.execute, refenv.report; print('docker' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2])

@@ -1,16 +1,17 @@
-"""A cell's container as plain data (refenv.runspec) and the docker SDK arguments made of it (engine.create_kwargs)."""
+"""A cell's container as plain data (refenv.run.containers) and the docker SDK arguments made of it (engine.create_kwargs)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from refenv import profiles, toolkit
-from refenv.engine import create_kwargs
-from refenv.expect import selection
-from refenv.labels import MANAGED
-from refenv.matrix import RunSettings, Scenario
-from refenv.runspec import LDCACHE, OUT, RESULT, cell_spec, container_env, ldcache_spec
-from refenv.simdriver import SimDriver
+from refenv.build.simdriver import SimDriver
+from refenv.engines.docker.sdk import create_kwargs
+from refenv.engines.labels import MANAGED
+from refenv.model import profiles
+from refenv.model.matrix import RunSettings, Scenario
+from refenv.run import toolkit
+from refenv.run.containers import LDCACHE, OUT, RESULT, cell_spec, container_env, ldcache_spec
+from refenv.run.expect import selection
 
 DRIVER = SimDriver(Path("/cache/sim"), Path("/cache/sim/libcuda.so.1"), Path("/cache/sim/libnvidia-ml.so.1"),
                    Path("/cache/sim/nvidia-smi"), "0" * 64)
@@ -119,7 +120,7 @@ def test_docker_gpu_requests() -> None:
 
 
 def test_stale_images_are_all_but_the_newest_of_each_repository() -> None:
-    from refenv.engine import stale
+    from refenv.engines.docker.sdk import stale
 
     records = [("a", "refenv/env-x", "2026-11-29T10:00:00Z"), ("b", "refenv/env-x", "2026-11-29T11:00:00Z"),
                ("c", "refenv/env-y", "2026-11-29T09:00:00Z"), ("b", "refenv/env-x", "2026-11-29T11:00:00Z")]

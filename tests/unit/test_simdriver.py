@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from refenv import profiles, simdriver
+from refenv.build import simdriver
+from refenv.model import profiles
 
 CASES = json.loads((Path(__file__).parents[1] / "data" / "cvd_cases.json").read_text(encoding="utf-8"))
 

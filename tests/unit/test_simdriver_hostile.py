@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from refenv import profiles, simdriver
-from refenv.profiles import ProfileError
+from refenv.build import simdriver
+from refenv.model import profiles
+from refenv.model.profiles import ProfileError
 
 SCRIPT = """
 import ctypes, json
@@ -113,7 +114,7 @@ def test_the_writer_refuses_more_gpus_than_the_driver_holds() -> None:
 
 @pytest.mark.parametrize("value", ["٠", "０", "9" * 5000])
 def test_the_toolkit_reads_only_ascii_device_indexes(value: str) -> None:
-    from refenv.toolkit import ToolkitError, select_gpus
+    from refenv.run.toolkit import ToolkitError, select_gpus
 
     with pytest.raises(ToolkitError, match="unknown device"):
         select_gpus(profiles.get("r580"), value)

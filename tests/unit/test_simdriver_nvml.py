@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from refenv import profiles, simdriver
+from refenv.build import simdriver
+from refenv.model import profiles
 
 pytest.importorskip("pynvml")
 

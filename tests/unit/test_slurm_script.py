@@ -9,15 +9,15 @@ from typing import cast
 
 import pytest
 
-from refenv.backend import CellEngine
-from refenv.backends.slurm import script
-from refenv.backends.slurm.cli import Commands
-from refenv.backends.slurm.engine import SlurmEngine
-from refenv.engine import create_kwargs
+from refenv.engines.docker.sdk import create_kwargs
+from refenv.engines.seam import CellEngine
+from refenv.engines.slurm import script
+from refenv.engines.slurm.client import Commands
+from refenv.engines.slurm.engine import SlurmEngine
 from refenv.errors import RefenvError
-from refenv.matrix import RunSettings, Scenario
-from refenv.placement import SlurmPlacement
-from refenv.runspec import ContainerSpec, cell_spec
+from refenv.model.matrix import RunSettings, Scenario
+from refenv.model.placement import SlurmPlacement
+from refenv.run.containers import ContainerSpec, cell_spec
 
 FILES = script.JobFiles("/r/cells/e/h/s/job.sh", "/r/cells/e/h/s/job.log", "/r/cells/e/h/s/job-outcome.json")
 

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from refenv.backends.slurm import state
+from refenv.engines.slurm import state
 from refenv.errors import RefenvError
-from refenv.matrix import Host
-from refenv.placement import SlurmPlacement
+from refenv.model.matrix import Host
+from refenv.model.placement import SlurmPlacement
 
 # Slurm 22.05.8 (Debian 12), trimmed from a real `squeue --json`.
 SQUEUE_22 = {"jobs": [

@@ -68,7 +68,7 @@ def test_an_unforeseen_exception_exits_3_not_1(monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_fleet_too_exits_3_on_an_unforeseen_exception(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from refenv.backends.slurm import probe
+    from refenv.engines.slurm import probe
 
     def broken(*_: object, **__: object) -> None:
         raise KeyError("nodes")

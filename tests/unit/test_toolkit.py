@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from refenv import profiles, toolkit
-from refenv.simdriver import SimDriver
+from refenv.build.simdriver import SimDriver
+from refenv.model import profiles
+from refenv.run import toolkit
 
 DRIVER = SimDriver(Path("/cache/sim"), Path("/cache/sim/libcuda.so.1"), Path("/cache/sim/libnvidia-ml.so.1"),
                    Path("/cache/sim/nvidia-smi"), "0" * 64)

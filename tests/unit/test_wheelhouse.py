@@ -1,4 +1,4 @@
-"""Locks and the wheelhouse (refenv.wheelhouse): what is resolved, how it is pinned, and a wheel that changed."""
+"""Locks and the wheelhouse (refenv.build.wheelhouse): what is resolved, how it is pinned, and a wheel that changed."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness import compat
-from refenv.errors import LockError
-from refenv.matrix import Environment
-from refenv.wheelhouse import (
+from refenv.build.wheelhouse import (
     WHEEL_RE,
     HashCache,
     Lock,
@@ -26,6 +24,8 @@ from refenv.wheelhouse import (
     torch_requirement,
     write_lock,
 )
+from refenv.errors import LockError
+from refenv.model.matrix import Environment
 
 CU130 = Environment("torch-2.14.1-cu130", "2.14.1", "cu130", packages=("numpy",))
 CU128_ON_210 = Environment("torch-2.10.0-cu128", "2.10.0", "cu128")

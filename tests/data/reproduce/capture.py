@@ -1,7 +1,7 @@
 """Capture the collect_env dumps in this folder: real torch, real CUDA runtime, simulated host driver.
 
 Each case runs a short shell transcript inside a container of a default-matrix environment image on a
-simulated host, with the driver injected as `refenv.toolkit` says (the same mounts, device nodes and
+simulated host, with the driver injected as `refenv.run.toolkit` says (the same mounts, device nodes and
 linker cache a matrix cell gets), and saves what it printed, stdout and stderr together.
 
     .venv/bin/python tests/data/reproduce/capture.py [CASE...]
@@ -24,12 +24,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from refenv import cellrun, expect, profiles, simdriver, toolkit  # noqa: E402
-from refenv.build import build_environment  # noqa: E402
-from refenv.engine import Engine  # noqa: E402
-from refenv.matrix import Scenario  # noqa: E402
-from refenv.matrix_load import load  # noqa: E402
-from refenv.runspec import cell_spec  # noqa: E402
+from refenv.build import simdriver  # noqa: E402
+from refenv.build.environment import build_environment  # noqa: E402
+from refenv.engines.docker.sdk import Engine  # noqa: E402
+from refenv.model import profiles  # noqa: E402
+from refenv.model.matrix import Scenario  # noqa: E402
+from refenv.model.matrix_yaml import load  # noqa: E402
+from refenv.run import cells, expect, toolkit  # noqa: E402
+from refenv.run.containers import cell_spec  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 TRY = 'python -c "import torch; print(torch.cuda.is_available()); torch.zeros(1).cuda()"'
@@ -88,7 +90,7 @@ def capture(engine: Engine, name: str, case: Case) -> Path:
         libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
                 f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
         image_id = engine.image_id(build.tag) or build.tag
-        ldcache = cellrun.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, "capture")
+        ldcache = cells.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, "capture")
         spec = cell_spec(build.tag, f"capture/{name}", "capture", str(out), scenario, matrix.run, injection, ldcache)
         spec = dataclasses.replace(spec, entrypoint=("sh", "-c"), command=(transcript(case.commands),))
         outcome = engine.run(spec, timeout=300)

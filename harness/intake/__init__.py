@@ -1,0 +1,14 @@
+"""Facts from what a user pasted: a `torch.utils.collect_env` output or a saved diagnose document.
+
+The parsers fill the same facts shape the live gatherer produces (`harness.facts`), so the same
+classifier judges a machine refenv cannot touch.
+"""
+
+from __future__ import annotations
+
+from harness.intake.collect_env import parse_collect_env
+from harness.intake.parsed import ParsedReport, ReportError
+from harness.intake.saved import parse_document
+from harness.intake.source import load_report, parse_text
+
+__all__ = ["ParsedReport", "ReportError", "load_report", "parse_collect_env", "parse_document", "parse_text"]

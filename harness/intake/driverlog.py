@@ -1,0 +1,137 @@
+"""What the driver side printed: nvidia-smi's table and `-L` rows, the kernel log (NVRM, Xid), lshw, and the
+CUDA runtime's error codes in old and new tracebacks (`THCudaCheck FAIL ... error=802`, `cuda runtime error
+(999)`, `CUDA error: ...`).
+
+The error codes are cudaError_t values (CUDA Runtime API reference, "Data types", cudaError); before
+CUDA 10.1 some were numbered apart (38, 48, 30), after it 100, 209, 999. What each code and message means
+is the failure catalogue's (harness/catalogue): the readers look them up there.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.catalogue import lookup
+from harness.catalogue.entries import Hit
+from harness.catalogue.scan import scan
+from harness.facts import GpuFact
+from harness.intake.parsed import Builder, Line
+from harness.schema import DRIVER_BROKEN
+
+_OLD_HEADER_RE = re.compile(r"NVIDIA-SMI\s{1,8}(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s{1,40}Driver Version:\s{0,4}"
+                            r"(?P<driver>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
+# A GPU row of nvidia-smi's table: '|   0  TITAN X (Pascal)    Off  | 0000:01:00.0  On |'.
+_TABLE_ROW_RE = re.compile(r"^\|\s{1,6}(?P<index>\d{1,2})\s{1,6}(?P<name>\S.{1,60}?)\s{1,40}(?:On|Off)\s{1,6}\|")
+_MEMORY_RE = re.compile(r"\|\s{0,20}\d{1,7}MiB\s{0,3}/\s{0,3}(?P<total>\d{1,7})MiB\s{0,3}\|")
+_LIST_ROW_RE = re.compile(
+    r"^GPU\s(?P<index>\d{1,2}):\s(?P<name>[^()]{1,80}?)\s\(UUID:\s(?P<uuid>GPU-[0-9a-fA-F-]{1,64})\)")
+_NVRM_VERSION_RE = re.compile(r"NVRM version:\s{0,4}NVIDIA .{0,40}?Kernel Module\s{1,6}(?P<version>\d{3}\.\d{1,3}"
+                              r"(?:\.\d{1,3})?)")
+# Lines that may hold a catalogue row these readers use (runtime, kernel log, nvidia-smi): the others are
+# not scanned, which keeps a long log cheap.
+_MAYBE_RE = re.compile(r"NVRM|nvidia|cuda|kernel|device|Key was", re.I)
+_KERNEL_VERSION_RE = re.compile(r"kernel module has the version (?P<kernel>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
+_THC_RE = re.compile(r"THCudaCheck FAIL .{0,200}?error\s?=\s?(?P<code>\d{1,4})\s?:\s?(?P<text>.{1,120})")
+_RUNTIME_RE = re.compile(r"cuda runtime error \((?P<code>\d{1,4})\)\s?:\s?(?P<text>[^\n]{1,120}?)(?:\sat\s|$)")
+_NVCC_RE = re.compile(r"Cuda compilation tools, release (?P<release>\d{1,2}\.\d{1,2})")
+# cudaError_t values numbered apart before CUDA 10.1 (CUDA 10.0 runtime API, cudaError), as the catalogue
+# rows they are now: 38 and 48 became 100 and 209; 30 (unknown) is left out, it names no layer.
+LEGACY_RUNTIME = {38: "cuda.no_device", 48: "cuda.no_kernel_image"}
+
+
+def read(b: Builder, lines: list[Line]) -> None:
+    for line in lines:
+        text = line.text
+        if not text:
+            continue
+        _read_smi(b, line)
+        hits = scan(text) if _MAYBE_RE.search(text) else []
+        _read_kernel(b, line, hits)
+        _read_runtime(b, line, hits)
+        nvcc = _NVCC_RE.search(text)
+        if nvcc:
+            b.detail("nvcc", nvcc.group("release"), line)
+            b.note(f"line {line.number}: nvcc {nvcc.group('release')} is the system CUDA toolkit, not the runtime "
+                   "inside the torch wheel")
+
+
+def _read_smi(b: Builder, line: Line) -> None:
+    text = line.text
+    header = _OLD_HEADER_RE.search(text)
+    if header:
+        b.put("driver.nvml.driver_version", header.group("driver"), line)
+        b.put("driver.nvml.loaded", True, line)
+        b.put("driver.nvidia_smi.works", True, line)
+    row = _TABLE_ROW_RE.match(text) or _LIST_ROW_RE.match(text)
+    if row and "NVIDIA-SMI" not in text:
+        name = row.group("name").strip()
+        known = [g.get("name") for g in b.get("driver.nvml.devices") or []]
+        if name not in known or b.get("driver.nvml.devices") is None:
+            gpu: GpuFact = {"index": int(row.group("index")), "name": name}
+            if "uuid" in row.groupdict() and row.group("uuid"):
+                gpu["uuid"] = row.group("uuid")
+            b.add_device("driver.nvml.devices", gpu, line)
+            b.put("driver.nvml.loaded", True, line)
+            b.put("driver.nvidia_smi.works", True, line)
+    memory = _MEMORY_RE.search(text)
+    devices = b.get("driver.nvml.devices") or []
+    if memory and devices and devices[-1].get("memory_total_bytes") is None:
+        devices[-1]["memory_total_bytes"] = int(memory.group("total")) << 20
+    if "No devices were found" in text:
+        b.put("driver.nvidia_smi.works", True, line)
+        b.put("driver.nvml.devices", [], line)
+        b.note(f"line {line.number}: nvidia-smi found no devices: the driver runs but sees no GPU")
+
+
+def _read_kernel(b: Builder, line: Line, hits: list[Hit]) -> None:
+    text = line.text
+    version = _NVRM_VERSION_RE.search(text)
+    if version:
+        b.put("driver.kernel_module_version", version.group("version"), line)
+        b.put("driver.proc_version", text, line)
+    ids = {h.entry.id: h for h in hits}
+    if "kernel.api_mismatch" in ids:
+        kernel = _KERNEL_VERSION_RE.search(text)
+        if kernel:
+            b.put("driver.kernel_module_version", kernel.group("kernel"), line)
+        b.infer("driver.nvml.init_error", "Driver/library version mismatch", line,
+                "the kernel log's API mismatch is what NVML reports as error 18")
+        b.infer("driver.nvml.init_error_code", 18, line, "NVML_ERROR_LIB_RM_VERSION_MISMATCH")
+        b.note(f"line {line.number}: {ids['kernel.api_mismatch'].entry.meaning}")
+    for ident in ("kernel.xid", "kernel.rm_init_adapter", "kernel.key_rejected"):
+        if ident in ids:
+            b.clue("kernel_fault", line)
+            b.note(f"line {line.number}: {ids[ident].entry.meaning}")
+    if "smi.not_found" in ids:
+        b.put("driver.nvidia_smi.works", False, line)
+        b.note(f"line {line.number}: {ids['smi.not_found'].entry.meaning}")
+    if "configuration: driver=nvidia" in text:
+        b.clue("kernel_driver_bound", line)
+
+
+def _read_runtime(b: Builder, line: Line, hits: list[Hit]) -> None:
+    text = line.text
+    m = _THC_RE.search(text) or _RUNTIME_RE.search(text)
+    if m:
+        code, said = int(m.group("code")), m.group("text").strip()
+        b.put("torch.init_error", f"cuda runtime error ({code}): {said}", line)
+        entry = lookup.entry(LEGACY_RUNTIME[code]) if code in LEGACY_RUNTIME else lookup.by_cuda_error(code)
+        if entry is not None and entry.code is not None and entry.layer == "cuda_driver" and entry.verdict == (
+                DRIVER_BROKEN):
+            b.infer("driver.libcuda.cuinit", entry.code.value, line,
+                    f"cuda runtime error {code} is {entry.code.name}, what cuInit returned")
+        elif entry is not None:
+            _found(b, line, entry.id, said)
+    for hit in hits:
+        _found(b, line, hit.entry.id, hit.text)
+
+
+def _found(b: Builder, line: Line, ident: str, said: str) -> None:
+    """A catalogue row the runtime printed: no device, no kernel image, an insufficient driver."""
+    if ident == "cuda.no_device":
+        b.clue("no_device", line)
+    elif ident == "cuda.no_kernel_image":
+        b.add_warning(said, line)
+    elif ident == "cuda.insufficient_driver":
+        b.clue("insufficient_driver", line)
+

@@ -1,0 +1,109 @@
+"""What else users paste beside the dump: variables they set, `docker run` lines, REPL answers, nvidia-smi."""
+
+from __future__ import annotations
+
+import re
+
+from harness import compat
+from harness.intake.parsed import Builder, Line
+
+ENV_FACTS = {
+    "CUDA_VISIBLE_DEVICES": "visibility.cuda_visible_devices",
+    "NVIDIA_VISIBLE_DEVICES": "visibility.nvidia_visible_devices",
+    "NVIDIA_DRIVER_CAPABILITIES": "visibility.nvidia_driver_capabilities",
+    "CUDA_DEVICE_ORDER": "visibility.cuda_device_order",
+    "PYTORCH_NVML_BASED_CUDA_CHECK": "torch.nvml_based_check",
+}
+_NAMES = "|".join(ENV_FACTS)
+# NAME=value in shells, `-e NAME=value`, `$env:NAME="value"`, `%env NAME=value`, os.environ["NAME"] = "value".
+_ASSIGN_RE = re.compile(
+    rf"(?<![A-Za-z0-9_])(?P<name>{_NAMES})(?:['\"]\s*\])?\s*=(?!=)\s*"
+    r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s;&|)\"'`]*)"
+)
+_RUN_RE = re.compile(r"(?:^|[\s$#>;&])(?:sudo\s+)?(?P<tool>nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
+_GPU_FLAG_RE = re.compile(r"--gpus[\s=]|--runtime[\s=]+nvidia\b|--device[\s=]+(?:nvidia\.com/gpu|/dev/nvidia)")
+_CONTINUED = ("\\", "`", "^")
+_WARNING_ECHO_RE = re.compile(r"Warning: |^\s*warnings\.warn\(|^\s*return torch\._C\.")
+_REPL_RE = re.compile(r"torch\.cuda\.(?P<call>is_available|device_count)\(\)\)?;?\s*(?:['\"]\s*)?$")
+_ANSWER_RE = re.compile(r"^(?:Out\[\d+\]:\s*)?(?P<answer>True|False|\d+)$")
+_NVML_LIBRARY_RE = re.compile(r"^NVML library version:\s*(\d[\d.]*)")
+_SMI_HEADER_RE = re.compile(
+    r"NVIDIA-SMI\s+(?P<smi>\d[\d.]*)\s+Driver Version:\s*(?P<driver>\d[\d.]*)\s+CUDA Version:\s*(?P<cuda>\d+\.\d+)"
+)
+
+
+def read(b: Builder, lines: list[Line]) -> None:
+    """Every hint in the report; the dump's own fields, read first, win over them."""
+    for i, line in enumerate(lines):
+        if not line.text:
+            continue
+        _read_env(b, line)
+        _read_run(b, lines, i)
+        _read_repl(b, lines, i)
+        _read_smi(b, line)
+
+
+def _read_env(b: Builder, line: Line) -> None:
+    for m in _ASSIGN_RE.finditer(line.text):
+        name, value = m.group("name"), m.group("value").strip("\"'")
+        path = ENV_FACTS[name]
+        fact: object = value == "1" if name == "PYTORCH_NVML_BASED_CUDA_CHECK" else value
+        if b.put(path, fact, line):
+            b.note(f"{name}={value!r}, from line {line.number} of the report")
+
+
+def _read_run(b: Builder, lines: list[Line], i: int) -> None:
+    m = _RUN_RE.search(lines[i].text)
+    if not m:
+        return
+    command = lines[i].text
+    j = i
+    while command.endswith(_CONTINUED) and j + 1 < len(lines):  # a command split over lines
+        j += 1
+        command = command[:-1] + " " + lines[j].text
+    gpus = m.group("tool") == "nvidia-docker" or bool(_GPU_FLAG_RE.search(command))
+    if not b.put("visibility.in_container", True, lines[i]):
+        return
+    if gpus:
+        b.put("visibility.container_evidence", f"`{m.group('tool')} run` with GPU access requested", lines[i])
+    else:
+        b.put("visibility.container_evidence", f"`{m.group('tool')} run` without --gpus", lines[i])
+        b.note(f"line {lines[i].number}: the container is started without --gpus, so it gets no GPU "
+               "(unless the NVIDIA runtime is the engine's default)")
+
+
+def _read_repl(b: Builder, lines: list[Line], i: int) -> None:
+    m = _REPL_RE.search(lines[i].text)
+    if not m:
+        return
+    # The answer is the next line of output, after any warning torch printed first (its
+    # 'path:NNN: UserWarning: CUDA initialization: ...' line and the 'warnings.warn(' echo under it).
+    answer = next((ln for ln in lines[i + 1:i + 6] if ln.text and not _WARNING_ECHO_RE.search(ln.text)), None)
+    a = _ANSWER_RE.match(answer.text) if answer else None
+    if answer is None or a is None:
+        return
+    value = a.group("answer")
+    if m.group("call") == "is_available" and value in ("True", "False"):
+        if not b.put("torch.is_available", value == "True", answer) and b.get("torch.is_available") != (
+                value == "True"):
+            b.note(f"line {answer.number}: torch.cuda.is_available() printed {value}, unlike the dump")
+    elif m.group("call") == "device_count" and value.isdigit():
+        b.put("torch.device_count", int(value), answer)
+
+
+def _read_smi(b: Builder, line: Line) -> None:
+    lib = _NVML_LIBRARY_RE.match(line.text)
+    if lib:
+        b.detail("nvml_library", lib.group(1), line)
+        b.note(f"nvidia-smi names the user-mode NVML library {lib.group(1)}, which the kernel module did not match")
+    m = _SMI_HEADER_RE.search(line.text)
+    if not m:
+        return
+    driver, cuda = m.group("driver"), m.group("cuda")
+    if not b.put("driver.nvml.driver_version", driver, line) and b.get("driver.nvml.driver_version") != driver:
+        b.note(f"line {line.number}: nvidia-smi reports driver {driver}, unlike the dump's "
+               f"{b.get('driver.nvml.driver_version')}")
+    b.put("driver.nvml.cuda_driver_version", compat.cuda_to_int(cuda), line)
+    b.put("driver.nvml.loaded", True, line)
+    b.put("driver.nvidia_smi.works", True, line)
+    b.note(f"nvidia-smi's header: driver {driver}, supporting CUDA up to {cuda}")

@@ -1,0 +1,103 @@
+"""Read a saved `python -m harness diagnose --json` document back into facts, checking their shape."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, ForwardRef, cast
+
+from harness import facts as facts_module
+from harness.facts import Facts, empty_facts
+from harness.intake import unknowns
+from harness.intake.parsed import ParsedReport, ReportError
+from harness.schema import SCHEMA, SCHEMA_VERSION
+
+_SOURCES = {"probed": "gathered live on that machine", "collect_env": "read from a collect_env output",
+            "document": "read from an earlier saved document"}
+_KINDS = {"str": "a string", "int": "an integer", "bool": "true or false", "list": "a list", "dict": "an object"}
+
+
+def parse_document(data: dict[str, Any]) -> ParsedReport:
+    """Facts of a saved diagnose document; ReportError naming the field when its shape is wrong."""
+    if not isinstance(data, dict):
+        raise ReportError(f"a saved diagnose document is a JSON object, not {type(data).__name__}")
+    schema = data.get("schema")
+    if schema != SCHEMA:
+        raise ReportError(f"field 'schema' is {schema!r}: expected {SCHEMA!r} (a `python -m harness diagnose "
+                          "--json` document)")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= SCHEMA_VERSION:
+        raise ReportError(f"field 'version' is {version!r}: this harness reads {SCHEMA} versions 1 to "
+                          f"{SCHEMA_VERSION}")
+    raw = data.get("facts")
+    if raw is None:
+        error = data.get("error") or {}
+        why = f" ({error.get('type')}: {error.get('message')})" if isinstance(error, dict) and error else ""
+        raise ReportError(f"field 'facts' is missing: the saved document holds no facts{why}")
+    if not isinstance(raw, dict):
+        raise ReportError(f"field 'facts' must be an object, not {type(raw).__name__}")
+    extra: list[str] = []
+    _check(raw, "Facts", "facts", extra)
+    facts = cast("dict[str, Any]", empty_facts("document"))
+    for key, value in copy.deepcopy(raw).items():
+        if isinstance(value, dict) and isinstance(facts.get(key), dict):
+            facts[key].update(value)
+        elif key != "source":
+            facts[key] = value
+    origin = _SOURCES.get(str(raw.get("source")), "of unknown origin")
+    notes = [f"a saved diagnose document (harness {data.get('harness_version') or '?'}, created "
+             f"{data.get('created') or '?'}); its facts were {origin}"]
+    if extra:
+        notes.append("fields this harness does not know, kept as they are: " + ", ".join(extra))
+    provenance, old_notes = _input_of(data)
+    notes.extend(old_notes)
+    return ParsedReport(cast(Facts, facts), "document", provenance, tuple(unknowns.for_document(facts)),
+                        tuple(dict.fromkeys(notes)))
+
+
+def _input_of(data: dict[str, Any]) -> tuple[dict[str, tuple[int, str]], list[str]]:
+    """Provenance and notes a document made from a pasted report carries (diagnose --from)."""
+    given = data.get("input")
+    if not isinstance(given, dict):
+        return {}, []
+    provenance: dict[str, tuple[int, str]] = {}
+    given_provenance = given.get("provenance")
+    for path, where in (given_provenance.items() if isinstance(given_provenance, dict) else ()):
+        if isinstance(where, dict) and isinstance(where.get("line"), int):
+            provenance[str(path)] = (int(where["line"]), str(where.get("text", "")))
+    given_notes = given.get("notes")
+    notes = [n for n in (given_notes if isinstance(given_notes, list) else ()) if isinstance(n, str)]
+    return provenance, notes
+
+
+def _annotation(tp: Any) -> str:
+    """A facts.py annotation as text ('int | None'): forward references stay unevaluated on 3.8."""
+    if isinstance(tp, ForwardRef):
+        return str(tp.__forward_arg__)
+    return tp if isinstance(tp, str) else str(getattr(tp, "__name__", tp))
+
+
+def _check(value: Any, annotation: str, where: str, extra: list[str]) -> None:
+    """Check a value against its facts.py annotation; unknown keys are listed, not refused."""
+    text = annotation.replace(" ", "")
+    base = text[:-len("|None")] if text.endswith("|None") else text
+    if value is None or base == "Any":
+        return
+    kind = base.split("[", 1)[0]
+    typed = getattr(facts_module, base, None)
+    if kind in _KINDS:
+        expected: type = {"str": str, "int": int, "bool": bool, "list": list, "dict": dict}[kind]
+        if not isinstance(value, expected) or (kind == "int" and isinstance(value, bool)):
+            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+            raise ReportError(f"{where}: expected {_KINDS[kind]} or null, got {shown}")
+        if kind == "list":
+            for i, item in enumerate(cast("list[Any]", value)):
+                _check(item, base[len("list["):-1], f"{where}[{i}]", extra)
+    elif isinstance(typed, type) and hasattr(typed, "__annotations__"):
+        if not isinstance(value, dict):
+            raise ReportError(f"{where}: expected an object, got {type(value).__name__}")
+        for key, item in value.items():
+            tp = typed.__annotations__.get(key)
+            if tp is None:
+                extra.append(f"{where}.{key}")
+            else:
+                _check(item, _annotation(tp), f"{where}.{key}", extra)

@@ -1,0 +1,175 @@
+"""The prediction as a versioned JSON document and as text."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from harness.memory import optimizers, sharding
+from harness.memory.budget import CUDA_CONTEXT_BYTES, FRAGMENTATION, Fit
+from harness.memory.estimate import Estimate, InferSetup, Ledgers, TrainSetup, describe_regime
+from harness.memory.inference import DESCRIPTIONS as WEIGHT_DESCRIPTIONS
+from harness.memory.ladder import Plan
+from harness.memory.params import count_params
+from harness.memory.shape import BareModel, Model
+
+SCHEMA = "refenv.memory"
+VERSION = 1
+_LEDGERS = (("weights", "weights"), ("gradients", "gradients"), ("optimizer_state", "optimizer state"),
+            ("master_weights", "master weights"), ("activations", "activations"), ("kv_cache", "KV cache"))
+
+
+def human(n: int | None) -> str:
+    """Bytes as GiB/MiB/KiB with two decimals."""
+    if n is None:
+        return "unknown"
+    sign, n = ("-" if n < 0 else ""), abs(n)
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{sign}{n / size:.2f} {unit}"
+    return f"{sign}{n} B"
+
+
+def ledgers_dict(led: Ledgers) -> dict[str, int | None]:
+    """Each ledger as `<name>_bytes`, and the total."""
+    out: dict[str, int | None] = {f"{key}_bytes": getattr(led, key) for key, _ in _LEDGERS}
+    out["total_bytes"] = led.total
+    return out
+
+
+def model_dict(model: Model) -> dict[str, Any]:
+    """The model's shape and counts (a bare count has only its parameters)."""
+    if isinstance(model, BareModel):
+        return {"name": model.name, "source": model.source, "params": model.params}
+    counts = count_params(model)
+    d = asdict(model)
+    d.update(params=counts.total, active_params=counts.active)
+    return d
+
+
+def setup_dict(setup: TrainSetup | InferSetup) -> dict[str, Any]:
+    """The run's settings; LoRA as rank, targets and whether QLoRA."""
+    d = asdict(setup)
+    if isinstance(setup, TrainSetup):
+        d["effective_batch"] = setup.effective_batch
+        d["implementation"] = sharding.implementation(setup.sharding, setup.impl)
+        d["implementation_source"] = sharding.IMPL_SOURCES.get(d["implementation"])
+        d["lora"] = None if setup.lora is None else {
+            "rank": setup.lora.rank, "targets": list(setup.lora.targets), "qlora": setup.lora.qlora}
+    return d
+
+
+def peak_dict(est: Estimate) -> dict[str, Any]:
+    """The peak a budget is judged against, and each phase's high point (training)."""
+    ph = est.phases
+    out: dict[str, Any] = {"peak_bytes": est.peak_bytes, "phase": ph.phase if ph else "serving"}
+    if ph is not None:
+        out.update(forward_bytes=ph.forward, backward_bytes=ph.backward, optimizer_step_bytes=ph.optimizer_step,
+                   logits_bytes=ph.logits_bytes, logits_grad_bytes=ph.logits_grad_bytes,
+                   recompute_bytes=ph.recompute_bytes, fp32_grad_copy_bytes=ph.fp32_grad_copy_bytes,
+                   optimizer_temp_bytes=ph.optimizer_temp_bytes)
+    return out
+
+
+def fit_dict(fit: Fit | None) -> dict[str, Any] | None:
+    """The budget judgement, bytes as integers."""
+    if fit is None:
+        return None
+    return {
+        "name": fit.budget.name, "source": fit.budget.source, "total_bytes": fit.budget.total_bytes,
+        "cuda_context_bytes": fit.cuda_context_bytes, "fragmentation_margin_bytes": fit.fragmentation_margin_bytes,
+        "usable_bytes": fit.usable_bytes, "required_bytes": fit.required_bytes,
+        "headroom_bytes": fit.headroom_bytes, "fits": fit.fits,
+    }
+
+
+def document(est: Estimate, fit: Fit | None, plans: tuple[Plan, ...] | None = None) -> dict[str, Any]:
+    """The versioned document `{"schema": "refenv.memory", "version": 1, ...}`."""
+    return {
+        "schema": SCHEMA, "version": VERSION, "kind": est.mode,
+        "model": model_dict(est.model), "setup": setup_dict(est.setup),
+        "params": est.params, "trainable_params": est.trainable_params,
+        "ledgers": ledgers_dict(est.ledgers), "peak": peak_dict(est), "budget": fit_dict(fit),
+        "assumptions": {"cuda_context_bytes": CUDA_CONTEXT_BYTES, "fragmentation_margin": FRAGMENTATION,
+                        "cuda_context_source": "facts/memory.md: ~300 MB with lazy module loading"},
+        "notes": list(est.notes),
+        "plans": None if plans is None else [
+            {"rung": p.rung, "title": p.title, "change": p.change, "cost": p.cost,
+             "setup": setup_dict(p.estimate.setup), "ledgers": ledgers_dict(p.estimate.ledgers),
+             "peak": peak_dict(p.estimate),
+             "budget": fit_dict(p.fit), "fits": p.fit.fits} for p in plans],
+    }
+
+
+def _describe(est: Estimate) -> list[str]:
+    s = est.setup
+    if isinstance(s, TrainSetup):
+        lora = "" if s.lora is None else (
+            f", {'QLoRA' if s.lora.qlora else 'LoRA'} r={s.lora.rank} on {','.join(s.lora.targets)}")
+        return [
+            f"training: {describe_regime(s.regime)}",
+            f"optimizer: {optimizers.DESCRIPTIONS[s.optimizer]}{lora}",
+            f"sharding: {sharding.DESCRIPTIONS[s.sharding]}" + (f" x {s.gpus} GPUs" if s.gpus > 1 else ""),
+            *([f"  {sharding.IMPL_SOURCES[impl]}"] if (impl := sharding.implementation(s.sharding, s.impl))
+              in sharding.IMPL_SOURCES else []),
+            f"micro-batch {s.micro_batch} x seq {s.seq_len}, {s.attention} attention, checkpointing {s.checkpointing},"
+            f" accumulation {s.grad_accum} -> effective batch {s.effective_batch}",
+        ]
+    return [f"inference: {WEIGHT_DESCRIPTIONS[s.weights]}, KV cache {s.kv_dtype}",
+            f"batch {s.batch} x context {s.context}, {s.attention} attention"
+            + (f", {s.gpus} GPUs" if s.gpus > 1 else "")]
+
+
+def _ledger_lines(est: Estimate, indent: str = "  ") -> list[str]:
+    led, lines = est.ledgers, []
+    for key, label in _LEDGERS:
+        value = getattr(led, key)
+        if value == 0 and key in ("master_weights", "kv_cache", "gradients", "optimizer_state"):
+            continue
+        exact = "" if value is None else f"{value:>18,d} B"
+        lines.append(f"{indent}{label:<16}{human(value):>12}{exact}")
+    lines.append(f"{indent}{'sum per GPU':<16}{human(led.total):>12}{led.total:>18,d} B")
+    ph = est.phases
+    if ph is not None:
+        for label, value, extra in (
+                ("forward", ph.forward, f"with the logits {human(ph.logits_bytes)}"),
+                ("backward", ph.backward, f"with d(logits) {human(ph.logits_grad_bytes)}"
+                 + (f" or a recomputed layer {human(ph.recompute_bytes)}" if ph.recompute_bytes else "")),
+                ("optimizer step", ph.optimizer_step, f"fp32 grad copies {human(ph.fp32_grad_copy_bytes)}, "
+                                                      f"optimizer temporaries {human(ph.optimizer_temp_bytes)}")):
+            lines.append(f"{indent}  {label:<14}{human(value):>12}{value:>18,d} B  {extra}".rstrip())
+    lines.append(f"{indent}{'peak per GPU':<16}{human(est.peak_bytes):>12}{est.peak_bytes:>18,d} B"
+                 + (f"  (in the {ph.phase.replace('_', ' ')})" if ph else ""))
+    return lines
+
+
+def _fit_lines(fit: Fit) -> list[str]:
+    b = fit.budget
+    verdict = (f"fits, with {human(fit.headroom_bytes)} to spare" if fit.fits
+               else f"does NOT fit: short by {human(-fit.headroom_bytes)}")
+    return [f"{b.name}: {human(b.total_bytes)} - CUDA context {human(fit.cuda_context_bytes)} - "
+            f"fragmentation margin {FRAGMENTATION:.0%} {human(fit.fragmentation_margin_bytes)} = usable "
+            f"{human(fit.usable_bytes)}", f"  {verdict}"]
+
+
+def render_text(est: Estimate, fit: Fit | None, plans: tuple[Plan, ...] | None = None) -> str:
+    """A short human report: the setup, each ledger, the budget, the plans."""
+    m = est.model
+    head = f"{m.name}: {est.params / 1e9:.3f} B parameters"
+    if est.trainable_params and est.trainable_params != est.params:
+        head += f" ({est.trainable_params / 1e6:.2f} M trainable)"
+    lines = [head, *(f"  {d}" for d in _describe(est)), "", *_ledger_lines(est)]
+    if fit is not None:
+        lines += ["", *_fit_lines(fit)]
+    lines += [f"  note: {n}" for n in est.notes]
+    if plans is not None:
+        lines.append("")
+        if not plans:
+            lines.append("OOM ladder: nothing to do, it fits" if fit and fit.fits else "OOM ladder: no plan")
+        for p in plans:
+            lines += ["", f"rung {p.rung}: {p.title} -> {'FITS' if p.fit.fits else 'still too big'}",
+                      f"  change: {p.change}", f"  cost: {p.cost}", *_ledger_lines(p.estimate, "    "),
+                      f"    usable {human(p.fit.usable_bytes)}, headroom {human(p.fit.headroom_bytes)}"]
+        if plans and not plans[-1].fit.fits:
+            lines.append("no rung fits: a smaller model, a shorter sequence, or more GPUs")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""The build: base image, wheelhouse and locks, environment images, the simulated driver."""

@@ -1,0 +1,104 @@
+"""Build every environment of a matrix: base image, lock, wheels, images; one failure marks only its cells."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from refenv import paths
+from refenv.build import baseimage, images, wheelhouse
+from refenv.errors import BuildError, LockError, RefenvError
+from refenv.model.matrix import Environment, Matrix
+
+if TYPE_CHECKING:
+    from refenv.engines.docker.sdk import Engine
+
+LOG = logging.getLogger(__name__)
+Progress = Callable[[str, str], None]  # (environment, message)
+
+
+@dataclass(frozen=True)
+class EnvBuild:
+    environment: str
+    status: str                 # "BUILT", "CACHED", "FAILED"
+    tag: str | None
+    content_hash: str | None
+    wall_s: float
+    log: Path | None
+    error: str | None = None
+    log_tail: str | None = None
+    plan: images.ImagePlan | None = None
+    lock: wheelhouse.Lock | None = None
+
+
+def uv_binary() -> Path:
+    from uv import find_uv_bin
+
+    return Path(find_uv_bin())
+
+
+def get_lock(matrix: Matrix | None, env: Environment, log: Callable[[str], None], relock: bool = False,
+             lock_file: Path | None = None) -> wheelhouse.Lock:
+    """The environment's lock (`lock_file`, else locks/ beside the matrix): read, or (re)made when missing,
+    stale or asked for."""
+    path = lock_file or wheelhouse.lock_path(matrix.path if matrix else ".", env.name)
+    lock = None if relock else wheelhouse.read_lock(path)
+    if not wheelhouse.is_current(lock, env):
+        log(f"resolving {', '.join(wheelhouse.inputs_of(env)['requirements'])} for Python {env.python} (pip download)")
+        lock = wheelhouse.resolve(env, paths.wheelhouse(), log)
+        wheelhouse.write_lock(lock, path)
+        log(f"locked {len(lock.wheels)} wheels in {path}")
+    assert lock is not None
+    return lock
+
+
+def build_environment(engine: Engine, matrix: Matrix | None, env: Environment, progress: Progress,
+                      relock: bool = False, lock_file: Path | None = None) -> EnvBuild:
+    """Build one environment; expected failures come back as a FAILED record with the log's tail."""
+    start = time.monotonic()
+    log_path = paths.build_logs() / f"{env.name}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    tail: list[str] = []
+    with log_path.open("w", encoding="utf-8") as log_file:
+        def log(line: str) -> None:
+            for part in line.splitlines() or [""]:
+                log_file.write(part + "\n")
+                tail.append(part)
+                del tail[:-40]
+            log_file.flush()
+            progress(env.name, line.splitlines()[-1] if line.strip() else line)
+
+        plan = lock = None
+        try:
+            base = baseimage.ensure(engine, env.base, log)
+            if base.python and base.python != env.python:
+                suite = baseimage.suite_for_python(env.python)
+                raise BuildError(f"{env.name} asks for Python {env.python}, but the base ({base.ref}) has "
+                                 f"Python {base.python}",
+                                 hint=f"use base.bootstrap.suite: {suite}" if suite else
+                                 "name a base image with that Python")
+            lock = get_lock(matrix, env, log, relock, lock_file)
+            wheelhouse.ensure_wheels(lock, paths.wheelhouse(), log)
+            plan = images.plan(env, base.image_id, lock, images.tree_digest(paths.project_root() / "harness"))
+            built = images.ensure(engine, plan, base.ref, paths.wheelhouse(), uv_binary(), log, log_path)
+        except (BuildError, LockError, RefenvError) as exc:
+            log(f"FAILED: {exc}")
+            tail_text = getattr(exc, "log_tail", "") or "\n".join(tail[-30:])
+            return EnvBuild(env.name, "FAILED", plan.env_tag if plan else None,
+                            plan.content_hash if plan else None, round(time.monotonic() - start, 1), log_path,
+                            str(exc), tail_text, plan, lock)
+        log(f"{built.status.lower()}: {built.tag}")
+    return EnvBuild(env.name, built.status, built.tag, plan.content_hash, round(time.monotonic() - start, 1),
+                    log_path, None, None, plan, lock)
+
+
+def given_image(engine: Engine, env: Environment, ref: str) -> EnvBuild:
+    """An image to run as it is (a pulled release), found like a cached build; FAILED when it is not here."""
+    labels = engine.image_labels(ref)
+    if labels is None:
+        return EnvBuild(env.name, "FAILED", None, None, 0.0, None, f"image {ref} is not in the engine")
+    return EnvBuild(env.name, "CACHED", ref, labels.get("refenv.content-hash"), 0.0, None)

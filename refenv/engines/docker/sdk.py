@@ -1,0 +1,299 @@
+"""The one module that talks to Docker (docker SDK). Everything it is told to do was decided elsewhere.
+
+Containers are always removed (detach, wait with a timeout, read, remove in `finally`: the habit of
+docker-stacks' TrackedContainer), every object refenv makes carries the `refenv.managed` label so
+`invoke clean` and an interrupted run can reap them, and Docker's errors are translated once, here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import docker
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
+from requests.exceptions import ConnectionError as RequestsConnectionError
+from requests.exceptions import ReadTimeout
+
+from harness import catalogue
+from refenv.engines.labels import KIND, MANAGED
+from refenv.engines.seam import Inventory, RunOutcome
+from refenv.errors import BuildError, EngineUnavailable, NoGpuRuntime, RefenvError
+from refenv.run.containers import ContainerSpec
+
+LOG = logging.getLogger(__name__)
+# Docker's words when --gpus meets an engine without the NVIDIA runtime (the failure catalogue's rows).
+NO_GPU_RUNTIME = ("docker.no_gpu_runtime", "docker.unknown_runtime")
+START_HINT = ("start one: `sudo dockerd &` (Debian: apt-get install docker.io), or run `./go` which installs and "
+              "starts it; set DOCKER_HOST if it listens elsewhere")
+
+
+def translate(exc: Exception) -> RefenvError:
+    """Docker's errors as refenv's, each with what to do."""
+    text = getattr(exc, "explanation", None) or str(exc)
+    if catalogue.find(str(text), NO_GPU_RUNTIME) is not None:
+        return NoGpuRuntime(
+            "this Docker engine has no NVIDIA runtime, so --gpus cannot be honoured "
+            f"(docker said: {text})",
+            "install the NVIDIA Container Toolkit and run `nvidia-ctk runtime configure --runtime=docker`")
+    if isinstance(exc, (RequestsConnectionError, DockerException)) and "Connection" in str(exc):
+        return EngineUnavailable(f"no Docker engine answers: {exc}", START_HINT)
+    return RefenvError(f"docker: {text}")
+
+
+class Engine:
+    """A connection to one Docker engine."""
+
+    def __init__(self, client: docker.DockerClient) -> None:
+        self.client = client
+        self._local = threading.local()
+
+    @classmethod
+    def connect(cls, timeout: float = 10.0, api_timeout: float = 1800.0) -> Engine:
+        """Ping within `timeout`, or raise EngineUnavailable with what to do.
+
+        The client that stays has a long timeout: committing a 7 GB layer takes tens of seconds, and
+        the SDK's read timeout would cut it off. Waits on containers carry their own timeouts.
+        """
+        try:
+            docker.from_env(timeout=int(timeout)).ping()
+            client = docker.from_env(timeout=int(api_timeout))
+        except (DockerException, RequestsConnectionError, ReadTimeout, OSError) as exc:
+            raise EngineUnavailable(f"no Docker engine answers ({exc})", START_HINT) from None
+        return cls(client)
+
+    @property
+    def api(self) -> Any:
+        return self.client.api
+
+    def info(self) -> Inventory:
+        """The engine's version, and whether it has the NVIDIA runtime (what the run's header shows)."""
+        info = self.client.info()
+        return Inventory(info.get("ServerVersion"), "nvidia" in (info.get("Runtimes") or {}))
+
+    # ---- images -----------------------------------------------------------------------------
+
+    def image_labels(self, ref: str) -> dict[str, str] | None:
+        """The labels of a local image, or None when it is not here."""
+        try:
+            image = self.client.images.get(ref)
+        except ImageNotFound:
+            return None
+        return dict(image.labels or {})
+
+    def image_id(self, ref: str) -> str | None:
+        try:
+            return str(self.client.images.get(ref).id)
+        except ImageNotFound:
+            return None
+
+    def pull(self, ref: str, auth: dict[str, str] | None = None) -> str:
+        try:
+            image = self.client.images.pull(ref, auth_config=auth)
+        except (APIError, DockerException) as exc:
+            raise translate(exc) from None
+        return str(image.id)
+
+    def import_rootfs(self, tar_path: Path, tag: str, changes: list[str]) -> str:
+        """`docker import` a root filesystem tarball."""
+        repo, _, version = tag.rpartition(":")
+        try:
+            self.api.import_image_from_file(str(tar_path), repository=repo, tag=version, changes=changes)
+        except APIError as exc:
+            raise translate(exc) from None
+        return str(self.client.images.get(tag).id)
+
+    def build(self, context: IO[bytes], tag: str, log: Callable[[str], None],
+              labels: dict[str, str] | None = None, timeout: float = 1800) -> str:
+        """Build from a tar context with the classic builder, streaming each log line to `log`."""
+        stream = self.api.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False,
+                                decode=True, network_mode="none", labels=labels, timeout=int(timeout))
+        image_id: str | None = None
+        tail: list[str] = []
+        try:
+            for chunk in stream:
+                if "stream" in chunk:
+                    for line in str(chunk["stream"]).splitlines():
+                        log(line)
+                        tail = ([*tail, line])[-30:]
+                if "aux" in chunk and "ID" in chunk["aux"]:
+                    image_id = str(chunk["aux"]["ID"])
+                if "error" in chunk:
+                    log(str(chunk["error"]))
+                    raise BuildError(f"docker build of {tag} failed: {chunk['error']}".strip(),
+                                     "\n".join([*tail, str(chunk["error"])]))
+        except APIError as exc:
+            raise BuildError(f"docker build of {tag} failed: {exc.explanation}", "\n".join(tail)) from None
+        if image_id is None:
+            image_id = self.image_id(tag)
+        if image_id is None:
+            raise BuildError(f"docker build of {tag} produced no image", "\n".join(tail))
+        return image_id
+
+    def commit_run(self, image: str, command: list[str], tag: str, changes: list[str], log: Callable[[str], None],
+                   binds: list[tuple[str, str]], env: dict[str, str], labels: dict[str, str],
+                   timeout: float = 1800) -> str:
+        """Run `command` in a container of `image` (no network) and commit the result as `tag`.
+
+        `binds` are (host path, container path) pairs mounted read-only as HostConfig mounts: the SDK's
+        `volumes=` would also declare them as image volumes, and the commit would keep that.
+        """
+        mounts = [docker.types.Mount(target, source, type="bind", read_only=True) for source, target in binds]
+        container = self.client.containers.create(image, command=command, network_mode="none", mounts=mounts,
+                                                  environment=env, labels={MANAGED: "true", **labels})
+        tail: list[str] = []
+        try:
+            container.start()
+            for raw in container.logs(stream=True, follow=True):
+                for line in raw.decode("utf-8", "replace").splitlines():
+                    log(line)
+                    tail = ([*tail, line])[-30:]
+            status = container.wait(timeout=timeout)
+            code = int(status.get("StatusCode", -1))
+            if code != 0:
+                raise BuildError(f"installing into {tag} failed (exit {code})", "\n".join(tail))
+            repo, _, version = tag.rpartition(":")
+            container.commit(repository=repo, tag=version, changes=changes)
+        except (APIError, ReadTimeout, RequestsConnectionError) as exc:
+            raise BuildError(f"installing into {tag} failed: {exc}", "\n".join(tail)) from None
+        finally:
+            self._remove(container)
+        image_id = self.image_id(tag)
+        assert image_id is not None
+        return image_id
+
+    def tag(self, image: str, ref: str) -> None:
+        repo, _, version = ref.rpartition(":")
+        self.client.images.get(image).tag(repo, version)
+
+    def push(self, ref: str, auth: dict[str, str] | None) -> Iterator[dict[str, Any]]:
+        repo, _, version = ref.rpartition(":")
+        try:
+            yield from self.api.push(repo, tag=version, stream=True, decode=True, auth_config=auth)
+        except APIError as exc:
+            raise translate(exc) from None
+
+    def remove_image(self, ref: str) -> None:
+        with contextlib.suppress(NotFound, ImageNotFound):
+            self.client.images.remove(ref, force=True)
+
+    # ---- containers -------------------------------------------------------------------------
+
+    def run(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
+        """Run one container (a runspec.ContainerSpec) to completion, or kill it at `timeout`; always remove it."""
+        try:
+            container = self.client.containers.create(**create_kwargs(spec))
+        except APIError as exc:
+            raise translate(exc) from None
+        timed_out = False
+        try:
+            try:
+                container.start()
+            except APIError as exc:
+                raise translate(exc) from None
+            try:
+                status = container.wait(timeout=timeout)
+                code: int | None = int(status.get("StatusCode", -1))
+            except (ReadTimeout, RequestsConnectionError):
+                timed_out, code = True, None
+                container.kill()
+            container.reload()
+            oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
+            logs = container.logs(tail=60).decode("utf-8", "replace")
+            return RunOutcome(code, timed_out, oom, logs)
+        finally:
+            self._remove(container)
+
+    def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
+        """Try `--gpus all` once; the translated refusal when this engine cannot give a container a GPU."""
+        request = docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])
+        try:
+            container = self.client.containers.create(image, command=["true"], entrypoint=["true"],
+                                                      network_mode="none", device_requests=[request],
+                                                      labels={MANAGED: "true", KIND: "gpu-check"})
+        except APIError as exc:
+            err = translate(exc)
+            return err if isinstance(err, NoGpuRuntime) else NoGpuRuntime(str(err))
+        try:
+            container.start()
+            container.wait(timeout=60)
+        except APIError as exc:
+            err = translate(exc)
+            return err if isinstance(err, NoGpuRuntime) else NoGpuRuntime(str(err))
+        finally:
+            self._remove(container)
+        return None
+
+    def _remove(self, container: Any) -> None:
+        try:
+            container.remove(force=True, v=True)
+        except (NotFound, APIError) as exc:
+            LOG.debug("container already gone: %s", exc)
+
+    def remove_containers(self, labels: dict[str, str]) -> int:
+        """Remove every container (running or not) carrying all of `labels`; returns how many."""
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        found = self.client.containers.list(all=True, filters=filters)
+        for c in found:
+            self._remove(c)
+        return len(found)
+
+    def images_labelled(self, labels: dict[str, str]) -> list[str]:
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        return [str(i.id) for i in self.client.images.list(filters=filters)]
+
+    def image_records(self, labels: dict[str, str]) -> list[tuple[str, str, str]]:
+        """(id, repository, created) of each tag of the images carrying `labels`."""
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        return [(str(i.id), tag.rpartition(":")[0], str(i.attrs.get("Created", "")))
+                for i in self.client.images.list(filters=filters) for tag in (i.tags or [])]
+
+    # ---- release images (invoke publish) ------------------------------------------------------
+
+    def untag(self, ref: str) -> None:
+        """Remove one name of an image; the image goes with its last name (`docker rmi NAME`, not forced)."""
+        try:
+            self.client.images.remove(ref)
+        except (NotFound, ImageNotFound):
+            LOG.debug("no image called %s", ref)
+        except APIError as exc:
+            raise translate(exc) from None
+
+
+def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
+    """docker SDK `containers.create` arguments for a `runspec.ContainerSpec`."""
+    kwargs: dict[str, Any] = {
+        "image": spec.image, "command": list(spec.command), "environment": dict(spec.environment),
+        "labels": dict(spec.labels), "read_only": spec.read_only, "network_mode": spec.network,
+        "cap_drop": list(spec.cap_drop), "security_opt": list(spec.security_opt), "pids_limit": spec.pids_limit,
+        "mem_limit": spec.mem_limit, "memswap_limit": spec.mem_limit, "tmpfs": dict(spec.tmpfs),
+        "mounts": [docker.types.Mount(target, source, type="bind", read_only=ro) for source, target, ro in spec.binds],
+        "devices": list(spec.devices), "detach": True,
+    }
+    if spec.user is not None:
+        kwargs["user"] = spec.user
+    if spec.cpus is not None:
+        kwargs["nano_cpus"] = int(spec.cpus * 1e9)
+    if spec.runtime is not None:
+        kwargs["runtime"] = spec.runtime
+    if spec.entrypoint is not None:
+        kwargs["entrypoint"] = list(spec.entrypoint)
+    if spec.gpu_request is not None:
+        ids = None if spec.gpu_request == "all" else spec.gpu_request.split(",")
+        kwargs["device_requests"] = [docker.types.DeviceRequest(count=-1 if ids is None else 0, device_ids=ids,
+                                                                capabilities=[["gpu"]])]
+    return kwargs
+
+
+def stale(records: list[tuple[str, str, str]]) -> list[str]:
+    """Image ids older than the newest image of the same repository (superseded environment builds)."""
+    newest: dict[str, tuple[str, str]] = {}
+    for image_id, repo, created in records:
+        if repo not in newest or created > newest[repo][1]:
+            newest[repo] = (image_id, created)
+    keep = {image_id for image_id, _ in newest.values()}
+    return sorted({image_id for image_id, _, _ in records if image_id not in keep})

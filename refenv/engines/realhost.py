@@ -1,0 +1,32 @@
+"""This machine's own GPUs, read through NVML on the host, as a profile the predictor understands."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from harness import compat
+from harness.gather import nvml
+from refenv.model.profiles import Faults, Gpu, Profile
+
+LOG = logging.getLogger(__name__)
+
+
+def probe() -> Profile | None:
+    """The host's driver and GPUs (the harness's own NVML probe), or None without a working driver."""
+    fact, _ = nvml.probe()
+    return from_nvml(fact)
+
+
+def from_nvml(fact: Mapping[str, Any]) -> Profile | None:
+    """A profile of what the harness's NVML probe found (here, or on a node in `harness diagnose --json`'s
+    facts.driver.nvml), or None without a working driver."""
+    driver, cuda = fact.get("driver_version"), fact.get("cuda_driver_version")
+    if fact.get("init_error") or not driver or not cuda:
+        LOG.info("no working NVIDIA driver on this host: %s", fact.get("init_error"))
+        return None
+    gpus = tuple(Gpu(str(d.get("name")), int(d.get("memory_total_bytes") or 0), str(d.get("compute_capability")), 0,
+                     str(d.get("uuid")), str(d.get("pci_bus_id")), int(d.get("index") or i))
+                 for i, d in enumerate(fact.get("devices") or []))
+    return Profile("real", "this machine's GPUs", driver, compat.int_to_cuda(cuda), gpus, Faults())

@@ -1,0 +1,96 @@
+"""What the runner needs from wherever cells run: an image per environment, a container run with a time
+limit, all of a run cancelled, and what the engine offers. The local Docker engine is one implementation
+(`refenv/engines/docker/engine.py`); the unit tests drive the runner through a fake; a cluster backend is another.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from refenv.errors import NoGpuRuntime
+from refenv.model.matrix import Environment
+from refenv.run.containers import ContainerSpec
+
+if TYPE_CHECKING:
+    from refenv.build.environment import EnvBuild
+    from refenv.model.matrix import Host
+    from refenv.model.profiles import Profile
+
+Progress = Callable[[str, str], None]  # (environment, log line)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """What the engine is and offers, for the run's header."""
+
+    server_version: str | None = None
+    nvidia_runtime: bool | None = None
+
+
+@dataclass(frozen=True)
+class ImageRequest:
+    """One environment's image: built from its lock (kept in `lock_file`), or `given` as it is."""
+
+    environment: Environment
+    lock_file: Path
+    relock: bool = False
+    given: str | None = None        # an image to run as it is (a pulled release), not built
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a container ended: its exit code, or killed at its time limit, or killed for memory."""
+
+    exit_code: int | None
+    timed_out: bool
+    oom_killed: bool
+    logs: str
+
+
+class CellEngine(Protocol):
+    """The runner's engine. `run` and `cancel` are called from several threads at once."""
+
+    def inventory(self) -> Inventory:
+        """The engine's version and whether it can give a container a GPU."""
+        ...
+
+    def ensure_image(self, request: ImageRequest, progress: Progress) -> EnvBuild:
+        """The environment's image, built or found; a failure is a FAILED record, never an exception."""
+        ...
+
+    def image_id(self, ref: str) -> str | None:
+        """The id of an image the engine holds, or None."""
+        ...
+
+    def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
+        """Why a container of `image` cannot get a GPU here, or None when it can."""
+        ...
+
+    def run(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
+        """Run the container to completion or kill it at `timeout`; it never outlives the call."""
+        ...
+
+    def cancel(self, run_id: str) -> int:
+        """Stop and remove every container of the run (and builds in flight); how many were removed."""
+        ...
+
+
+@dataclass(frozen=True)
+class RealHost:
+    """What probing a real host found where its cells run: its driver and GPUs, or why it has none."""
+
+    profile: Profile | None
+    node: str | None = None
+    error: str | None = None     # why the host's cells cannot get a GPU there
+
+
+@runtime_checkable
+class ProbesRealHosts(Protocol):
+    """An engine whose real hosts are elsewhere (cluster nodes): it probes them instead of this machine."""
+
+    def probe_real_hosts(self, hosts: tuple[Host, ...]) -> dict[str, RealHost]:
+        """Each real host, from a probe job where its cells will run (and pinned there), by name."""
+        ...

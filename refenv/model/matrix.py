@@ -1,0 +1,159 @@
+"""The matrix model: environments × hosts × scenarios, and the cells they make (plain data)."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+
+from harness import compat
+from refenv.model.placement import KubePlacement, SlurmPlacement
+from refenv.model.profiles import Profile
+from refenv.model.records import cell_id
+
+HOST_KINDS = ("none", "simulated", "real")
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """How to make the base image offline: debootstrap a Debian suite with Python, then `docker import`."""
+
+    suite: str = "bookworm"
+    mirror: str = "http://deb.debian.org/debian"
+    packages: tuple[str, ...] = ("python3", "python3-venv", "passwd")
+
+
+@dataclass(frozen=True)
+class Base:
+    """The base image: pulled from a registry when `image` is set and reachable, else bootstrapped."""
+
+    image: str | None = None
+    bootstrap: Bootstrap = field(default_factory=Bootstrap)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One image: a Python, a torch build (version + variant), extra packages."""
+
+    name: str
+    torch: str                   # "2.14.1"
+    variant: str                 # "cpu" or "cu130"
+    python: str = "3.11"
+    packages: tuple[str, ...] = ()
+    index_url: str | None = None  # where the variant comes from; None = PyPI's default build
+    base: Base = field(default_factory=Base)
+
+    @property
+    def cuda(self) -> str | None:
+        return compat.variant_cuda(self.variant)
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """What the lock resolves: torch pinned, the harness's NVML bindings, the extra packages."""
+        return (f"torch=={self.torch}", "nvidia-ml-py", *self.packages)
+
+
+@dataclass(frozen=True)
+class Host:
+    """The driver a container sees: none, a simulated profile, or the machine's real GPUs.
+
+    A simulated host names a shipped profile, or carries one made on the fly (`invoke reproduce`).
+    """
+
+    name: str
+    kind: str
+    profile: str | None = None
+    description: str = ""
+    inline: Profile | None = None
+    slurm: SlurmPlacement | None = None          # where a real host's cells run on a Slurm cluster
+    kubernetes: KubePlacement | None = None      # which Kubernetes nodes a real host's cells run on
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """How a container is started: GPU access, and the variables that decide visibility."""
+
+    name: str
+    gpus: str = "all"                                 # "all", "none", or "device=0,1"
+    env: tuple[tuple[str, str], ...] = ()
+    description: str = ""
+
+    @property
+    def gpu_access(self) -> bool:
+        return self.gpus != "none"
+
+    @property
+    def env_dict(self) -> dict[str, str]:
+        return dict(self.env)
+
+
+MODES = ("quick", "full", "off")  # of run.probes and run.memory_check (harness/measure.py's --probes, --memory)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    timeout_s: float = 240.0
+    memory: str = "6g"
+    pids: int = 1024
+    parallel: int = 0              # 0 = the number of cores
+    probes: str = "quick"          # "quick", "full" or "off"
+    memory_check: str = "quick"    # "quick", "full" or "off"
+    backend: str = "local"         # "local", "slurm" or "kubernetes": where cells run
+    launcher: str = "docker"       # on Slurm nodes: "docker", "pyxis" or "oci"
+
+
+@dataclass(frozen=True)
+class Matrix:
+    path: str
+    environments: tuple[Environment, ...]
+    hosts: tuple[Host, ...]
+    scenarios: tuple[Scenario, ...]
+    run: RunSettings = field(default_factory=RunSettings)
+
+    def environment(self, name: str) -> Environment:
+        return next(e for e in self.environments if e.name == name)
+
+    def host(self, name: str) -> Host:
+        return next(h for h in self.hosts if h.name == name)
+
+    def scenario(self, name: str) -> Scenario:
+        return next(s for s in self.scenarios if s.name == name)
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    environment: Environment
+    host: Host
+    scenario: Scenario
+
+    @property
+    def id(self) -> str:
+        return cell_id(self.environment.name, self.host.name, self.scenario.name)
+
+
+def _pick(names: list[str], patterns: list[str] | None, what: str) -> list[str]:
+    """Names matching any of the comma-separated glob patterns; an unmatched pattern is an error."""
+    if not patterns:
+        return names
+    wanted = [p.strip() for spec in patterns for p in spec.split(",") if p.strip()]
+    chosen = [n for n in names if any(fnmatch.fnmatchcase(n, p) for p in wanted)]
+    missing = [p for p in wanted if not any(fnmatch.fnmatchcase(n, p) for n in names)]
+    if missing:
+        from refenv.errors import RefenvError
+
+        raise RefenvError(f"no {what} matches {', '.join(missing)}", f"known {what}s: {', '.join(names)}")
+    return chosen
+
+
+def select(matrix: Matrix, env: list[str] | None = None, host: list[str] | None = None,
+           scenario: list[str] | None = None) -> Matrix:
+    """The slice of the matrix that the CLI's --env/--host/--scenario patterns name."""
+    envs = _pick([e.name for e in matrix.environments], env, "environment")
+    hosts = _pick([h.name for h in matrix.hosts], host, "host")
+    scenarios = _pick([s.name for s in matrix.scenarios], scenario, "scenario")
+    return Matrix(matrix.path, tuple(e for e in matrix.environments if e.name in envs),
+                  tuple(h for h in matrix.hosts if h.name in hosts),
+                  tuple(s for s in matrix.scenarios if s.name in scenarios), matrix.run)
+
+
+def cells(matrix: Matrix) -> list[CellSpec]:
+    return [CellSpec(e, h, s) for e in matrix.environments for h in matrix.hosts for s in matrix.scenarios]

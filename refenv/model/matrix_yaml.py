@@ -1,0 +1,364 @@
+"""Read matrix.yaml into the model, validating every field; an error names the file, line and field.
+
+Parsing goes through PyYAML's node tree (compose) rather than plain dicts so that each value keeps
+its line. Unknown keys are errors, as are duplicate keys (YAML itself would keep the last silently).
+The file is read bounded and strictly (harness.inputs); every pattern must match whole values, and values
+that reach Docker, pip or debootstrap are checked against what those accept (refenv.model.accepts).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from harness import compat, inputs
+from harness.inputs import InputError, shorten
+from refenv.errors import MatrixError
+from refenv.model import accepts
+from refenv.model.matrix import HOST_KINDS, MODES, Base, Bootstrap, Environment, Host, Matrix, RunSettings, Scenario
+from refenv.model.placement import BACKENDS, LAUNCHERS, KubePlacement, SlurmPlacement
+
+T = TypeVar("T")
+STR = "tag:yaml.org,2002:str"
+# Every pattern here is matched with fullmatch: `$` would let a trailing newline through. Digits are
+# ASCII only ([0-9]; `\d` also takes Arabic-Indic and full-width digits, which no tool reads as numbers).
+VERSION_RE = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}")
+VARIANT_RE = re.compile(r"cpu|cu[0-9]{3,4}")
+PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
+GPUS_RE = re.compile(r"all|none|device=[0-9]{1,3}(?:,[0-9]{1,3}){0,63}")
+SIZE_RE = re.compile(r"[0-9]{1,9}[kmg]?", re.I)
+MAX_BYTES = 1024 * 1024  # matrix.yaml is a few kB
+# The characters the YAML 1.1 spec (and PyYAML's reader) refuses to read; refused here with their line.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+MAX_TEXT = 500           # descriptions; other strings have tighter limits from their consumers
+SCENARIO_VARS = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "CUDA_DEVICE_ORDER",
+                 "PYTORCH_NVML_BASED_CUDA_CHECK", "CUDA_MODULE_LOADING", "PYTORCH_CUDA_ALLOC_CONF")
+
+
+class _Reader:
+    """Typed access to YAML nodes that raises MatrixError with the node's line."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def fail(self, node: yaml.Node | None, field: str, expected: str) -> MatrixError:
+        line = node.start_mark.line + 1 if node is not None else None
+        return MatrixError(self.path, line, field, expected)
+
+    def check(self, node: yaml.Node, field: str, accept: Callable[[str, str], str]) -> str:
+        """A string that `accept` (a refenv.model.accepts or harness.inputs check) takes; its refusal gets the line."""
+        value = self.string(node, field)
+        try:
+            return accept(value, field)
+        except InputError as exc:
+            raise self.fail(node, field, str(exc).removeprefix(f"{field}: ")) from None
+
+    def mapping(self, node: yaml.Node, field: str, allowed: tuple[str, ...] | None = None) -> dict[str, yaml.Node]:
+        return {key: value for key, (_, value) in self.entries(node, field, allowed).items()}
+
+    def entries(self, node: yaml.Node, field: str,
+                allowed: tuple[str, ...] | None = None) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+        """Each key with its own node (for errors on the key's line) and its value's node."""
+        if not isinstance(node, yaml.MappingNode):
+            raise self.fail(node, field or "file", f"expected a mapping (key: value lines), got {_shown(node)}")
+        out: dict[str, tuple[yaml.Node, yaml.Node]] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise self.fail(key_node, field or "file", f"keys must be plain names, got {_shown(key_node)}")
+            key = str(key_node.value)
+            sub = f"{field}.{key}" if field else key
+            if len(key) > MAX_TEXT:
+                raise self.fail(key_node, field or "file", f"a key of {len(key)} characters: {shorten(key)}")
+            if key in out:
+                raise self.fail(key_node, sub, "appears twice")
+            if allowed is not None and key not in allowed:
+                raise self.fail(key_node, sub, f"unknown key; expected one of: {', '.join(allowed)}")
+            out[key] = (key_node, value_node)
+        return out
+
+    def string(self, node: yaml.Node, field: str, pattern: re.Pattern[str] | None = None, hint: str = "",
+               max_len: int = MAX_TEXT) -> str:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != STR:
+            shown = getattr(node, "value", "?")
+            extra = " (quote it: YAML reads an unquoted 2.10 as the number 2.1)" if isinstance(shown, str) and \
+                re.fullmatch(r"[0-9]+\.[0-9]+", shown) else ""
+            what = "" if not hint else f" {hint}" if hint.startswith("(") else f": {hint}"
+            raise self.fail(node, field, f"expected a string{what}{extra}, got {_shown(node)}")
+        value = str(node.value)
+        if len(value) > max_len:
+            raise self.fail(node, field, f"longer than {max_len} characters ({len(value)}): {shorten(value)}")
+        if pattern is not None and not pattern.fullmatch(value):
+            raise self.fail(node, field, f"expected {hint or pattern.pattern}, got {shorten(value)}")
+        return value
+
+    def number(self, node: yaml.Node, field: str, kind: Callable[[str], T], minimum: float = 0,
+               maximum: float = 1e6) -> T:
+        """A finite number of ASCII digits in [minimum, maximum]; nan, inf, 1e400 and 5,000 digits refused."""
+        text = str(node.value) if isinstance(node, yaml.ScalarNode) and node.tag != STR else None
+        expected = f"expected a number from {minimum:g} to {maximum:g}, got {_shown(node)}"
+        try:
+            if text is None:
+                raise InputError(expected)
+            value: float = inputs.parse_int(text, field, int(minimum), int(maximum)) if kind is int \
+                else inputs.parse_float(text, field, minimum, maximum)
+        except InputError:
+            raise self.fail(node, field, expected) from None
+        return kind(str(value))
+
+    def strings(self, node: yaml.Node, field: str) -> tuple[str, ...]:
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.fail(node, field, f"expected a list, e.g. [numpy, einops], got {_shown(node)}")
+        return tuple(self.string(item, f"{field}[{i}]") for i, item in enumerate(node.value))
+
+    def checked_strings(self, node: yaml.Node, field: str, accept: Callable[[str, str], str]) -> tuple[str, ...]:
+        if not isinstance(node, yaml.SequenceNode):
+            raise self.fail(node, field, f"expected a list, e.g. [numpy, einops], got {_shown(node)}")
+        return tuple(self.check(item, f"{field}[{i}]", accept) for i, item in enumerate(node.value))
+
+
+def _shown(node: yaml.Node | None) -> str:
+    """A node as its user wrote it, for an error: a scalar's value (shortened), else what kind of thing it is."""
+    if isinstance(node, yaml.ScalarNode):
+        return shorten(node.value)
+    if isinstance(node, yaml.SequenceNode):
+        return "a list"
+    if isinstance(node, yaml.MappingNode):
+        return "a mapping"
+    return "nothing"
+
+
+def _as_field(key: str) -> str:
+    """A key as part of a field path: itself when short and printable, else its shortened repr."""
+    return key if len(key) <= 60 and key.isprintable() else shorten(key)
+
+
+def _control_line(text: str) -> int | None:
+    """The line of the first character YAML does not print (C0/C1 controls but tab and line ends)."""
+    m = _CONTROL_RE.search(text)
+    return None if m is None else text.count("\n", 0, m.start()) + 1
+
+
+def load(path: str | os.PathLike[str]) -> Matrix:
+    """Read and validate a matrix file."""
+    p = Path(path)
+    if not p.exists():
+        raise MatrixError(str(p), None, "file", "not found; pass --matrix PATH or run from the project folder")
+    try:
+        data = inputs.read_bounded(p, "file", MAX_BYTES)
+        text = inputs.decode_utf8(data, "file")
+    except InputError as exc:
+        line, _, rest = str(exc).removeprefix("file: ").partition(": ")
+        if line.startswith("line "):
+            raise MatrixError(str(p), int(line[5:]), "file", rest) from None
+        raise MatrixError(str(p), None, "file", str(exc).removeprefix("file: ")) from None
+    return parse(text, str(p))
+
+
+def parse(text: str, path: str = "matrix.yaml") -> Matrix:
+    r = _Reader(path)
+    if len(text) > MAX_BYTES:
+        raise MatrixError(path, None, "file", f"{len(text)} characters, more than the {MAX_BYTES} a matrix may hold")
+    bad = _control_line(text)
+    if bad is not None:
+        raise MatrixError(path, bad, "file", "holds a control character; a matrix is plain text")
+    deep = inputs.nesting_error(text, inputs.MAX_DEPTH)
+    if deep is not None:
+        raise MatrixError(path, int(deep[5:]), "syntax", f"brackets nest deeper than {inputs.MAX_DEPTH} levels")
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else None
+        raise MatrixError(path, line, "syntax", f"not valid YAML: {exc.problem}") from None
+    except yaml.YAMLError as exc:  # the reader's errors (a character YAML forbids) carry no problem mark
+        raise MatrixError(path, None, "syntax", f"not valid YAML: {shorten(str(exc), 200)}") from None
+    except RecursionError:  # block nesting (indentation) deep enough to exhaust PyYAML's recursive composer
+        raise MatrixError(path, None, "syntax", "nested too deeply") from None
+    if root is None:
+        raise MatrixError(path, None, "file", "is empty; expected version, environments, hosts and scenarios")
+    top = r.mapping(root, "", ("version", "base", "environments", "hosts", "scenarios", "run"))
+    for key in ("version", "environments", "hosts", "scenarios"):
+        if key not in top:
+            raise r.fail(root, key, "missing; a matrix needs version, environments, hosts and scenarios")
+    if r.number(top["version"], "version", int, 0, 1000) != 1:
+        raise r.fail(top["version"], "version", "expected 1 (the only version this refenv reads)")
+    base = _base(r, top["base"], "base") if "base" in top else Base()
+    envs = _named(r, top["environments"], "environments", lambda n, name, f: _environment(r, n, name, f, base),
+                  accepts.environment_name)
+    hosts = _named(r, top["hosts"], "hosts", lambda n, name, f: _host(r, n, name, f))
+    scenarios = _named(r, top["scenarios"], "scenarios", lambda n, name, f: _scenario(r, n, name, f))
+    run = _run(r, top["run"], "run") if "run" in top else RunSettings()
+    return Matrix(path, tuple(envs), tuple(hosts), tuple(scenarios), run)
+
+
+def _named(r: _Reader, node: yaml.Node, field: str, make: Callable[[yaml.Node, str, str], T],
+           accept: Callable[[str, str], str] = accepts.plain_name) -> list[T]:
+    items = r.entries(node, field)
+    if not items:
+        raise r.fail(node, field, "is empty; name at least one")
+    out = []
+    for name, (key, value) in items.items():
+        try:
+            accept(name, "name")
+        except InputError as exc:
+            # The key's own line (the value's may be the next one), and the name on its own.
+            raise r.fail(key, field, f"bad {exc!s}") from None
+        out.append(make(value, name, f"{field}.{name}"))
+    return out
+
+
+def _base(r: _Reader, node: yaml.Node, field: str) -> Base:
+    m = r.mapping(node, field, ("image", "bootstrap"))
+    image = r.check(m["image"], f"{field}.image", accepts.image_reference) if "image" in m else None
+    boot = Bootstrap()
+    if "bootstrap" in m:
+        # debootstrap runs as root: its suite, mirror and packages are checked here, before it sees them.
+        b = r.mapping(m["bootstrap"], f"{field}.bootstrap", ("suite", "mirror", "packages"))
+        boot = Bootstrap(
+            r.check(b["suite"], f"{field}.bootstrap.suite", accepts.suite) if "suite" in b else boot.suite,
+            r.check(b["mirror"], f"{field}.bootstrap.mirror", accepts.url) if "mirror" in b else boot.mirror,
+            r.checked_strings(b["packages"], f"{field}.bootstrap.packages", accepts.deb_package)
+            if "packages" in b else boot.packages,
+        )
+    return Base(image, boot)
+
+
+def _environment(r: _Reader, node: yaml.Node, name: str, field: str, base: Base) -> Environment:
+    m = r.mapping(node, field, ("torch", "variant", "python", "packages", "index_url", "base"))
+    if "torch" not in m:
+        raise r.fail(node, f"{field}.torch", "missing; the torch release, e.g. \"2.14.1\"")
+    torch = r.string(m["torch"], f"{field}.torch", VERSION_RE, "a torch release such as \"2.14.1\"")
+    variant = r.string(m["variant"], f"{field}.variant", VARIANT_RE, "'cpu' or 'cuXYZ' such as 'cu130'") \
+        if "variant" in m else _default_variant(r, m["torch"], f"{field}.variant", torch)
+    release = compat.torch_release(torch)
+    if release is not None and variant not in release.variants and \
+            compat.cuda_variant(release.default_cuda) != variant:
+        raise r.fail(m.get("variant", node), f"{field}.variant",
+                     f"torch {compat.torch_series(torch)} has no {variant} build; it has "
+                     f"{', '.join(release.variants)} (default CUDA {release.default_cuda})")
+    python = r.string(m["python"], f"{field}.python", PYTHON_RE, "a Python such as \"3.11\"") \
+        if "python" in m else "3.11"
+    # pip would read "-r/etc/passwd" or "--extra-index-url=..." as options: only requirements pass.
+    packages = r.checked_strings(m["packages"], f"{field}.packages", accepts.requirement) if "packages" in m else ()
+    index_url = r.check(m["index_url"], f"{field}.index_url", accepts.url) if "index_url" in m else None
+    env_base = _base(r, m["base"], f"{field}.base") if "base" in m else base
+    return Environment(name, torch, variant, python, packages, index_url, env_base)
+
+
+def _default_variant(r: _Reader, node: yaml.Node, field: str, torch: str) -> str:
+    release = compat.torch_release(torch)
+    if release is None:
+        raise r.fail(node, field, f"missing, and torch {torch} is not in refenv's tables: name the variant")
+    return compat.cuda_variant(release.default_cuda)
+
+
+def _host(r: _Reader, node: yaml.Node, name: str, field: str) -> Host:
+    from refenv.model import profiles
+
+    m = r.mapping(node, field, ("kind", "profile", "description", "slurm", "kubernetes"))
+    if "kind" not in m:
+        raise r.fail(node, f"{field}.kind", f"missing; one of {', '.join(HOST_KINDS)}")
+    kind = r.string(m["kind"], f"{field}.kind", re.compile("|".join(HOST_KINDS)), " | ".join(HOST_KINDS))
+    if kind == "real" and name == "cpu":  # run/measurements.CPU: the measurement ids ENV/cpu and ENV/HOST would clash
+        raise r.fail(m["kind"], field, "a real host cannot be named cpu: ENV/cpu names each environment's CPU "
+                     "measurement; rename the host")
+    profile = r.string(m["profile"], f"{field}.profile", max_len=accepts.NAME_MAX) if "profile" in m else None
+    if kind == "simulated":
+        if profile is None:
+            raise r.fail(node, f"{field}.profile", "a simulated host needs a driver profile, e.g. profile: r535")
+        known = profiles.names()
+        if profile not in known:
+            raise r.fail(m["profile"], f"{field}.profile", f"unknown profile {shorten(profile)}; known: "
+                         f"{', '.join(known)}")
+    elif profile is not None:
+        raise r.fail(m["profile"], f"{field}.profile", f"only simulated hosts take a profile (this one is {kind})")
+    description = r.string(m["description"], f"{field}.description") if "description" in m else ""
+    for key in ("slurm", "kubernetes"):
+        if key in m and kind != "real":
+            raise r.fail(m[key], f"{field}.{key}", f"only real hosts take a placement (this one is {kind}; "
+                         "simulated hosts run on any node)")
+    slurm = _slurm(r, m["slurm"], f"{field}.slurm") if "slurm" in m else None
+    kube = _kubernetes(r, m["kubernetes"], f"{field}.kubernetes") if "kubernetes" in m else None
+    return Host(name, kind, profile, description, slurm=slurm, kubernetes=kube)
+
+
+SLURM_FIELDS = ("constraint", "gres", "partition", "account")
+GRES_RE = re.compile(r"^[a-z][a-z0-9_]*(:[A-Za-z0-9_.\-]+)?(:\d+)?$")
+LABEL_KEY_RE = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                          r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+LABEL_VALUE_RE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+
+
+def _slurm(r: _Reader, node: yaml.Node, field: str) -> SlurmPlacement:
+    m = r.mapping(node, field, SLURM_FIELDS)
+    values = {k: r.string(m[k], f"{field}.{k}") for k in SLURM_FIELDS if k in m}
+    if "gres" in values and not GRES_RE.match(values["gres"]):
+        raise r.fail(m["gres"], f"{field}.gres", "a GRES such as 'gpu:1' or 'gpu:h100:2'")
+    return SlurmPlacement(**values)
+
+
+def _kubernetes(r: _Reader, node: yaml.Node, field: str) -> KubePlacement:
+    m = r.mapping(node, field, ("node_selector", "gpus", "namespace"))
+    selector: list[tuple[str, str]] = []
+    if "node_selector" in m:
+        for key, value in r.mapping(m["node_selector"], f"{field}.node_selector").items():
+            text = r.string(value, f"{field}.node_selector.{key}", hint="(quote numbers: \"535\")")
+            if not LABEL_KEY_RE.match(key) or not LABEL_VALUE_RE.match(text):
+                raise r.fail(value, f"{field}.node_selector.{key}", "a Kubernetes label key and value "
+                             "(e.g. nvidia.com/cuda.driver.major: \"535\")")
+            selector.append((key, text))
+    d = KubePlacement()
+    return KubePlacement(
+        node_selector=tuple(selector),
+        gpus=r.number(m["gpus"], f"{field}.gpus", int, 0) if "gpus" in m else d.gpus,
+        namespace=r.string(m["namespace"], f"{field}.namespace", LABEL_VALUE_RE, "a namespace name")
+        if "namespace" in m else d.namespace)
+
+
+def _scenario(r: _Reader, node: yaml.Node, name: str, field: str) -> Scenario:
+    m = r.mapping(node, field, ("gpus", "env", "description"))
+    gpus = r.string(m["gpus"], f"{field}.gpus", GPUS_RE, "'all', 'none' or 'device=0,1'") if "gpus" in m else "all"
+    env: list[tuple[str, str]] = []
+    if "env" in m:
+        for key, (key_node, value) in r.entries(m["env"], f"{field}.env").items():
+            if key not in SCENARIO_VARS:
+                raise r.fail(key_node, f"{field}.env.{_as_field(key)}", f"not a variable scenarios set; expected "
+                             f"one of {', '.join(SCENARIO_VARS)}")
+            env.append((key, r.check(value, f"{field}.env.{key}", accepts.env_value)))
+    description = r.string(m["description"], f"{field}.description") if "description" in m else ""
+    return Scenario(name, gpus, tuple(env), description)
+
+
+def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
+    m = r.mapping(node, field, ("timeout_s", "memory", "pids", "parallel", "probes", "memory_check", "backend",
+                                "launcher"))
+    d = RunSettings()
+    mode = re.compile("|".join(MODES))
+    return RunSettings(
+        timeout_s=r.number(m["timeout_s"], f"{field}.timeout_s", float, 1, 86_400) if "timeout_s" in m
+        else d.timeout_s,
+        memory=r.string(m["memory"], f"{field}.memory", SIZE_RE, "a size such as '6g'") if "memory" in m else d.memory,
+        pids=r.number(m["pids"], f"{field}.pids", int, 16, 4_194_304) if "pids" in m else d.pids,
+        parallel=r.number(m["parallel"], f"{field}.parallel", int, 0, 1024) if "parallel" in m else d.parallel,
+        probes=r.string(m["probes"], f"{field}.probes", mode, "quick | full | off") if "probes" in m else d.probes,
+        memory_check=r.string(m["memory_check"], f"{field}.memory_check", mode, "quick | full | off")
+        if "memory_check" in m else d.memory_check,
+        backend=r.string(m["backend"], f"{field}.backend", re.compile(f"^({'|'.join(BACKENDS)})$"),
+                         " | ".join(BACKENDS)) if "backend" in m else d.backend,
+        launcher=r.string(m["launcher"], f"{field}.launcher", re.compile(f"^({'|'.join(LAUNCHERS)})$"),
+                          " | ".join(LAUNCHERS)) if "launcher" in m else d.launcher,
+    )
+
+
+def as_dict(matrix: Matrix) -> dict[str, Any]:
+    """The parts of a matrix a report shows."""
+    return {
+        "path": matrix.path,
+        "environments": [e.name for e in matrix.environments],
+        "hosts": [h.name for h in matrix.hosts],
+        "scenarios": [s.name for s in matrix.scenarios],
+    }

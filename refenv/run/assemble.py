@@ -1,0 +1,87 @@
+"""The run document of a finished (or interrupted) run, put together from what was run (pure but for the clock)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+from collections.abc import Mapping
+from dataclasses import replace
+
+from harness import __version__ as harness_version
+from refenv import __version__ as refenv_version
+from refenv.build.environment import EnvBuild
+from refenv.engines.seam import Inventory
+from refenv.model.matrix import Environment, Host
+from refenv.model.profiles import Profile
+from refenv.model.records import CellResult
+from refenv.model.rundoc import (
+    BuildRecord,
+    DockerInfo,
+    EnvironmentRecord,
+    GpuRecord,
+    HostRecord,
+    MachineInfo,
+    RunDocument,
+    RunInfo,
+    ScenarioRecord,
+)
+from refenv.run.measurements import MeasurementRecord
+from refenv.run.plan import Scope, matrix_host_profile
+
+
+def host_record(host: Host, real: Profile | None) -> HostRecord:
+    """What the run document says of a host: its driver, GPUs and injected faults."""
+    p = matrix_host_profile(host, real)
+    faults: tuple[str, ...] = ()
+    if p is not None:
+        f = p.faults
+        faults = tuple(x for x in (f"NVML init error {f.nvml_init_error}" if f.nvml_init_error else "",
+                                   f"cuInit error {f.cuinit_error}" if f.cuinit_error else "",
+                                   "stub library" if f.stub else "") if x)
+    return HostRecord(
+        name=host.name, kind=host.kind, profile=host.profile,
+        description=host.description or (p.description if p else ""),
+        driver=p.driver_version if p else None, cuda_driver_version=p.cuda_driver_version if p else None,
+        gpus=tuple(GpuRecord(g.name, g.compute_capability, g.memory_bytes, g.uuid) for g in (p.gpus if p else ())),
+        faults=faults)
+
+
+def environment_record(env: Environment, build: EnvBuild | None) -> EnvironmentRecord:
+    """The environment and how its image came to be (NOT_RUN when the run stopped before it)."""
+    record = EnvironmentRecord(name=env.name, torch=env.torch, variant=env.variant, cuda=env.cuda, python=env.python)
+    if build is None:
+        return record
+    return replace(record, image=build.tag, content_hash=build.content_hash,
+                   build=BuildRecord(status=build.status, wall_s=build.wall_s,
+                                     log=str(build.log) if build.log else None, log_tail=build.log_tail,
+                                     error=build.error))
+
+
+def run_info(run_id: str, started: datetime.datetime, wall_s: float, scope: Scope, selection: dict[str, list[str]],
+             interrupted: bool, inventory: Inventory, parallel: int, use_cache: bool) -> RunInfo:
+    """When, where and how the run ran."""
+    return RunInfo(
+        id=run_id, started=started.isoformat(timespec="seconds"),
+        finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        wall_s=round(wall_s, 1), matrix_file=scope.matrix_file,
+        selection={k: tuple(v) for k, v in selection.items()}, interrupted=interrupted,
+        refenv_version=refenv_version, harness_version=harness_version,
+        docker=DockerInfo(inventory.server_version, inventory.nvidia_runtime),
+        machine=MachineInfo(os.cpu_count(), platform.node(), parallel), use_cache=use_cache)
+
+
+def document(scope: Scope, run: RunInfo, builds: dict[str, EnvBuild], results: tuple[CellResult, ...],
+             real: Profile | None, measurements: tuple[MeasurementRecord, ...] = (),
+             real_hosts: Mapping[str, Profile | None] | None = None) -> RunDocument:
+    """The run document: the run, each environment's build, each host and scenario, the measurements, every cell.
+
+    `real_hosts` (a cluster's probes, by host) stands for `real` (this machine's GPUs), as in the cells' plans."""
+    probed = real_hosts or {}
+    return RunDocument(
+        measurements=measurements,
+        run=run,
+        environments=tuple(environment_record(e, builds.get(e.name)) for e in scope.environments),
+        hosts=tuple(host_record(h, probed.get(h.name, real)) for h in scope.hosts),
+        scenarios=tuple(ScenarioRecord(s.name, s.description, s.gpus, s.env_dict) for s in scope.scenarios),
+        cells=tuple(results))

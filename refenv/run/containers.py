@@ -1,0 +1,118 @@
+"""The container for one cell, as plain data (pure): what it mounts, what it may do, how it is labelled.
+
+Every cell runs with networking off, a read-only root, every capability dropped, no new privileges,
+pid and memory limits, and refenv's labels. The engine turns this into docker SDK arguments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from harness.inputs import InputError
+from refenv.engines.labels import CELL, KIND, MANAGED, RUN
+from refenv.errors import RefenvError
+from refenv.model import accepts
+from refenv.model.matrix import RunSettings, Scenario
+from refenv.run.toolkit import Injection
+
+OUT = "/out"
+RESULT = f"{OUT}/result.json"
+LDCACHE = "/etc/ld.so.cache"
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    image: str
+    command: tuple[str, ...]
+    environment: tuple[tuple[str, str], ...]
+    labels: tuple[tuple[str, str], ...]
+    binds: tuple[tuple[str, str, bool], ...]        # (host path, container path, read only)
+    devices: tuple[str, ...] = ()                    # "host:container:perms"
+    gpu_request: str | None = None                   # "all" or "0,1": --gpus for a real host
+    runtime: str | None = None                       # "nvidia": a real host where NVIDIA_VISIBLE_DEVICES decides
+    read_only: bool = True
+    network: str = "none"
+    cap_drop: tuple[str, ...] = ("ALL",)
+    security_opt: tuple[str, ...] = ("no-new-privileges",)
+    pids_limit: int = 1024
+    mem_limit: str = "6g"
+    tmpfs: tuple[tuple[str, str], ...] = (("/tmp", "rw,nosuid,nodev,size=1g"),)
+    user: str | None = None
+    entrypoint: tuple[str, ...] | None = None
+    cpus: float | None = None                        # CPU quota: cells side by side must not oversubscribe
+
+
+def container_env(scenario: Scenario, gpu_request: str | None) -> dict[str, str]:
+    """The container's environment: the scenario's variables, plus what `docker run --gpus` adds.
+
+    Docker's --gpus sets NVIDIA_VISIBLE_DEVICES (and the default capabilities) in the container
+    (moby daemon/nvidia_linux.go), which is what the toolkit and the harness then read.
+    """
+    env = {"XDG_CACHE_HOME": "/tmp/cache", "HOME": "/home/refenv"}
+    if gpu_request is not None:
+        env["NVIDIA_VISIBLE_DEVICES"] = gpu_request
+        env["NVIDIA_DRIVER_CAPABILITIES"] = "compute,utility"
+    env.update(scenario.env_dict)
+    for key, value in env.items():
+        try:
+            # A NUL or a newline in CUDA_VISIBLE_DEVICES (say, from a pasted report) never reaches a container.
+            accepts.env_value(value, key)
+        except InputError as exc:
+            raise RefenvError(f"scenario {scenario.name}: {exc}") from None
+    return env
+
+
+def cell_spec(image: str, cell_id: str, run_id: str, out_dir: str, scenario: Scenario, settings: RunSettings,
+              injection: Injection | None = None, ldcache: str | None = None, real_host: bool = False,
+              threads: int = 1) -> ContainerSpec:
+    """Everything about the cell's container; `injection` is the simulated toolkit's, for simulated hosts."""
+    gpu_request = None
+    if scenario.gpu_access and "NVIDIA_VISIBLE_DEVICES" not in scenario.env_dict:
+        gpu_request = "all" if scenario.gpus == "all" else scenario.gpus.removeprefix("device=")
+    binds: list[tuple[str, str, bool]] = [(out_dir, OUT, False)]
+    devices: list[str] = []
+    if injection is not None:
+        binds += [(m.host_path, m.container_path, True) for m in injection.mounts]
+        devices += [f"{d.host_path}:{d.container_path}:{d.permissions}" for d in injection.devices]
+        if injection.mounts and ldcache:
+            # The toolkit refreshes the container's linker cache after it mounts the driver; a read-only
+            # root cannot, so the cache made for this image and driver is mounted in its place.
+            binds.append((ldcache, LDCACHE, True))
+    command = ("cell", "--out", RESULT, "--probes", settings.probes, "--memory", settings.memory_check,
+               "--torch-timeout", f"{max(30.0, settings.timeout_s - 30):g}")
+    labels = ((MANAGED, "true"), (KIND, "cell"), (RUN, run_id), (CELL, cell_id))
+    env = container_env(scenario, gpu_request if real_host or injection else None)
+    # Cells run side by side: each gets its share of the cores, and its thread pools are told so (an
+    # OpenMP pool larger than its CPU share spins and slows every cell several times over).
+    env.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)})
+    return ContainerSpec(
+        image=image, command=command,
+        environment=tuple(sorted(env.items())), cpus=float(threads),
+        labels=labels, binds=tuple(binds), devices=tuple(devices),
+        gpu_request=gpu_request if real_host else None,
+        runtime="nvidia" if real_host and scenario.gpu_access and gpu_request is None else None,
+        pids_limit=settings.pids, mem_limit=settings.memory,
+    )
+
+
+def ldcache_spec(image: str, out_dir: str, libs: dict[str, str], run_id: str) -> ContainerSpec:
+    """A one-off container that runs ldconfig with the driver's libraries in place and copies the cache out."""
+    binds = [(out_dir, OUT, False), *((host, target, True) for target, host in sorted(libs.items()))]
+    return ContainerSpec(
+        image=image, command=(f"ldconfig && cp {LDCACHE} {OUT}/ld.so.cache",), environment=(),
+        labels=((MANAGED, "true"), (KIND, "ldcache"), (RUN, run_id)),
+        binds=tuple(binds), read_only=False, user="0", entrypoint=("sh", "-c"),
+        tmpfs=(), pids_limit=64, mem_limit="512m",
+    )
+
+
+def measure_spec(image: str, measure_id: str, run_id: str, out_dir: str, settings: RunSettings, device: str,
+                 threads: int = 1) -> ContainerSpec:
+    """The container of one measurement: a cell's confinement, on the CPU, or with every GPU of a real host."""
+    on_gpu = device == "cuda"
+    scenario = Scenario("measure", "all" if on_gpu else "none")
+    base = cell_spec(image, measure_id, run_id, out_dir, scenario, settings, real_host=on_gpu, threads=threads)
+    command = ("measure", "--out", RESULT, "--device", device, "--probes", settings.probes,
+               "--memory", settings.memory_check)
+    return replace(base, command=command, labels=((MANAGED, "true"), (KIND, "measure"), (RUN, run_id),
+                                                  (CELL, measure_id)))

@@ -1,0 +1,125 @@
+"""What each cell should report, predicted from the compatibility rules alone (pure).
+
+The prediction walks the same stack the harness examines — what the container toolkit injects, the
+driver's faults, the wheel's CUDA runtime against the driver's CUDA version, visibility, the compiled
+architectures — using `harness.compat` and `harness.cvd`, the data and rules the harness itself uses,
+so a disagreement means the model or the software stack changed, never two tables drifting apart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import catalogue, compat, cvd
+from harness.schema import (
+    ARCH_UNSUPPORTED,
+    CPU_WHEEL,
+    DRIVER_BROKEN,
+    DRIVER_TOO_OLD,
+    NOT_VISIBLE,
+    OK,
+    VERDICTS,
+)
+from refenv.build.simdriver import SimDriver
+from refenv.model.matrix import Environment, Host, Scenario
+from refenv.model.profiles import Profile
+from refenv.model.records import Expected
+from refenv.run import toolkit
+
+# The placeholder driver: prediction needs to know which libraries are injected, not where they live.
+_NOWHERE = Path("/nonexistent")
+_DRIVER = SimDriver(_NOWHERE, _NOWHERE / "libcuda.so.1", _NOWHERE / "libnvidia-ml.so.1", _NOWHERE / "nvidia-smi", "")
+
+
+
+def selection(scenario: Scenario) -> str | None:
+    """The --gpus selection, or None when NVIDIA_VISIBLE_DEVICES decides (the NVIDIA runtime without --gpus)."""
+    if "NVIDIA_VISIBLE_DEVICES" in scenario.env_dict:
+        return None
+    return "all" if scenario.gpus == "all" else scenario.gpus.removeprefix("device=")
+
+
+def injection(profile: Profile, scenario: Scenario) -> toolkit.Injection:
+    return toolkit.inject(profile, _DRIVER, scenario.env_dict, gpu_access=scenario.gpu_access,
+                          config_host_path="/nonexistent/simdriver.conf", gpus=selection(scenario))
+
+
+def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scenario) -> Expected:
+    """The expected primary verdict, every failing verdict, and the words torch's message must contain (the
+    failure catalogue's text for this torch release, harness.catalogue)."""
+    verdicts: list[str] = []
+    texts: list[str] = []
+    reasons: list[str] = []
+    if profile is None:  # host `none`: nothing is injected
+        libcuda = nvml = False
+        gpus: tuple[tuple[str, str], ...] = ()
+        nvml_error = cuinit_error = 0
+        stub = False
+    else:
+        try:
+            inj = injection(profile, scenario)
+        except toolkit.ToolkitError as exc:
+            return Expected("", (), None, f"the container cannot start: {exc}")
+        libcuda = any(m.container_path.endswith("/libcuda.so.1") for m in inj.mounts)
+        nvml = any(m.container_path.endswith("/libnvidia-ml.so.1") for m in inj.mounts)
+        gpus = tuple((g.uuid, g.compute_capability) for g in inj.gpus)
+        faults = profile.faults
+        nvml_error, cuinit_error, stub = faults.nvml_init_error, faults.cuinit_error, faults.stub
+
+    # Driver layer.
+    nvml_works = nvml and not nvml_error
+    if nvml and nvml_error:
+        verdicts.append(DRIVER_BROKEN)
+        reasons.append(f"NVML fails to initialise (error {nvml_error})")
+    if libcuda and (stub or cuinit_error not in (0, 100)):
+        verdicts.append(DRIVER_BROKEN)
+        code = 34 if stub else cuinit_error
+        reasons.append(f"cuInit fails with {code}")
+        texts.append(catalogue.torch_words_for_cuda_error(code, env.torch))
+    if not libcuda:
+        verdicts.append(NOT_VISIBLE)
+        reasons.append("no CUDA driver library in the container" + (" (NVML only)" if nvml else ""))
+
+    # Wheel and runtime.
+    if env.cuda is None:
+        verdicts.append(CPU_WHEEL)
+        reasons.append("a CPU-only wheel")
+        texts.insert(0, catalogue.torch_text("torch.not_compiled", env.torch))
+    elif profile is not None and ((libcuda and not stub) or nvml_works):
+        dcv = profile.cuda_driver_version
+        if not compat.runtime_accepts(env.cuda, dcv):
+            verdicts.append(DRIVER_TOO_OLD)
+            reasons.append(f"CUDA {env.cuda} runtime on a driver reporting {dcv}")
+            if libcuda and not stub:
+                # the runtime checks the version before cuInit
+                texts.insert(0, catalogue.torch_text("torch.driver_too_old", env.torch, found=dcv))
+
+    # Visibility.
+    cvd_value = scenario.env_dict.get("CUDA_VISIBLE_DEVICES")
+    visible = tuple(range(len(gpus)))
+    if cvd_value is not None:
+        visible = cvd.parse(cvd_value, [u for u, _ in gpus]).visible
+        if not visible:
+            verdicts.append(NOT_VISIBLE)
+            reasons.append(f"CUDA_VISIBLE_DEVICES={cvd_value!r} hides every device")
+            if env.cuda and libcuda and DRIVER_BROKEN not in verdicts:
+                texts.append(catalogue.torch_text("torch.no_gpus", env.torch))
+    if libcuda and not gpus and not (stub or cuinit_error not in (0, 100)):
+        verdicts.append(NOT_VISIBLE)
+        reasons.append("the driver sees no GPU")
+
+    # Compiled architectures (judged from NVML's capabilities and the wheel's list).
+    arches = compat.arch_list(env.torch, env.cuda) if env.cuda else None
+    if arches and nvml_works:
+        for i in visible:
+            _, cc = gpus[i]
+            if not compat.arch_supports(cc, arches):
+                verdicts.append(ARCH_UNSUPPORTED)
+                reasons.append(f"compute capability {cc} is not in {' '.join(arches)}")
+                break
+
+    ordered = tuple(dict.fromkeys(sorted(verdicts, key=VERDICTS.index)))
+    primary = ordered[0] if ordered else OK
+    if not ordered:
+        reasons.append("the runtime accepts this driver" + (" (simulated)" if profile is not None else ""))
+    return Expected(primary, ordered, texts[0] if texts else None, "; ".join(reasons))

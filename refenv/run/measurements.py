@@ -1,0 +1,154 @@
+"""What is measured once per environment (and once per environment x real GPU host), not per cell.
+
+The probes and the memory verification depend on the image and the device, not on the host profile or
+the scenario: measured in every cell they took about two thirds of a matrix run for the same answers
+(issue 16: 126 cells, 4.3 s of CPU probes and 1.8 s of memory verification each). The runner plans one
+CPU measurement per environment (cached by the image's content hash, as cells are) and one GPU
+measurement per environment on each real GPU host (never cached: hardware changes); cells only diagnose
+and name the measurements that stand for them.
+
+This module is pure: the plan of each measurement, its record in the run document, and its judgement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from refenv.build.environment import EnvBuild
+from refenv.errors import NoGpuRuntime
+from refenv.model.matrix import Environment, Host, RunSettings
+from refenv.model.status import BUILD_FAILED, ERROR, FAIL, NOT_RUN, OOM_KILLED, PASS, TIMEOUT, is_bad
+from refenv.run.cells import cache_key
+from refenv.run.containers import ContainerSpec, measure_spec
+from refenv.run.judge import memory_failure, probe_failure
+
+CPU = "cpu"
+CUDA = "cuda"
+
+
+@dataclass(frozen=True)
+class MeasurementRecord:
+    """One measurement in the run document: what it stands for, its status, and the harness's sections."""
+
+    id: str                             # "ENV/cpu" or "ENV/HOST" (a real GPU host)
+    environment: str
+    host: str | None = None             # None: the CPU, on any host
+    device: str = CPU
+    status: str = NOT_RUN
+    reason: str = ""
+    waived: str | None = None           # why the GPU work was not done (torch gets no GPU there)
+    probes: dict[str, Any] | None = None
+    memory: dict[str, Any] | None = None
+    cached: bool = False
+    cache_key: str | None = None
+    wall_s: float | None = None
+    log_tail: str | None = None
+    result_path: str | None = None
+
+    @property
+    def bad(self) -> bool:
+        return is_bad(self.status)
+
+    @property
+    def label(self) -> str:
+        """How a report names it: 'ENV (CPU)' or 'ENV on HOST (GPU)'."""
+        return f"{self.environment} (CPU)" if self.host is None else f"{self.environment} on {self.host} (GPU)"
+
+
+@dataclass(frozen=True)
+class MeasurePlan:
+    id: str
+    environment: str
+    host: str | None
+    device: str
+    spec: ContainerSpec | None          # None: not run (see `skip`)
+    skip: tuple[str, str] | None
+    cache_key: str | None               # None: never cached (a real GPU)
+    out_dir: Path
+    timeout_s: float
+
+    def record(self) -> MeasurementRecord:
+        return MeasurementRecord(self.id, self.environment, self.host, self.device, cache_key=self.cache_key,
+                                 result_path=str(self.out_dir / "result.json") if self.spec else None)
+
+
+def measurement_id(environment: str, host: str | None) -> str:
+    return f"{environment}/{host or CPU}"
+
+
+def wanted(settings: RunSettings) -> bool:
+    return settings.probes != "off" or settings.memory_check != "off"
+
+
+def plan_measurements(environments: tuple[Environment, ...], hosts: tuple[Host, ...], builds: dict[str, EnvBuild],
+                      real_error: NoGpuRuntime | None, run_id: str, folder: Path, settings: RunSettings,
+                      threads: int = 1, real_errors: Mapping[str, NoGpuRuntime] | None = None) -> list[MeasurePlan]:
+    """One CPU measurement per environment, and one GPU measurement per environment on each real host.
+
+    `real_errors` (a cluster's probes, by host) overrides `real_error` (this machine's) as cell plans do."""
+    if not wanted(settings):
+        return []
+    plans = []
+    for env in environments:
+        build = builds.get(env.name)
+        targets: list[Host | None] = [None, *(h for h in hosts if h.kind == "real")]
+        for host in targets:
+            mid = measurement_id(env.name, host.name if host else None)
+            device = CPU if host is None else CUDA
+            out_dir = folder / "measurements" / env.name / (host.name if host else CPU)
+            skip: tuple[str, str] | None = None
+            if build is None or build.status == "FAILED" or build.tag is None:
+                skip = (BUILD_FAILED, f"the image did not build: {build.error if build else 'not built'}")
+            elif host is not None and (why := (real_errors or {}).get(host.name, real_error)) is not None:
+                skip = (NOT_RUN, why.message)
+            if skip is not None:
+                plans.append(MeasurePlan(mid, env.name, host.name if host else None, device, None, skip, None,
+                                         out_dir, settings.timeout_s))
+                continue
+            assert build is not None and build.tag is not None
+            spec = measure_spec(build.tag, mid, run_id, str(out_dir), settings, device, threads)
+            # The CPU answer depends on the image and the settings only; a real GPU is measured every time.
+            key = cache_key({"measure": device, "image": build.content_hash, "probes": settings.probes,
+                             "memory": settings.memory_check}) if host is None else None
+            plans.append(MeasurePlan(mid, env.name, host.name if host else None, device, spec, None, key, out_dir,
+                                     settings.timeout_s))
+    return plans
+
+
+def judge_measurement(record: MeasurementRecord, doc: dict[str, Any] | None, exit_code: int | None,
+                      timed_out: bool, oom_killed: bool, logs: str) -> MeasurementRecord:
+    """The measurement's status: memory must match its prediction; on a GPU, the probes must hold their bands."""
+    tail = "\n".join(logs.strip().splitlines()[-25:]) or None
+    if timed_out:
+        return replace(record, status=TIMEOUT, reason="the container outlived its time limit and was killed",
+                       log_tail=tail)
+    if oom_killed:
+        return replace(record, status=OOM_KILLED, reason="the kernel killed the container for memory",
+                       log_tail=tail)
+    if doc is None:
+        return replace(record, status=ERROR, reason=f"the harness wrote no measurement (exit {exit_code})",
+                       log_tail=tail)
+    probes, memory = doc.get("probes"), doc.get("memory")
+    waived = doc.get("waived")
+    record = replace(record, probes=probes if isinstance(probes, dict) else None,
+                     memory=memory if isinstance(memory, dict) else None,
+                     waived=waived if isinstance(waived, str) else None)
+    err = doc.get("error")
+    if isinstance(err, dict) and err:
+        return replace(record, status=ERROR, reason=f"the harness failed: {err.get('message')}", log_tail=tail)
+    problems = [p for p in (memory_failure(record.memory),
+                            probe_failure(record.probes, record.device == CUDA and record.waived is None)) if p]
+    if problems:
+        return replace(record, status=FAIL, reason="; ".join(problems), log_tail=tail)
+    what = "waived: " + record.waived if record.waived else "as predicted" if record.memory else "measured"
+    return replace(record, status=PASS, reason=what)
+
+
+def covering(measurements: tuple[MeasurementRecord, ...] | list[MeasurementRecord], environment: str,
+             host: str, host_kind: str) -> tuple[str, ...]:
+    """The ids of the measurements that stand for a cell: its environment's CPU one, and its real host's."""
+    return tuple(m.id for m in measurements if m.environment == environment
+                 and (m.host is None or (host_kind == "real" and m.host == host)))

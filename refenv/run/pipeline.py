@@ -1,0 +1,255 @@
+"""`invoke matrix`: prepare (images, simulated driver, linker caches, the real host), plan, run the cells,
+write the results folder — also after Ctrl-C, with what finished.
+
+`run_matrix` sequences the three steps; `invoke reproduce` and `invoke publish` call `prepare`,
+`plan_cells` and `cells.run_cells` themselves for their one cell.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import secrets
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+from refenv.build import simdriver, wheelhouse
+from refenv.build.environment import EnvBuild
+from refenv.engines import realhost
+from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ProbesRealHosts
+from refenv.errors import NoGpuRuntime
+from refenv.model.matrix import CellSpec, Host, Matrix, RunSettings
+from refenv.model.profiles import Profile
+from refenv.model.records import NOT_RUN, CellResult, Expected
+from refenv.model.rundoc import RunDocument, write_run
+from refenv.run import cells, executor, measurements, toolkit
+from refenv.run.assemble import document, run_info
+from refenv.run.measurements import MeasurementRecord
+from refenv.run.plan import Prepared, Scope, plan_cells, plan_only
+
+LOG = logging.getLogger(__name__)
+
+
+class UI(Protocol):
+    def stage(self, message: str) -> None: ...
+    def build_line(self, environment: str, line: str) -> None: ...
+    def build_done(self, build: EnvBuild) -> None: ...
+    def measurements_start(self, total: int) -> None: ...
+    def measurement_done(self, record: MeasurementRecord) -> None: ...
+    def cells_start(self, total: int) -> None: ...
+    def cell_done(self, result: CellResult) -> None: ...
+
+
+@dataclass(frozen=True)
+class Options:
+    results_root: Path
+    parallel: int = 0
+    use_cache: bool = True
+    relock: bool = False
+    probes: str | None = None        # overrides run.probes
+    memory_check: str | None = None  # overrides run.memory_check
+    selection: dict[str, list[str]] = field(default_factory=dict)
+    images: dict[str, str] = field(default_factory=dict)  # environment -> an image to run as it is, not built
+
+
+@dataclass(frozen=True)
+class Outcome:
+    folder: Path
+    document: RunDocument
+    ok: bool
+    interrupted: bool
+    written: dict[str, Path] = field(default_factory=dict)
+
+
+def new_run_id() -> str:
+    return datetime.datetime.now().strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def settings_of(matrix: Matrix, options: Options) -> RunSettings:
+    s = matrix.run
+    return replace(s, probes=options.probes or s.probes, memory_check=options.memory_check or s.memory_check,
+                   parallel=options.parallel or s.parallel)
+
+
+def image_requests(matrix: Matrix, options: Options) -> list[ImageRequest]:
+    """One image per environment; its lock lives in locks/ beside the matrix file."""
+    return [ImageRequest(env, wheelhouse.lock_path(matrix.path, env.name), options.relock, options.images.get(env.name))
+            for env in matrix.environments]
+
+
+def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host, ...], run_id: str,
+            ui: UI) -> Prepared:
+    """Every image, and what the hosts need: the simulated driver and its linker caches, the real GPUs.
+
+    Ctrl-C here cancels what the engine started and raises KeyboardInterrupt again for the caller.
+    """
+    driver = None
+    if any(h.kind == "simulated" for h in hosts):
+        ui.stage("building the simulated driver")
+        driver = simdriver.build()
+    builds: dict[str, EnvBuild] = {}
+    try:
+        for request in requests:
+            ui.stage(f"environment {request.environment.name}")
+            builds[request.environment.name] = build = engine.ensure_image(request, ui.build_line)
+            ui.build_done(build)
+        ldcaches: dict[str, str | None] = {}
+        if driver is not None:
+            libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
+                    f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
+            for name, build in builds.items():
+                if build.tag and build.status != "FAILED":
+                    image_id = engine.image_id(build.tag) or build.tag
+                    ldcaches[name] = cells.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, run_id)
+        real, real_error, probed = None, None, {}
+        if any(h.kind == "real" for h in hosts) and isinstance(engine, ProbesRealHosts):
+            probed = engine.probe_real_hosts(hosts)  # on a cluster: each real host where its cells run
+            real = next((p.profile for p in probed.values() if p.profile), None)
+        elif any(h.kind == "real" for h in hosts):
+            real = realhost.probe()
+            image = next((b.tag for b in builds.values() if b.tag and b.status != "FAILED"), None)
+            real_error = engine.gpu_runtime_error(image) if image else NoGpuRuntime("no image to try --gpus with")
+    except KeyboardInterrupt:
+        engine.cancel(run_id)
+        raise
+    return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
+                    {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error})
+
+
+def connect() -> CellEngine:
+    """The local Docker engine (imported here: planning and the unit tests need no docker SDK)."""
+    from refenv.engines.docker.engine import DockerEngine
+
+    return DockerEngine.connect()
+
+
+@dataclass(frozen=True)
+class Begun:
+    """A run under way: its id, its results folder, and when it began."""
+
+    run_id: str
+    folder: Path
+    started: datetime.datetime
+    t0: float  # time.monotonic() at the start
+
+    @classmethod
+    def now(cls, results_root: Path) -> Begun:
+        run_id = new_run_id()
+        return cls(run_id, results_root / run_id, datetime.datetime.now(datetime.timezone.utc), time.monotonic())
+
+
+def conclude(begun: Begun, scope: Scope, inventory: Inventory, builds: dict[str, EnvBuild],
+             results: tuple[CellResult, ...], interrupted: bool, real: Profile | None, *, parallel: int = 1,
+             use_cache: bool = True, selection: dict[str, list[str]] | None = None,
+             measurements: tuple[MeasurementRecord, ...] = (),
+             real_hosts: dict[str, Profile | None] | None = None) -> Outcome:
+    """Write the run document and its reports into the run's folder."""
+    info = run_info(begun.run_id, begun.started, time.monotonic() - begun.t0, scope, selection or {}, interrupted,
+                    inventory, parallel, use_cache)
+    doc = document(scope, info, builds, results, real, measurements, real_hosts)
+    written = write_results(begun.folder, doc)
+    _link_latest(begun.folder.parent, begun.folder)
+    return Outcome(begun.folder, doc, doc.summary.ok and not interrupted, interrupted, written)
+
+
+def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | None = None) -> Outcome:
+    """The whole job; raises only for what stops everything (no engine)."""
+    begun = Begun.now(options.results_root)
+    if engine is None:
+        ui.stage("connecting to the Docker engine")
+        engine = connect()
+    begun.folder.mkdir(parents=True, exist_ok=True)  # only once an engine answers: no empty run folders
+    inventory = engine.inventory()
+    settings = settings_of(matrix, options)
+    parallel = settings.parallel or os.cpu_count() or 1
+    scope = Scope(matrix.environments, matrix.hosts, matrix.scenarios, matrix.path)
+    try:
+        prepared = prepare(engine, image_requests(matrix, options), matrix.hosts, begun.run_id, ui)
+    except KeyboardInterrupt:
+        # Interrupted while preparing: report every cell as not run.
+        results = tuple(CellResult(c.id, c.environment.name, c.host.name, c.scenario.name, NOT_RUN,
+                                   "interrupted (Ctrl-C) before it ran") for c in scope.cells())
+        return conclude(begun, scope, inventory, {}, results, True, None, parallel=parallel,
+                        use_cache=options.use_cache, selection=options.selection)
+    threads = max(1, (os.cpu_count() or 1) // parallel)
+    # What does not depend on the cell is measured first, once per environment (and real GPU host);
+    # the cells then only diagnose.
+    plans_m = measurements.plan_measurements(scope.environments, scope.hosts, prepared.builds, prepared.real_error,
+                                         begun.run_id, begun.folder, settings, threads, prepared.real_errors)
+    ui.measurements_start(len(plans_m))
+    measures = executor.run_measurements(engine, plans_m, begun.run_id, parallel, options.use_cache,
+                                           ui.measurement_done)
+    if measures.interrupted:
+        results = tuple(CellResult(c.id, c.environment.name, c.host.name, c.scenario.name, NOT_RUN,
+                                   "interrupted (Ctrl-C) before it ran") for c in scope.cells())
+        return conclude(begun, scope, inventory, prepared.builds, results, True, prepared.real, parallel=parallel,
+                        use_cache=options.use_cache, selection=options.selection, measurements=measures.records,
+                        real_hosts=prepared.real_hosts)
+    plans = plan_cells(scope, prepared, begun.run_id, begun.folder, cell_settings(settings), threads)
+    ui.cells_start(len(plans))
+    done = cells.run_cells(engine, plans, begun.run_id, parallel, options.use_cache, ui.cell_done)
+    results = tuple(replace(c, measurements=measurements.covering(measures.records, c.environment, c.host,
+                                                              _kind(scope, c.host)))
+                    for c in done.results)
+    return conclude(begun, scope, inventory, prepared.builds, results, done.interrupted, prepared.real,
+                    parallel=parallel, use_cache=options.use_cache, selection=options.selection,
+                    measurements=measures.records, real_hosts=prepared.real_hosts)
+
+
+def cell_settings(settings: RunSettings) -> RunSettings:
+    """A matrix cell only diagnoses: its probes and memory check are the environment's measurements."""
+    return replace(settings, probes="off", memory_check="off")
+
+
+def _kind(scope: Scope, host: str) -> str:
+    return next((h.kind for h in scope.hosts if h.name == host), "none")
+
+
+def dry_run(matrix: Matrix) -> list[tuple[CellSpec, Expected]]:
+    """Each cell with its expectation, without an engine: what `invoke matrix --dry-run` prints."""
+    real = realhost.probe() if any(h.kind == "real" for h in matrix.hosts) else None
+    return plan_only(Scope(matrix.environments, matrix.hosts, matrix.scenarios, matrix.path), real)
+
+
+def write_results(folder: Path, doc: RunDocument) -> dict[str, Path]:
+    """cells.json and the reports; the JSON first, so a report failure cannot lose the results."""
+    from refenv.report import write_reports
+
+    written = {"cells.json": write_run(doc, folder / "cells.json")}
+    try:
+        written.update({k: Path(v) for k, v in write_reports(doc, folder).items()})
+    except Exception:  # the results are safe in cells.json; say what broke and go on
+        LOG.exception("writing the reports failed; cells.json is complete")
+    return written
+
+
+def _link_latest(root: Path, folder: Path) -> None:
+    link = root / "latest"
+    try:
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(folder.name)
+    except OSError as exc:
+        LOG.debug("no latest link: %s", exc)
+
+
+__all__ = [
+    "UI",
+    "Begun",
+    "Inventory",
+    "Options",
+    "Outcome",
+    "cell_settings",
+    "conclude",
+    "connect",
+    "dry_run",
+    "image_requests",
+    "new_run_id",
+    "prepare",
+    "run_matrix",
+    "settings_of",
+    "write_results",
+]

@@ -1,0 +1,117 @@
+"""Plan cells (pure): each cell's expectation, its container, its cache key, and the files it mounts.
+
+Planning reads what the preparation found (images, the simulated driver, linker caches, the real host)
+and returns plans; it writes nothing. The runner writes the plans' files just before it runs them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from refenv.build.environment import EnvBuild
+from refenv.build.simdriver import SimDriver
+from refenv.errors import NoGpuRuntime
+from refenv.model import profiles
+from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
+from refenv.model.profiles import Profile
+from refenv.model.records import BUILD_FAILED, NOT_RUN, Expected
+from refenv.run import expect, toolkit
+from refenv.run.cells import CellPlan, cache_key
+from refenv.run.containers import cell_spec
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What a run covers: every environment on every host in every scenario."""
+
+    environments: tuple[Environment, ...]
+    hosts: tuple[Host, ...]
+    scenarios: tuple[Scenario, ...]
+    matrix_file: str | None = None   # where they were read from, for the report
+
+    def cells(self) -> list[CellSpec]:
+        return [CellSpec(e, h, s) for e in self.environments for h in self.hosts for s in self.scenarios]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the preparation made and found: one image per environment, and what the hosts need."""
+
+    builds: dict[str, EnvBuild]
+    driver: SimDriver | None = None                 # the simulated driver, when a host is simulated
+    ldcaches: dict[str, str | None] = field(default_factory=dict)  # environment -> linker cache with the driver
+    real: Profile | None = None                     # this machine's GPUs, when a host is real
+    real_error: NoGpuRuntime | None = None          # why a container cannot get them here
+    real_hosts: dict[str, Profile | None] = field(default_factory=dict)   # on a cluster: each real host's
+    real_errors: dict[str, NoGpuRuntime] = field(default_factory=dict)    # GPUs, or why it has none
+
+
+def matrix_host_profile(host: Host, real: Profile | None) -> Profile | None:
+    """The driver profile a host stands for: its inline or shipped simulated profile, or the real machine's."""
+    if host.kind == "simulated" and host.inline is not None:
+        return host.inline
+    if host.kind == "simulated" and host.profile:
+        return profiles.get(host.profile)
+    if host.kind == "real":
+        return real
+    return None
+
+
+def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, settings: RunSettings,
+              threads: int = 1) -> CellPlan:
+    """One cell's plan: skipped with why, or its container, cache key and files."""
+    env, host, scenario = spec.environment, spec.host, spec.scenario
+    profile = (prepared.real_hosts[host.name] if host.name in prepared.real_hosts
+               else matrix_host_profile(host, prepared.real))
+    expected = expect.expect(env, host, profile, scenario)
+    out_dir = folder / "cells" / env.name / host.name / scenario.name
+    build = prepared.builds[env.name]
+
+    def skipped(status: str, reason: str) -> CellPlan:
+        return CellPlan(spec.id, env.name, host.name, scenario.name, expected, None, (status, reason), None, out_dir,
+                        settings.timeout_s)
+
+    if build.status == "FAILED" or build.tag is None:
+        return skipped(BUILD_FAILED, f"the image did not build: {build.error}")
+    real_error = prepared.real_errors.get(host.name, prepared.real_error)
+    if host.kind == "real" and scenario.gpu_access and real_error is not None:
+        return skipped(NOT_RUN, real_error.message)
+    injection = None
+    files: tuple[tuple[Path, str], ...] = ()
+    key_parts: dict[str, object] = {"image": build.content_hash, "host": host.kind,
+                                    "scenario": [scenario.gpus, scenario.env], "probes": settings.probes,
+                                    "memory": settings.memory_check}
+    if host.kind == "simulated":
+        driver = prepared.driver
+        if profile is None or driver is None:
+            return skipped(NOT_RUN, f"host {host.name} has no simulated driver profile")
+        config = folder / "hosts" / f"{host.name}--{scenario.name}.conf"
+        try:
+            injection = toolkit.inject(profile, driver, scenario.env_dict, gpu_access=scenario.gpu_access,
+                                       config_host_path=str(config), gpus=expect.selection(scenario))
+        except toolkit.ToolkitError as exc:
+            return skipped(NOT_RUN, str(exc))
+        if injection.config_text is not None:
+            files = ((config, injection.config_text),)
+        key_parts.update(driver=driver.digest, config=injection.config_text,
+                         mounts=[m.container_path for m in injection.mounts],
+                         devices=[d.container_path for d in injection.devices])
+    container = cell_spec(build.tag, spec.id, run_id, str(out_dir), scenario, settings, injection,
+                          prepared.ldcaches.get(env.name), real_host=host.kind == "real", threads=threads)
+    # Real hardware is measured every time: it is never cached.
+    key = None if host.kind == "real" else cache_key(key_parts)
+    return CellPlan(spec.id, env.name, host.name, scenario.name, expected, container, None, key, out_dir,
+                    settings.timeout_s, files)
+
+
+def plan_cells(scope: Scope, prepared: Prepared, run_id: str, folder: Path, settings: RunSettings,
+               threads: int = 1) -> list[CellPlan]:
+    """Every cell of the scope, planned."""
+    return [plan_cell(spec, prepared, run_id, folder, settings, threads) for spec in scope.cells()]
+
+
+def plan_only(scope: Scope, real: Profile | None) -> list[tuple[CellSpec, Expected]]:
+    """Each cell with its expectation, without an engine: what `invoke matrix --dry-run` prints."""
+    return [(spec, expect.expect(spec.environment, spec.host, matrix_host_profile(spec.host, real), spec.scenario))
+            for spec in scope.cells()]

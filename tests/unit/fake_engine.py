@@ -6,23 +6,20 @@ which containers are still in flight, what was cancelled.
 from __future__ import annotations
 
 import json
-import os
 import threading
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-import pytest
-
 from harness.classify import classify
 from harness.facts import Facts
-from refenv.build import simdriver
 from refenv.build.environment import EnvBuild
 from refenv.engines.labels import CELL, KIND, RUN
 from refenv.engines.seam import ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.model.records import CellResult
 from refenv.run.containers import OUT, ContainerSpec
+from refenv.run.measurements import MeasurementRecord
 from tests.unit.facts_builder import healthy, merge, no_driver
 
 
@@ -131,15 +128,35 @@ class FakeEngine:
         return len(mine)
 
 
-@pytest.fixture(autouse=True)
-def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A cache of its own for each test, sharing the compiled simulated driver (built once, for real).
+class UI:
+    """Keeps what the runner tells it; `stop_after` raises KeyboardInterrupt (Ctrl-C) after that many cells."""
 
-    Autouse in every module that imports it, so runs through the fake engine never share cached cells.
-    """
-    driver = simdriver.build()
-    root = tmp_path / "cache"
-    root.mkdir()
-    monkeypatch.setenv("REFENV_CACHE", str(root))
-    os.symlink(driver.root.parent, root / "simdriver")
-    yield root
+    def __init__(self, stop_after: int | None = None) -> None:
+        self.cells: list[CellResult] = []
+        self.builds: list[EnvBuild] = []
+        self.stop_after = stop_after
+        self.measuring = -1
+        self.measured: list[MeasurementRecord] = []
+
+    def stage(self, message: str) -> None:
+        pass
+
+    def build_line(self, environment: str, line: str) -> None:
+        pass
+
+    def build_done(self, build: EnvBuild) -> None:
+        self.builds.append(build)
+
+    def measurements_start(self, total: int) -> None:
+        self.measuring = total
+
+    def measurement_done(self, record: MeasurementRecord) -> None:
+        self.measured.append(record)
+
+    def cells_start(self, total: int) -> None:
+        pass
+
+    def cell_done(self, result: CellResult) -> None:
+        self.cells.append(result)
+        if self.stop_after is not None and len(self.cells) >= self.stop_after:
+            raise KeyboardInterrupt

@@ -19,8 +19,9 @@ from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.model.rundoc import load_run
 from refenv.report.console import console_summary
 from refenv.run.pipeline import Options, Outcome, run_matrix
-from tests.unit.fake_engine import MEASURE_DOC, NO_DRIVER_DOC, FakeEngine, Script, private_cache  # noqa: F401 (autouse)
-from tests.unit.test_runner import UI
+from tests.unit.fake_engine import MEASURE_DOC, NO_DRIVER_DOC, UI, FakeEngine, Script
+
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 CU130, CPU = Environment("cu130", "2.14.1", "cu130"), Environment("cpuonly", "2.13.0", "cpu")
 NONE, R580, R535, REAL = (Host("none", "none"), Host("r580", "simulated", "r580"), Host("r535", "simulated", "r535"),

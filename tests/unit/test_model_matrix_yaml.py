@@ -9,25 +9,9 @@ import pytest
 from refenv.errors import MatrixError, RefenvError
 from refenv.model.matrix import cells, select
 from refenv.model.matrix_yaml import load, parse
+from tests.unit.matrix_samples import GOOD
 
 ROOT = Path(__file__).resolve().parents[2]
-
-GOOD = """\
-version: 1
-environments:
-  cu130:
-    torch: "2.14.1"
-    variant: cu130
-hosts:
-  r580: {kind: simulated, profile: r580}
-  none: {kind: none}
-scenarios:
-  gpu: {gpus: all}
-  hidden:
-    gpus: all
-    env: {CUDA_VISIBLE_DEVICES: ""}
-"""
-
 
 def error_of(text: str) -> MatrixError:
     with pytest.raises(MatrixError) as info:

@@ -15,53 +15,19 @@ from refenv.build import simdriver
 from refenv.build.environment import EnvBuild
 from refenv.errors import NoGpuRuntime, RefenvError
 from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
-from refenv.model.records import CellResult
 from refenv.model.rundoc import load_run
 from refenv.run.cells import run_cells
-from refenv.run.measurements import MeasurementRecord
 from refenv.run.pipeline import Options, Outcome, run_matrix
 from refenv.run.plan import Prepared, Scope, plan_cells
-from tests.unit.fake_engine import NO_DRIVER_DOC, OK_DOC, FakeEngine, Script, private_cache  # noqa: F401 (autouse)
+from tests.unit.fake_engine import NO_DRIVER_DOC, OK_DOC, UI, FakeEngine, Script
+
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 CU130 = Environment("cu130", "2.14.1", "cu130")
 BROKEN = Environment("broken", "2.14.1", "cu130")
 NONE, R580, REAL = Host("none", "none"), Host("r580", "simulated", "r580"), Host("real", "real")
 GPU = Scenario("gpu", "all")
 FAST = RunSettings(timeout_s=0.3, parallel=2, probes="off", memory_check="off")
-
-
-class UI:
-    """Keeps what the runner tells it; `stop_after` raises KeyboardInterrupt (Ctrl-C) after that many cells."""
-
-    def __init__(self, stop_after: int | None = None) -> None:
-        self.cells: list[CellResult] = []
-        self.builds: list[EnvBuild] = []
-        self.stop_after = stop_after
-        self.measuring = -1
-        self.measured: list[MeasurementRecord] = []
-
-    def stage(self, message: str) -> None:
-        pass
-
-    def build_line(self, environment: str, line: str) -> None:
-        pass
-
-    def build_done(self, build: EnvBuild) -> None:
-        self.builds.append(build)
-
-    def measurements_start(self, total: int) -> None:
-        self.measuring = total
-
-    def measurement_done(self, record: MeasurementRecord) -> None:
-        self.measured.append(record)
-
-    def cells_start(self, total: int) -> None:
-        pass
-
-    def cell_done(self, result: CellResult) -> None:
-        self.cells.append(result)
-        if self.stop_after is not None and len(self.cells) >= self.stop_after:
-            raise KeyboardInterrupt
 
 
 def matrix(*hosts: Host, envs: tuple[Environment, ...] = (CU130,)) -> Matrix:

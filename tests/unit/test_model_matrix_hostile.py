@@ -19,7 +19,7 @@ from refenv.model import accepts
 from refenv.model.matrix import Bootstrap, Environment, Matrix, Scenario
 from refenv.model.matrix_yaml import load, parse
 from refenv.run.containers import container_env
-from tests.unit.test_matrix_load import GOOD
+from tests.unit.matrix_samples import GOOD
 
 
 def error_of(text: str) -> MatrixError:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.run.pipeline import Options, Outcome, run_matrix
-from tests.unit.fake_engine import NO_DRIVER_DOC, FakeEngine, Script, private_cache  # noqa: F401 (autouse)
-from tests.unit.test_runner import UI
+from tests.unit.fake_engine import NO_DRIVER_DOC, UI, FakeEngine, Script
+
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 CU130 = Environment("cu130", "2.14.1", "cu130")
 R535, R580 = Host("r535", "simulated", "r535"), Host("r580", "simulated", "r580")

@@ -5,16 +5,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from refenv import paths
-from refenv.build import baseimage, images, wheelhouse
+from refenv.builder import baseimage, images, wheelhouse
+from refenv.builder.store import ImageStore
 from refenv.errors import BuildError, LockError, RefenvError
 from refenv.model.builds import CACHED, FAILED, EnvBuild
 from refenv.model.matrix import Environment, Matrix
-from refenv.build.store import ImageStore
-
 
 LOG = logging.getLogger(__name__)
 Progress = Callable[[str, str], None]  # (environment, message)

@@ -8,6 +8,7 @@ document are judged by the same code.
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypedDict
 
 
@@ -112,3 +113,41 @@ def empty_facts(source: str = "probed") -> Facts:
         "visibility": {},
         "source": source,
     }
+
+
+# What the values of a saved document may be, beyond their types: checked when one is read back
+# (harness.intake.saved), before anything acts on it. Versions and capabilities are ASCII digits matched whole
+# (Python's int() also reads Arabic-Indic and full-width digits, which no driver or wheel prints); counts
+# and codes lie in ranges that hold every real machine. Paths are dotted, `[]` for every item of a list.
+VERSION_TAIL = r"[0-9A-Za-z.+_-]{0,64}"   # local labels and pre-releases: +cu121, a0+git8ac9b20, rc1, .dev2024
+FORMATS: dict[str, tuple[re.Pattern[str], str]] = {
+    "torch.version": (re.compile(r"[0-9]{1,4}\.[0-9]{1,4}(?:\.[0-9]{1,4})?" + VERSION_TAIL),
+                      "a torch version such as 2.1.0+cu121"),
+    "torch.cuda": (re.compile(r"[0-9]{1,2}\.[0-9]{1,2}(?:\.[0-9]{1,3})?"),
+                   "a CUDA version such as 12.1, or null for a CPU build"),
+    "torch.hip": (re.compile(r"[0-9]{1,2}\.[0-9]{1,2}" + VERSION_TAIL), "a ROCm version such as 6.0.32830, or null"),
+    "torch.arch_list[]": (re.compile(r"[A-Za-z0-9_]{1,24}"), "an architecture such as sm_90"),
+    "driver.nvml.driver_version": (re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){1,3}"),
+                                   "a driver version such as 535.104.05"),
+    "driver.kernel_module_version": (re.compile(r"[0-9]{1,4}(?:\.[0-9]{1,4}){1,3}"),
+                                     "a driver version such as 535.104.05"),
+    "driver.nvml.devices[].compute_capability": (re.compile(r"[0-9]{1,2}\.[0-9]"), "MAJOR.MINOR such as 9.0"),
+    "torch.devices[].compute_capability": (re.compile(r"[0-9]{1,2}\.[0-9]"), "MAJOR.MINOR such as 9.0"),
+    "host.python": (re.compile(r"[0-9]{1,2}\.[0-9]{1,3}(?:\.[0-9]{1,3})?[0-9A-Za-z.+_-]{0,20}"),
+                    "a Python version such as 3.11.7"),
+}
+_VERSION_NUMBER = (0, 99_999)   # cuDriverGetVersion-style: 12080 is CUDA 12.8
+RANGES: dict[str, tuple[int, int]] = {
+    "driver.libcuda.driver_version": _VERSION_NUMBER,
+    "driver.nvml.cuda_driver_version": _VERSION_NUMBER,
+    "torch.cudart_version": _VERSION_NUMBER,
+    "driver.libcuda.cuinit": (0, 99_999),              # CUresult codes run to 999 (CUDA_ERROR_UNKNOWN)
+    "driver.nvml.init_error_code": (0, 99_999),        # nvmlReturn_t codes run to 999 (NVML_ERROR_UNKNOWN)
+    "driver.libcuda.device_count": (0, 4096),
+    "torch.device_count": (0, 4096),
+    "driver.nvml.devices[].index": (0, 4095),
+    "torch.devices[].index": (0, 4095),
+    "driver.nvml.devices[].memory_total_bytes": (0, 1 << 50),
+    "torch.devices[].memory_total_bytes": (0, 1 << 50),
+    "driver.nvidia_smi.rc": (-255, 255),               # a negative code is the signal that ended it
+}

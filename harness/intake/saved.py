@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any, ForwardRef, cast
 
 from harness import facts as facts_module
 from harness.facts import Facts, empty_facts
+from harness.inputs import shorten
 from harness.intake import unknowns
 from harness.intake.parsed import ParsedReport, ReportError
 from harness.schema import SCHEMA, SCHEMA_VERSION
@@ -76,8 +78,26 @@ def _annotation(tp: Any) -> str:
     return tp if isinstance(tp, str) else str(getattr(tp, "__name__", tp))
 
 
+def _pattern_key(where: str) -> str:
+    """'facts.driver.nvml.devices[0].index' -> 'driver.nvml.devices[].index' (the key of FORMATS and RANGES)."""
+    return re.sub(r"\[[0-9]+\]", "[]", where[len("facts."):])
+
+
+def _check_value(value: Any, where: str) -> None:
+    """A string in its field's format, a number in its field's range (harness.facts.FORMATS, RANGES)."""
+    key = _pattern_key(where)
+    if isinstance(value, str) and key in facts_module.FORMATS:
+        pattern, allowed = facts_module.FORMATS[key]
+        if pattern.fullmatch(value) is None:
+            raise ReportError(f"{where}: {shorten(value, 40)} is not allowed; expected {allowed}")
+    elif isinstance(value, int) and key in facts_module.RANGES:
+        lo, hi = facts_module.RANGES[key]
+        if not lo <= value <= hi:
+            raise ReportError(f"{where}: {shorten(value, 40)} is out of range; expected {lo} to {hi}")
+
+
 def _check(value: Any, annotation: str, where: str, extra: list[str]) -> None:
-    """Check a value against its facts.py annotation; unknown keys are listed, not refused."""
+    """Check a value against its facts.py annotation and format; unknown keys are listed, not refused."""
     text = annotation.replace(" ", "")
     base = text[:-len("|None")] if text.endswith("|None") else text
     if value is None or base == "Any":
@@ -87,11 +107,15 @@ def _check(value: Any, annotation: str, where: str, extra: list[str]) -> None:
     if kind in _KINDS:
         expected: type = {"str": str, "int": int, "bool": bool, "list": list, "dict": dict}[kind]
         if not isinstance(value, expected) or (kind == "int" and isinstance(value, bool)):
-            shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-            raise ReportError(f"{where}: expected {_KINDS[kind]} or null, got {shown}")
+            raise ReportError(f"{where}: expected {_KINDS[kind]} or null, got {shorten(value, 40)}")
+        _check_value(value, where)
         if kind == "list":
+            item_type = base[len("list["):-1]
             for i, item in enumerate(cast("list[Any]", value)):
-                _check(item, base[len("list["):-1], f"{where}[{i}]", extra)
+                if item is None:  # a list holds values; null stands for an unknown list, never an item
+                    item_kind = _KINDS.get(item_type.split("[", 1)[0], "an object")
+                    raise ReportError(f"{where}[{i}]: expected {item_kind}, got null")
+                _check(item, item_type, f"{where}[{i}]", extra)
     elif isinstance(typed, type) and hasattr(typed, "__annotations__"):
         if not isinstance(value, dict):
             raise ReportError(f"{where}: expected an object, got {type(value).__name__}")

@@ -178,8 +178,22 @@ def gpu_name_problem(name: str) -> str | None:
     return None
 
 
+def capability_problem(cc: str) -> str | None:
+    """Why a compute capability cannot be simulated (not MAJOR.MINOR in ASCII digits), or None."""
+    if _CC_RE.fullmatch(cc):
+        return None
+    return f"compute capability {cc[:40]!r} is not MAJOR.MINOR such as 7.5"
+
+
 def _checked(profile: Profile, gpus: Sequence[Gpu]) -> None:
-    """Every value render_config writes, as the C parser reads it; ProfileError otherwise (defence in depth)."""
+    """Every value render_config writes, as the C parser reads it; ProfileError otherwise (defence in depth).
+
+    The profile may be made on the fly (`invoke reproduce`): the error names the configuration, not profiles.json.
+    """
+    def _need(cond: bool, where: str, what: str) -> None:
+        if not cond:
+            raise ProfileError(f"{where}: {what}")
+
     where = f"simulated driver configuration of {profile.name[:64]!r}"
     _need(bool(_NAME_RE.fullmatch(profile.name)), f"{where}: profile", "lower-case letters, digits and '-'")
     _need(bool(_DRIVER_RE.fullmatch(profile.driver_version)), f"{where}: driver_version", "e.g. 535.183.01")

@@ -16,7 +16,7 @@ from refenv.builder import baseimage
 from refenv.model import accepts
 from refenv.model.faults import NAMED, Faults
 from refenv.model.matrix import Base, Environment, Host, Scenario
-from refenv.model.profiles import MAX_GPUS, Gpu, Profile, gpu_name_problem
+from refenv.model.profiles import MAX_GPUS, Gpu, Profile, capability_problem, gpu_name_problem
 from refenv.reproduce import builds, drivers
 from refenv.reproduce.builds import Build, Offer
 from refenv.reproduce.gpus import simulated_gpu
@@ -49,7 +49,8 @@ def gpus_for(inferred: Inferred, driver: str, notes: list[str]) -> tuple[Gpu, ..
         if len(inferred.gpus) > MAX_GPUS:
             raise ReproduceError(f"{len(inferred.gpus)} GPUs: the simulated driver holds at most {MAX_GPUS}")
         for g in inferred.gpus:
-            problem = gpu_name_problem(g.name)
+            problem = gpu_name_problem(g.name) or (capability_problem(g.compute_capability)
+                                                    if g.compute_capability is not None else None)
             if problem:
                 raise ReproduceError(f"GPU {shorten(g.name)}: {problem}")
         made = [simulated_gpu(g, i) for i, g in enumerate(inferred.gpus)]

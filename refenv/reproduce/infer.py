@@ -22,7 +22,8 @@ from refenv.reproduce import drivers
 from refenv.reproduce.gpus import GpuGuess
 from refenv.reproduce.values import Inferred, Reported, ReproduceError
 
-_RELEASE_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?")
+# ASCII digits: `\d` also reads Arabic-Indic and full-width digits, which name no torch or Python release.
+_RELEASE_RE = re.compile(r"^([0-9]{1,4})\.([0-9]{1,4})(?:\.([0-9]{1,4}))?")
 # harness/intake/hints.py records a `docker run` line without a GPU flag with these words.
 _NO_GPU_FLAG = "without --gpus"
 
@@ -45,7 +46,7 @@ def variant_from(version: str, cuda_known: bool, cuda: str | None, evidence: lis
     """The build variant: torch.version.cuda decides; the version label, then PyPI's default, when it is unknown."""
     if cuda_known:
         return compat.variant_of(version, cuda)
-    label = re.search(r"\+(cpu|cu\d{3,4})\b", version)
+    label = re.search(r"\+(cpu|cu[0-9]{3,4})\b", version)
     if label:
         evidence.append(f"variant {label.group(1)} from the version label alone (torch.version.cuda not reported)")
         return label.group(1)

@@ -87,12 +87,13 @@ def _guarded(body: Callable[P, R]) -> Callable[P, R]:
     "verbose": "stream every build log line",
     "compare": "an environment to compare with: it runs too, and the summary says what changes on each host",
     "backend": "local | slurm | kubernetes: where the cells run (default: run.backend)",
+    "max-cells": "confirm a run of more than 10,000 cells (refused without it): the number of cells it may have",
 })
 @_guarded
 def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None, host: list[str] | None = None,
            scenario: list[str] | None = None, rerun: bool = False, parallel: int = 0, results: str = "results",
            dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False,
-           compare: str | None = None, backend: str | None = None) -> None:
+           compare: str | None = None, backend: str | None = None, max_cells: int = 0) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.model.matrix import MODES
     from refenv.report.console import console_summary
@@ -107,7 +108,12 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
         raise Exit(f"refenv: --parallel {parallel}: expected 0 (the number of cores) to 1024", code=2)
     if compare and env:
         env = [*env, compare]
+    if not 0 <= max_cells <= 100_000_000:
+        raise Exit(f"refenv: --max-cells {max_cells}: expected a number of cells up to 100000000", code=2)
+    from refenv.model.matrix import MAX_CELLS, check_size
+
     m = _matrix(matrix, env, host, scenario)
+    cells = check_size(m, max_cells or MAX_CELLS)
     if dry_run:
         for spec, expected in plan_of(m):
             print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
@@ -115,7 +121,6 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     from refenv.engines.connect import engine_for, parallel_for
 
     where = backend or m.run.backend
-    cells = len(m.environments) * len(m.hosts) * len(m.scenarios)
     ui = ConsoleUI(verbose=verbose)
     options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
                       use_cache=not rerun, relock=relock, probes=probes,
@@ -359,7 +364,8 @@ def _slurm_up(c: Context) -> None:
               "reads standard input; the word 'flags' describes the stack with --torch ...",
     "torch": "with REPORT 'flags': the torch build, e.g. 2.1.0+cu121 (or 2.1.0 for PyPI's default build)",
     "driver": "with --torch: the Linux driver version, e.g. 470.182.03 (none given: a host without a driver)",
-    "gpu": "with --torch: a GPU name, e.g. 'Tesla T4' or '2 x NVIDIA A100-SXM4-80GB' (repeat for more)",
+    "gpu": "with --torch: a GPU name, e.g. 'Tesla T4' or '2 x NVIDIA A100-SXM4-80GB' (up to 16 of a name; repeat "
+           "for more: at most 16 times, 64 GPUs in all)",
     "cuda-visible-devices": "with --torch: CUDA_VISIBLE_DEVICES as set on that machine (\"\" for empty)",
     "python": "with --torch: the Python, e.g. 3.10",
     "no-gpus": "with --torch: the container was started without GPU access",

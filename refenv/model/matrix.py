@@ -155,5 +155,23 @@ def select(matrix: Matrix, env: list[str] | None = None, host: list[str] | None 
                   tuple(s for s in matrix.scenarios if s.name in scenarios), matrix.run)
 
 
+# At about a second a cell on two cores, 10,000 cells are hours of work: a larger run is refused unless its
+# size is confirmed (`invoke matrix --max-cells N`), so a mistyped matrix never plans a quarter of a million.
+MAX_CELLS = 10_000
+
+
+def check_size(matrix: Matrix, max_cells: int = MAX_CELLS) -> int:
+    """The number of cells; RefenvError with the number when it passes `max_cells`."""
+    sizes = (len(matrix.environments), len(matrix.hosts), len(matrix.scenarios))
+    total = sizes[0] * sizes[1] * sizes[2]
+    if total > max_cells:
+        from refenv.errors import RefenvError
+
+        raise RefenvError(f"{total:,} cells ({sizes[0]} environments x {sizes[1]} hosts x {sizes[2]} scenarios): "
+                          f"more than the {max_cells:,} a run takes without confirmation",
+                          f"run a slice (--env, --host, --scenario), or confirm the size with --max-cells {total}")
+    return total
+
+
 def cells(matrix: Matrix) -> list[CellSpec]:
     return [CellSpec(e, h, s) for e in matrix.environments for h in matrix.hosts for s in matrix.scenarios]

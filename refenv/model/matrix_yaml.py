@@ -19,7 +19,7 @@ import yaml
 from harness import compat, inputs
 from harness.inputs import InputError, shorten
 from refenv.errors import MatrixError
-from refenv.model import accepts
+from refenv.model import accepts, yaml_tree
 from refenv.model.matrix import HOST_KINDS, MODES, Base, Bootstrap, Environment, Host, Matrix, RunSettings, Scenario
 from refenv.model.placement import BACKENDS, LAUNCHERS, KubePlacement, SlurmPlacement
 
@@ -32,6 +32,9 @@ VARIANT_RE = re.compile(r"cpu|cu[0-9]{3,4}")
 PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
 GPUS_RE = re.compile(r"all|none|device=[0-9]{1,3}(?:,[0-9]{1,3}){0,63}")
 SIZE_RE = re.compile(r"[0-9]{1,9}[kmg]?", re.I)
+# The daemon refuses a smaller --memory: "Minimum memory limit allowed is 6MB" (moby daemon/daemon_unix.go,
+# linuxMinMemory = 6291456).
+DOCKER_MIN_MEMORY = 6 << 20
 MAX_BYTES = 1024 * 1024  # matrix.yaml is a few kB
 # The characters the YAML 1.1 spec (and PyYAML's reader) refuses to read; refused here with their line.
 _CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
@@ -169,15 +172,7 @@ def parse(text: str, path: str = "matrix.yaml") -> Matrix:
     deep = inputs.nesting_error(text, inputs.MAX_DEPTH)
     if deep is not None:
         raise MatrixError(path, int(deep[5:]), "syntax", f"brackets nest deeper than {inputs.MAX_DEPTH} levels")
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else None
-        raise MatrixError(path, line, "syntax", f"not valid YAML: {exc.problem}") from None
-    except yaml.YAMLError as exc:  # the reader's errors (a character YAML forbids) carry no problem mark
-        raise MatrixError(path, None, "syntax", f"not valid YAML: {shorten(str(exc), 200)}") from None
-    except RecursionError:  # block nesting (indentation) deep enough to exhaust PyYAML's recursive composer
-        raise MatrixError(path, None, "syntax", "nested too deeply") from None
+    root = yaml_tree.compose(text, path)
     if root is None:
         raise MatrixError(path, None, "file", "is empty; expected version, environments, hosts and scenarios")
     top = r.mapping(root, "", ("version", "base", "environments", "hosts", "scenarios", "run"))
@@ -205,8 +200,8 @@ def _named(r: _Reader, node: yaml.Node, field: str, make: Callable[[yaml.Node, s
         try:
             accept(name, "name")
         except InputError as exc:
-            # The key's own line (the value's may be the next one), and the name on its own.
-            raise r.fail(key, field, f"bad {exc!s}") from None
+            # The key's own line (the value's may be the next one) and its path, as for any other field.
+            raise r.fail(key, f"{field}.{_as_field(name)}", f"bad name: {str(exc).removeprefix('name: ')}") from None
         out.append(make(value, name, f"{field}.{name}"))
     return out
 
@@ -341,7 +336,7 @@ def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
     return RunSettings(
         timeout_s=r.number(m["timeout_s"], f"{field}.timeout_s", float, 1, 86_400) if "timeout_s" in m
         else d.timeout_s,
-        memory=r.string(m["memory"], f"{field}.memory", SIZE_RE, "a size such as '6g'") if "memory" in m else d.memory,
+        memory=_memory(r, m["memory"], f"{field}.memory") if "memory" in m else d.memory,
         pids=r.number(m["pids"], f"{field}.pids", int, 16, 4_194_304) if "pids" in m else d.pids,
         parallel=r.number(m["parallel"], f"{field}.parallel", int, 0, 1024) if "parallel" in m else d.parallel,
         probes=r.string(m["probes"], f"{field}.probes", mode, "quick | full | off") if "probes" in m else d.probes,
@@ -352,6 +347,21 @@ def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
         launcher=r.string(m["launcher"], f"{field}.launcher", re.compile(f"^({'|'.join(LAUNCHERS)})$"),
                           " | ".join(LAUNCHERS)) if "launcher" in m else d.launcher,
     )
+
+
+def _memory(r: _Reader, node: yaml.Node, field: str) -> str:
+    """A container memory limit as Docker reads it (k, m, g are powers of 1024), at least Docker's minimum."""
+    text = r.string(node, field, SIZE_RE, "a size such as '6g' or '512m'")
+    if size_bytes(text) < DOCKER_MIN_MEMORY:
+        raise r.fail(node, field, f"{text!r} is below the 6m (6 MiB) Docker allows a container at least; "
+                     "a cell needs about 1g")
+    return text
+
+
+def size_bytes(text: str) -> int:
+    """'6g' -> 6 GiB, '512m' -> 512 MiB, '4096' -> 4096 bytes (Docker's units for --memory)."""
+    unit = text[-1].lower() if text[-1].isalpha() else ""
+    return int(text[:-1] if unit else text) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[unit]
 
 
 def as_dict(matrix: Matrix) -> dict[str, Any]:

@@ -114,13 +114,26 @@ def test_memory_with_a_newline_is_refused() -> None:
 @pytest.mark.parametrize("name", ["Torch-UPPER", "torch-", "a..b", "-torch", "t" * 300, '"torch\\n"', "a_-b"])
 def test_environment_names_docker_cannot_use_are_refused(name: str) -> None:
     err = error_of(GOOD.replace("  cu130:\n", f"  {name}:\n"))
-    assert err.field == "environments" and err.line == 3  # the key's own line, not the next one
-    assert "Docker image name" in err.expected
+    # The entry's own key path and the key's own line (not the next one), as for any other field.
+    assert err.field.startswith("environments.") and err.line == 3
+    assert "bad name" in err.expected and "Docker image name" in err.expected
+    if len(name) < 60 and name.isprintable() and '"' not in name:
+        assert err.field == f"environments.{name}"
 
 
 def test_a_bad_host_name_is_reported_on_its_own_line() -> None:
     err = error_of(GOOD.replace("  none: {kind: none}", '  "bad name":\n    kind: none'))
-    assert err.line == 8 and err.field == "hosts" and "'bad name'" in err.expected
+    assert err.line == 8 and err.field == "hosts.bad name" and "'bad name'" in err.expected
+
+
+@pytest.mark.parametrize(("section", "old"), [("environments", "  cu130:\n"), ("hosts", "  none: {kind: none}"),
+                                              ("scenarios", "  gpu: {gpus: all}")])
+def test_every_bad_name_names_its_section_entry_and_line(section: str, old: str) -> None:
+    new = "  '*':\n" if section == "environments" else old.replace(old.split(":", maxsplit=1)[0], "  '*'")
+    err = error_of(GOOD.replace(old, new))
+    line = next(i for i, text in enumerate(GOOD.replace(old, new).splitlines(), 1) if text.startswith("  '*'"))
+    assert (err.field, err.line) == (f"{section}.*", line), str(err)
+    assert str(err).startswith(f"m.yaml:{line}: {section}.*: bad name: '*' is not allowed; allowed: ")
 
 
 def test_a_top_level_error_names_a_field() -> None:

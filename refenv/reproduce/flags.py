@@ -17,8 +17,11 @@ from refenv.reproduce.values import Inferred, ReproduceError
 _TORCH_RE = re.compile(r"([0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4})(?:\+(cpu|cu[0-9]{3,4}))?")
 _DRIVER_RE = re.compile(r"[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?")
 _PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
-_COUNT_RE = re.compile(r"([0-9]{1,3})[ \t]*[x×][ \t]*(.+)", re.DOTALL)
+# 'N x NAME': the count in any script's digits is found (and refused unless ASCII), never read as a name.
+_COUNT_RE = re.compile(r"(\d+)[ \t]*[x×][ \t]*(.+)", re.DOTALL)
 MAX_FLAG = 200  # characters: every flag value is a short name or version
+MAX_PER_FLAG = 16  # GPUs one --gpu names ('16 x Tesla T4'), as the task's help says
+MAX_GPU_FLAGS = 16  # --gpu given at most this often; MAX_GPUS (64) bounds the GPUs in all
 __all__ = ["FAULTS", "from_flags", "parse_gpus"]  # FAULTS: the names --fault takes (refenv/model/faults.py)
 
 
@@ -30,15 +33,20 @@ def _check_lengths(**flags: str | None) -> None:
 
 def parse_gpus(names: Sequence[str]) -> tuple[GpuGuess, ...]:
     """--gpu values: a name, or 'N x NAME' for N of them."""
+    if len(names) > MAX_GPU_FLAGS:
+        raise ReproduceError(f"--gpu: given {len(names)} times; at most {MAX_GPU_FLAGS} (each 'N x NAME' with N up to "
+                             f"{MAX_PER_FLAG}, {MAX_GPUS} GPUs in all)")
     out: list[GpuGuess] = []
     for raw in names:
         text = raw.strip(" \t")
         if not text:
             raise ReproduceError("--gpu: expected a GPU name such as 'Tesla T4' or '2 x NVIDIA A100-SXM4-80GB'")
         m = _COUNT_RE.fullmatch(text)
-        count, name = (int(m.group(1)), m.group(2).strip(" \t")) if m else (1, text)
-        if not 1 <= count <= 16:
-            raise ReproduceError(f"--gpu {shorten(raw)}: expected between 1 and 16 GPUs")
+        digits = m.group(1) if m else "1"
+        if not digits.isascii() or len(digits) > 3 or not 1 <= int(digits) <= MAX_PER_FLAG:
+            raise ReproduceError(f"--gpu {shorten(raw)}: expected a count of 1 to {MAX_PER_FLAG} GPUs in ASCII digits "
+                                 "('2 x Tesla T4')")
+        count, name = (int(digits), m.group(2).strip(" \t")) if m else (1, text)
         # The name is written into the simulated driver's key=value configuration.
         problem = gpu_name_problem(name)
         if problem:

@@ -102,7 +102,7 @@ def test_flags() -> None:
     ({"torch": "2.1.0", "driver": "300.10"}, "older than every driver branch"),
     ({"torch": "2.1.0", "python": "3"}, "--python '3'"),
     ({"torch": "2.1.0", "fault": "melted"}, "--fault 'melted'"),
-    ({"torch": "2.1.0", "gpus": ["0 x Tesla T4"]}, "between 1 and 16"),
+    ({"torch": "2.1.0", "gpus": ["0 x Tesla T4"]}, "a count of 1 to 16 GPUs"),
     ({"torch": "2.1.0", "gpus": [" "]}, "--gpu"),
 ])
 def test_flags_errors_name_the_flag(kwargs: dict[str, object], words: str) -> None:

@@ -48,6 +48,19 @@ def test_gpu_names_that_would_inject_into_the_driver_configuration(gpu: str) -> 
     refused("--gpu", torch="2.1.0+cu121", driver="535.183.01", gpus=[gpu])
 
 
+@pytest.mark.parametrize("gpu", ["99999999999999999999 x T4", "٢ x Tesla T4", "２ x Tesla T4", "1000 x T4"])
+def test_a_gpu_count_beyond_the_help_or_in_other_digits_is_refused(gpu: str) -> None:
+    message = refused("--gpu", torch="2.1.0+cu121", driver="535.183.01", gpus=[gpu])
+    assert "1 to 16 GPUs in ASCII digits" in message
+
+
+@pytest.mark.parametrize("times", [17, 40])
+def test_more_gpu_flags_than_the_help_says_are_refused(times: int) -> None:
+    message = refused(f"given {times} times", torch="2.1.0+cu121", driver="535.183.01", gpus=["Tesla T4"] * times)
+    assert "at most 16" in message
+    assert len(from_flags("2.1.0+cu121", driver="535.183.01", gpus=["Tesla T4"] * 16).gpus) == 16
+
+
 def test_more_than_64_gpus_are_refused() -> None:
     refused("at most 64", torch="2.1.0+cu121", driver="535.183.01", gpus=["16 x Tesla T4"] * 5)
     assert len(from_flags("2.1.0+cu121", driver="535.183.01", gpus=["16 x Tesla T4"] * 4).gpus) == 64

@@ -6,22 +6,22 @@ import argparse
 import sys
 from typing import Any
 
-from harness.inputs import InputError, dumps_json, finite_or_null, float_arg, int_arg, shorten
-from harness.memory import activations, inference, optimizers, sharding
+from harness import model_flags
+from harness.inputs import InputError, dumps_json, finite_or_null, int_arg, shorten
+from harness.memory import activations, optimizers, sharding
 from harness.memory.budget import Budget, gpu_budget, gpu_table, judge, parse_budget
 from harness.memory.estimate import InferSetup, TrainSetup, estimate_inference, estimate_training
 from harness.memory.ladder import ladder
 from harness.memory.lora import DEFAULT_TARGETS, LoraSpec, resolve_targets
 from harness.memory.output import document, render_text
 from harness.memory.params import count_params
-from harness.memory.presets import load_config_file, preset, presets
-from harness.memory.shape import BareModel, MemoryInputError, Model, bare_model
+from harness.memory.presets import presets
+from harness.memory.shape import BareModel, MemoryInputError, Model
 from harness.memory.training import REGIMES
 from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_OK
 
 # Input bounds: far beyond any real model or run, small enough that no loop or product runs away.
-MAX_PARAMS = 1e15
-MAX_COUNT = 100_000_000
+MAX_COUNT = model_flags.MAX_COUNT
 
 
 def register(subparsers: Any) -> None:
@@ -31,10 +31,7 @@ def register(subparsers: Any) -> None:
         description="Predict weights, gradients, optimizer state, master weights, activations and KV cache; "
         "judge them against a GPU or a budget; --fit proposes the OOM ladder; --verify measures a real "
         "transformer step and compares.")
-    src = p.add_mutually_exclusive_group()
-    src.add_argument("--model", help=f"a named model ({', '.join(sorted(presets()))})")
-    src.add_argument("--config", metavar="PATH", help="an HF-style config.json")
-    src.add_argument("--params", type=float_arg(1, MAX_PARAMS), metavar="N", help="a bare parameter count, e.g. 7e9")
+    model_flags.add_model(p)
     p.add_argument("--mode", choices=("train", "infer"), default="train")
     p.add_argument("--regime", choices=tuple(REGIMES), default="mixed")
     p.add_argument("--optimizer", choices=optimizers.OPTIMIZERS, default=optimizers.ADAMW)
@@ -52,11 +49,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--grad-accum", type=int_arg(1, MAX_COUNT), default=1, metavar="K")
     p.add_argument("--attention", choices=activations.ATTENTIONS, default="flash")
     p.add_argument("--checkpointing", choices=activations.CHECKPOINTING, default="none")
-    p.add_argument("--weights", choices=inference.WEIGHT_PRECISIONS, default="bf16", help="inference weights")
-    p.add_argument("--kv-dtype", choices=tuple(inference.KV_DTYPES), default="bf16")
-    p.add_argument("--batch", type=int_arg(1, MAX_COUNT), default=1, help="inference batch")
-    p.add_argument("--context", type=int_arg(1, MAX_COUNT), default=4096,
-                   help="inference context (tokens per sequence)")
+    model_flags.add_serving(p)
     target = p.add_mutually_exclusive_group()
     target.add_argument("--gpu", help="judge against a named GPU, e.g. H100-SXM")
     target.add_argument("--budget", help="judge against a byte budget, e.g. 24GiB")
@@ -67,16 +60,6 @@ def register(subparsers: Any) -> None:
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="for --verify")
     p.add_argument("--full", action="store_true", help="for --verify: every size and regime, not the quick set")
     p.set_defaults(func=run)
-
-
-def _model(args: argparse.Namespace) -> Model:
-    if args.model:
-        return preset(args.model)
-    if args.config:
-        return load_config_file(args.config)
-    if args.params is not None:
-        return bare_model(args.params)
-    raise MemoryInputError("name a model: --model NAME, --config config.json or --params 7e9")
 
 
 def _setup(args: argparse.Namespace, model: Model) -> TrainSetup | InferSetup:
@@ -97,28 +80,42 @@ def _setup(args: argparse.Namespace, model: Model) -> TrainSetup | InferSetup:
 
 
 def _budget(args: argparse.Namespace) -> Budget | None:
-    if args.gpu:
+    if args.gpu is not None:
         return gpu_budget(args.gpu)
-    if args.budget:
+    if args.budget is not None:
         return parse_budget(args.budget)
     return None
 
 
 def _check_text_options(args: argparse.Namespace) -> None:
     """Names and paths are short printable text: a 5,000-character or multi-line value is a mistake."""
-    for option, longest in (("model", 200), ("config", 4096), ("gpu", 200), ("budget", 200), ("lora_targets", 1000)):
+    for option, longest, what in (("model", 200, "a model name such as llama-3-8b"),
+                                  ("config", 4096, "the path of a config.json"),
+                                  ("gpu", 200, "a GPU name such as H100-SXM (--list gpus)"),
+                                  ("budget", 200, "a size such as 24GiB"),
+                                  ("lora_targets", 1000, "module names such as q_proj,v_proj")):
         value = getattr(args, option, None)
+        flag = "--" + option.replace("_", "-")
+        if isinstance(value, str) and not value.strip():
+            raise MemoryInputError(f"{flag}: empty; expected {what}")
         if isinstance(value, str) and (len(value) > longest or not value.isprintable()):
-            flag = "--" + option.replace("_", "-")
             raise MemoryInputError(f"{flag}: expected a short name or path, got {shorten(value)}")
 
 
-def _list(what: str) -> str:
+def _list(what: str, as_json: bool) -> str:
+    """The named models or GPUs, as lines or (with --json) a versioned document of their rows."""
+    rows: list[dict[str, Any]]
     if what == "models":
-        rows = [f"{name:<14} {count_params(p.config).total:>15,d} params  {p.source}" for name, p in presets().items()]
-        return "\n".join(rows)
-    gpus = sorted({display: (size, source) for display, size, source in gpu_table().values()}.items())
-    return "\n".join(f"{n:<18} {s / (1 << 30):>7.2f} GiB  {src}" for n, (s, src) in gpus)
+        rows = [{"name": name, "params": count_params(p.config).total, "source": p.source}
+                for name, p in presets().items()]
+        lines = [f"{r['name']:<14} {r['params']:>15,d} params  {r['source']}" for r in rows]
+    else:
+        gpus = sorted({display: (size, source) for display, size, source in gpu_table().values()}.items())
+        rows = [{"name": n, "memory_bytes": size, "source": src} for n, (size, src) in gpus]
+        lines = [f"{r['name']:<18} {r['memory_bytes'] / (1 << 30):>7.2f} GiB  {r['source']}" for r in rows]
+    if as_json:
+        return dumps_json({"schema": "refenv.memory.list", "version": 1, "kind": what, what: rows}, indent=2)
+    return "\n".join(lines)
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -135,11 +132,11 @@ def run(args: argparse.Namespace) -> int:
     try:
         _check_text_options(args)
         if args.list:
-            print(_list(args.list))
+            print(_list(args.list, args.json))
             return EXIT_OK
         if args.verify:
             return _verify(args)
-        model = _model(args)
+        model = model_flags.model_of(args)
         setup = _setup(args, model)
         est = estimate_training(model, setup) if isinstance(setup, TrainSetup) else estimate_inference(model, setup)
         budget = _budget(args)

@@ -7,9 +7,13 @@ import math
 import sys
 from typing import Any
 
+from harness import model_flags
 from harness.gpus import specs
 from harness.inputs import InputError, dumps_json, finite_or_null, float_arg, int_arg, label, load_json_file, shorten
-from harness.probe import results, roofline
+from harness.memory import inference
+from harness.memory.params import count_params
+from harness.memory.shape import BareModel, MemoryInputError
+from harness.probe import accounting, results, roofline
 from harness.probe.views import render_roofline
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
 
@@ -68,12 +72,15 @@ def register(subparsers: Any) -> None:
     ew.add_argument("--bytes-per-element", type=float_arg(1e-6, 1e6), required=True,
                     help="bytes read + written per element")
     ew.add_argument("--flops-per-element", type=float_arg(0, 1e6), default=1.0, help="FLOPs per element (default 1)")
-    dec = ops.add_parser("decode", help="one LLM decode step (every weight read once per step)")
-    dec.add_argument("--params", type=float_arg(1, 1e15), required=True, help="parameter count, e.g. 7e9")
-    dec.add_argument("--batch", type=int_arg(1, 100_000_000), required=True, help="sequences decoded together")
-    dec.add_argument("--dtype", choices=("fp32", "bf16", "fp16", "fp8"), default="bf16")
-    dec.add_argument("--kv-bytes", type=float_arg(0, MAX_BYTES), default=0.0,
-                     help="KV-cache bytes read per step (default 0)")
+    dec = ops.add_parser("decode", help="one LLM decode step (every weight and the KV cache read once per step)",
+                         description="The model as `memory` takes it (--model, --config or --params) with --batch "
+                         "sequences of --context tokens; the KV cache is counted as `memory --mode infer` counts it.")
+    model_flags.add_model(dec)
+    model_flags.add_serving(dec, weights=None)
+    dec.add_argument("--dtype", choices=("fp32", "bf16", "fp16", "fp8"), default="bf16",
+                     help="the compute roof (and the weights' precision unless --weights says)")
+    dec.add_argument("--kv-bytes", type=float_arg(0, MAX_BYTES), default=None,
+                     help="with --params only (a bare count has no layers): KV-cache bytes read per step")
     for sub in (mm, ew, dec):
         source = sub.add_mutually_exclusive_group()
         source.add_argument("--probe", metavar="FILE", help="measured roofs from a saved probe JSON")
@@ -90,7 +97,35 @@ def _operation(args: argparse.Namespace) -> roofline.Operation:
         return roofline.matmul(args.M, args.N, args.K, args.dtype)
     if args.operation == "elementwise":
         return roofline.elementwise(args.numel, args.bytes_per_element, args.flops_per_element)
-    return roofline.decode(args.params, args.batch, args.dtype, args.kv_bytes)
+    return decode_step(args)
+
+
+def decode_step(args: argparse.Namespace) -> roofline.Operation:
+    """A decode step of the model the options name: weights at their precision and the KV cache of --batch
+    sequences of --context tokens, both from harness.memory.inference as `memory` counts them."""
+    model = model_flags.model_of(args)
+    precision = args.weights or (args.dtype if args.dtype in inference.WEIGHT_PRECISIONS else None)
+    if isinstance(model, BareModel):
+        weights = inference.inference_weight_bytes(model, precision) if precision else None
+        kv = args.kv_bytes or 0.0
+        what = (f"{model.params:g} params, batch {args.batch}, {precision or args.dtype} weights, KV "
+                + (f"{kv:g} B (--kv-bytes)" if args.kv_bytes is not None else
+                   "not counted (a bare --params has no layers: name the model with --model or --config)"))
+        return roofline.decode(model.params, args.batch, args.dtype, kv, weights, what=what)
+    if args.kv_bytes is not None:
+        raise roofline.RooflineError(f"--kv-bytes: {model.name}'s KV cache is counted from --batch, --context and "
+                                     "--kv-dtype; give --kv-bytes only with --params")
+    params = count_params(model).total
+    weights = inference.inference_weight_bytes(model, precision) if precision \
+        else params * accounting.element_bytes(args.dtype)
+    kv = inference.kv_cache_bytes(model, args.batch, args.context, inference.kv_dtype_bytes(args.kv_dtype))
+    # Attention over the cache: q.k and p.v, a multiply-add per head dimension per cached token and query head.
+    attention = 4.0 * model.num_layers * model.q_dim * args.context * args.batch
+    beyond = f" (beyond its {model.max_context} tokens)" if model.max_context and args.context > model.max_context \
+        else ""
+    what = (f"{model.name}, batch {args.batch} x {args.context} tokens{beyond}: weights {weights:,.0f} B "
+            f"({precision or args.dtype}) + KV cache {kv:,} B ({args.kv_dtype})")
+    return roofline.decode(params, args.batch, args.dtype, kv, weights, attention, what)
 
 
 def _roofs(args: argparse.Namespace) -> roofline.Roofs:
@@ -133,7 +168,7 @@ def run(args: argparse.Namespace) -> int:
     """Answer the question, as text or JSON."""
     try:
         result = roofline.analyze(_operation(args), _roofs(args), args.measured_ms)
-    except roofline.RooflineError as exc:
+    except (roofline.RooflineError, MemoryInputError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
     print(dumps_json(finite_or_null(result), indent=2) if args.json else render_roofline(result))

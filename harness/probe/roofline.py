@@ -64,14 +64,17 @@ def elementwise(numel: float, bytes_per_element: float, flops_per_element: float
                      "fp32")
 
 
-def decode(params: float, batch: int, dtype: str = "bf16", kv_bytes: float = 0.0) -> Operation:
-    """One LLM decode step: 2 x params x batch FLOPs; every weight read once per step, plus the KV cache."""
+def decode(params: float, batch: int, dtype: str = "bf16", kv_bytes: float = 0.0, weight_bytes: float | None = None,
+           attention_flops: float = 0.0, what: str = "") -> Operation:
+    """One LLM decode step: 2 x params x batch FLOPs (plus attention's over the cached context, when the model's
+    shape is known); every weight read once per step (`weight_bytes`, else params at `dtype`), plus the KV cache."""
     _positive(params=params, batch=batch)
     if kv_bytes < 0:
         raise RooflineError(f"--kv-bytes must be 0 or more, got {kv_bytes:g}")
-    weights = params * accounting.element_bytes(dtype)
-    return Operation("decode", f"decode step, {params:g} params, batch {batch}, {dtype}, KV {kv_bytes:g} B",
-                     2.0 * params * batch, weights + kv_bytes, dtype)
+    weights = params * accounting.element_bytes(dtype) if weight_bytes is None else weight_bytes
+    text = what or f"{params:g} params, batch {batch}, {dtype}, KV {kv_bytes:g} B"
+    return Operation("decode", f"decode step, {text}", 2.0 * params * batch + attention_flops, weights + kv_bytes,
+                     dtype)
 
 
 def _positive(**values: float) -> None:

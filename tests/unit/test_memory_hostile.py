@@ -158,3 +158,22 @@ def test_long_names_are_not_echoed_whole(capsys: pytest.CaptureFixture[str], opt
     argv = ["--model", "gpt2"] if option != "--model" else []
     rc, _, err = outcome(capsys, *argv, option, "A" * 5000 + "\n")
     assert rc == 2 and len(err) < 300
+
+
+@pytest.mark.parametrize("option", ["--budget", "--gpu", "--model", "--config", "--lora-targets", "--params"])
+@pytest.mark.parametrize("value", ["", " ", "\t"])
+def test_an_empty_value_is_refused_not_taken_as_left_out(capsys: pytest.CaptureFixture[str], option: str,
+                                                         value: str) -> None:
+    argv = [] if option in ("--model", "--config", "--params") else ["--model", "llama-2-7b"]
+    rc, _, err = outcome(capsys, *argv, f"{option}={value}", *(["--lora-rank", "8"] if "lora" in option else []))
+    assert rc == 2 and option in err, err
+
+
+@pytest.mark.parametrize("what", ["gpus", "models"])
+def test_lists_are_json_with_json(capsys: pytest.CaptureFixture[str], what: str) -> None:
+    rc, out, _ = outcome(capsys, "--list", what, "--json")
+    doc = strict_json(out)
+    assert rc == 0 and doc["schema"] == "refenv.memory.list" and doc["kind"] == what and doc[what]
+    names = [row["name"] for row in doc[what]]
+    assert ("H100-SXM" if what == "gpus" else "llama-3-8b") in names
+    assert all(isinstance(row.get("memory_bytes", row.get("params")), int) for row in doc[what])

@@ -139,7 +139,8 @@ _values = st.one_of(st.integers(-3, 10**20).map(str), st.floats().map(str), st.t
 
 @given(st.sampled_from(list(BASE)), st.lists(st.tuples(
     st.sampled_from(["--params", "--batch", "--kv-bytes", "--numel", "--bytes-per-element", "--flops-per-element",
-                     "--measured-ms", "--dtype"]), _values), max_size=3), st.booleans())
+                     "--measured-ms", "--dtype", "--model", "--context", "--kv-dtype", "--weights", "--config"]),
+    _values | st.sampled_from(["llama-3-8b", "gpt2", "nf4", "fp8", ""])), max_size=3), st.booleans())
 def test_any_options_give_an_answer_or_one_line(operation: str, options: list[tuple[str, str]], as_json: bool) -> None:
     argv = [*BASE[operation], *(f"{o}={v}" for o, v in options), "--gpu", "H100-SXM"]
     run(*argv, *(["--json"] if as_json else []))
@@ -165,3 +166,26 @@ def test_any_probe_document_gives_an_answer_or_one_line(tmp_path_factory: pytest
     path = tmp_path_factory.mktemp("probe") / "probe.json"
     path.write_text(json.dumps(doc))
     run(*BASE["decode"], "--probe", str(path), "--json")
+
+
+def test_decode_takes_memorys_model_flags_and_its_kv_cache() -> None:
+    # "Is decoding llama-3-8b at batch 8 and 4k context memory-bound on an H100?" in one command.
+    rc, out, _ = run("decode", "--model", "llama-3-8b", "--batch", "8", "--context", "4096", "--gpu", "H100-SXM",
+                     "--json")
+    assert rc == 0
+    doc = json.loads(out)
+    from harness.memory.estimate import InferSetup, estimate_inference
+    from harness.memory.presets import preset
+
+    est = estimate_inference(preset("llama-3-8b"), InferSetup(batch=8, context=4096))
+    assert doc["bytes"] == est.ledgers.weights + est.ledgers.kv_cache  # the same figures as `memory`
+    assert doc["bound"] == "memory" and "llama-3-8b" in doc["operation"]
+
+
+@pytest.mark.parametrize("argv", [("--model", "llama-3-8b", "--kv-bytes", "1e9"), ("--model", ""),
+                                  ("--model", "no-such-model"), ("--config", "/dev/zero"), ("--context", "٤٠٩٦"),
+                                  ("--params", "7e9", "--model", "gpt2")])
+def test_decode_model_flags_are_refused_in_one_line(argv: tuple[str, ...]) -> None:
+    full = argv if any(a in ("--params", "--model", "--config") for a in argv) else ("--model", "gpt2", *argv)
+    rc, _, err = run("decode", *full, "--gpu", "H100-SXM")
+    assert rc == 2 and err.count("\n") == 1, err

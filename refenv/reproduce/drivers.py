@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from harness import compat
 from refenv.model import profiles
 from refenv.model.profiles import Profile
@@ -9,6 +11,19 @@ from refenv.model.profiles import Profile
 # The host used when a report says nothing of its driver and the driver cannot change the outcome
 # (a container without GPU access): R580, the current long-term branch (facts/cuda-compat.md).
 DEFAULT_PROFILE = "r580"
+
+
+# A Linux driver version as the simulated driver takes it (refenv/model/profiles.py): a three-digit branch.
+LINUX_DRIVER_RE = re.compile(r"[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?")
+
+
+def problem(version: str) -> str | None:
+    """Why `version` cannot be simulated as a Linux driver (not such a number, older than every branch), or None."""
+    if not LINUX_DRIVER_RE.fullmatch(version):
+        return "expected a Linux driver version such as 470.182.03"
+    if compat.cuda_for_driver(version) is None:
+        return "older than every driver branch in refenv's tables"
+    return None
 
 
 def healthy_shipped() -> tuple[Profile, ...]:

@@ -10,12 +10,12 @@ from harness.inputs import InputError, shorten
 from refenv.model import accepts
 from refenv.model.faults import FAULTS
 from refenv.model.profiles import MAX_GPUS, Faults, gpu_name_problem
+from refenv.reproduce import drivers
 from refenv.reproduce.gpus import GpuGuess
 from refenv.reproduce.values import Inferred, ReproduceError
 
 # Matched whole (fullmatch), in ASCII digits: "２.1.0" and a trailing newline are not versions.
 _TORCH_RE = re.compile(r"([0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4})(?:\+(cpu|cu[0-9]{3,4}))?")
-_DRIVER_RE = re.compile(r"[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?")
 _PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
 # 'N x NAME': the count in any script's digits is found (and refused unless ASCII), never read as a name.
 _COUNT_RE = re.compile(r"(\d+)[ \t]*[x×][ \t]*(.+)", re.DOTALL)
@@ -73,10 +73,9 @@ def from_flags(torch: str, driver: str | None = None, gpus: Sequence[str] = (), 
                                  "name the variant (e.g. +cu121)")
         variant = compat.cuda_variant(release.default_cuda)
         evidence.append(f"variant {variant}: PyPI's default build of torch {release.series}")
-    if driver is not None and not _DRIVER_RE.fullmatch(driver.strip(" ")):
-        raise ReproduceError(f"--driver {shorten(driver)}: expected a Linux driver version such as 470.182.03")
-    if driver is not None and compat.cuda_for_driver(driver) is None:
-        raise ReproduceError(f"--driver {driver}: older than every driver branch in refenv's tables")
+    why = drivers.problem(driver.strip(" ")) if driver is not None else None
+    if driver is not None and why:
+        raise ReproduceError(f"--driver {shorten(driver)}: {why}")
     if python is not None and not _PYTHON_RE.fullmatch(python.strip(" ")):
         raise ReproduceError(f"--python {shorten(python)}: expected MAJOR.MINOR such as 3.10")
     if fault is not None and fault not in FAULTS:

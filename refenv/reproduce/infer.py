@@ -107,11 +107,9 @@ def _driver(facts: dict[str, Any], details: dict[str, str], os_name: str, eviden
         except ValueError as exc:
             raise ReproduceError(str(exc)) from None
         evidence.append(f"driver {version} ({source}): the report names no driver, torch found it reports {dcv}")
-    if version is not None:
-        try:
-            compat.parse_version(version)
-        except ValueError:
-            raise ReproduceError(f"driver version {version!r} is not a dotted number such as 535.247.01") from None
+    why = drivers.problem(version) if version is not None else None
+    if why:
+        raise ReproduceError(f"driver version {version!r}: {why}")
     return version, dcv if isinstance(dcv, int) and dcv > 0 else None
 
 

@@ -17,11 +17,14 @@ from harness.diagnose import diagnose_report
 from harness.intake import ReportError, load_report
 from refenv.model import accepts, matrix_yaml, profiles
 from refenv.reproduce import ReproduceError, infer
+from refenv.reproduce.builds import Offer
 from refenv.reproduce.choose import plan
-from tests.unit.test_reproduce_hostile import OFFLINE
 
 ROOT = Path(__file__).resolve().parents[2]
 MATRIX = matrix_yaml.load(ROOT / "matrix.yaml")
+# What this machine offers without PyPI: the locally cached torch builds (as test_reproduce_hostile.py has it).
+OFFLINE = Offer(False, frozenset({("2.13.0", "cpu", "3.11")}), ("3.9", "3.11", "3.13"),
+                frozenset({("2.14.1", "cu130", "3.11"), ("2.10.0", "cu128", "3.11")}))
 # A dump with two V100s on R470 (captured in a container of the cu128 image), saved as diagnose --json.
 SAVED = diagnose_report(str(ROOT / "tests" / "data" / "reproduce" / "cu128-on-r470.txt"))
 
@@ -116,7 +119,7 @@ def test_any_hostile_saved_document_gives_a_plan_or_one_line(changes: list[tuple
     for path, value in changes:
         try:
             doc = with_value(path, value, doc)
-        except (TypeError, IndexError, KeyError, ValueError):
+        except (TypeError, IndexError, KeyError, ValueError, AttributeError):
             continue  # an earlier change made this path a scalar: nothing to replace
     try:
         r = reproduce_plan(doc)

@@ -28,6 +28,10 @@ class EngineUnavailable(RefenvError):
     """No Docker engine answers."""
 
 
+class EngineLost(RefenvError):
+    """The engine stopped answering in the middle of the work (its daemon died or was stopped)."""
+
+
 class NoGpuRuntime(RefenvError):
     """The engine has no NVIDIA runtime: `--gpus` cannot be honoured here."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -20,8 +21,9 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 from requests.exceptions import ReadTimeout
 
 from harness import catalogue
+from harness.inputs import shorten
 from refenv.engines.seam import ContainerSpec, Inventory, RunOutcome
-from refenv.errors import BuildError, EngineUnavailable, NoGpuRuntime, RefenvError
+from refenv.errors import BuildError, EngineLost, EngineUnavailable, NoGpuRuntime, RefenvError
 from refenv.model.labels import KIND, MANAGED
 
 LOG = logging.getLogger(__name__)
@@ -183,29 +185,57 @@ class Engine:
     # ---- containers -------------------------------------------------------------------------
 
     def run(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
-        """Run one container (a runspec.ContainerSpec) to completion, or kill it at `timeout`; always remove it."""
+        """Run one container (a runspec.ContainerSpec) to completion, or kill it at `timeout`; always remove it.
+
+        EngineLost when the engine stops answering meanwhile: its connection's words, never a timeout.
+        """
         try:
             container = self.client.containers.create(**create_kwargs(spec))
         except APIError as exc:
             raise translate(exc) from None
-        timed_out = False
+        except (RequestsConnectionError, DockerException) as exc:
+            raise lost("before the container was created", exc) from None
         try:
             try:
                 container.start()
             except APIError as exc:
                 raise translate(exc) from None
+            started = time.monotonic()
+            code, timed_out = self._wait(container, timeout, started)
             try:
-                status = container.wait(timeout=timeout)
-                code: int | None = int(status.get("StatusCode", -1))
-            except (ReadTimeout, RequestsConnectionError):
-                timed_out, code = True, None
-                container.kill()
-            container.reload()
-            oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
-            logs = container.logs(tail=60).decode("utf-8", "replace")
+                container.reload()
+                oom = bool(container.attrs.get("State", {}).get("OOMKilled"))
+                logs = container.logs(tail=60).decode("utf-8", "replace")
+            except NotFound:  # removed meanwhile (a cancelled run): nothing more to read
+                oom, logs = False, ""
             return RunOutcome(code, timed_out, oom, logs)
+        except (RequestsConnectionError, DockerException) as exc:
+            raise lost("while the container ran", exc) from None
         finally:
             self._remove(container)
+
+    def _wait(self, container: Any, timeout: float, started: float) -> tuple[int | None, bool]:
+        """(exit code, False) when it ended within `timeout`; (None, True) when it was killed at it.
+
+        Over a unix socket docker-py reports its read timeout as a ConnectionError ("Read timed out"), the same
+        type as a dead engine's: the clock tells them apart. A container that exits between the timeout and
+        the kill makes Docker refuse the kill (409, "is not running"): it was still out of time, so TIMEOUT.
+        """
+        try:
+            status = container.wait(timeout=timeout)
+            return int(status.get("StatusCode", -1)), False
+        except (ReadTimeout, RequestsConnectionError):
+            if time.monotonic() - started < timeout * 0.99:
+                raise  # the engine went away before the time was up
+        try:
+            container.kill()
+        except NotFound:
+            LOG.debug("container gone before the kill")
+        except APIError as exc:
+            if exc.status_code != 409:
+                raise translate(exc) from None
+            LOG.debug("container ended between its time limit and the kill: %s", exc.explanation)
+        return None, True
 
     def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
         """Try `--gpus all` once; the translated refusal when this engine cannot give a container a GPU."""
@@ -232,6 +262,8 @@ class Engine:
             container.remove(force=True, v=True)
         except (NotFound, APIError) as exc:
             LOG.debug("container already gone: %s", exc)
+        except (RequestsConnectionError, DockerException) as exc:  # a dead engine: a later run reaps it by label
+            LOG.warning("could not remove container %s: the engine does not answer (%s)", container.id, exc)
 
     def remove_containers(self, labels: dict[str, str]) -> int:
         """Remove every container (running or not) carrying all of `labels`; returns how many."""
@@ -261,6 +293,12 @@ class Engine:
             LOG.debug("no image called %s", ref)
         except APIError as exc:
             raise translate(exc) from None
+
+
+def lost(when: str, exc: Exception) -> EngineLost:
+    """A connection that failed in the middle of the work, in its own words (docker-py's and the socket's)."""
+    return EngineLost(f"the Docker engine stopped answering {when}: {shorten(str(exc), 240)}",
+                      "the container may be left behind; the next `invoke matrix` on this engine removes it")
 
 
 def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:

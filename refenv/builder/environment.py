@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -39,44 +41,77 @@ def get_lock(matrix: Matrix | None, env: Environment, log: Callable[[str], None]
     return lock
 
 
+class BuildLog:
+    """The build's log: each line to its file (unbuffered, so a full disk refuses the line it is written with),
+    to the tail kept for the record, and to the progress. The disk's first refusal fails the build with its
+    words (a BuildError, raised once); later lines go to the tail and the progress only."""
+
+    def __init__(self, path: Path, env: str, progress: Progress) -> None:
+        self.path, self.env, self.progress = path, env, progress
+        self.tail: list[str] = []
+        self.refused: OSError | None = None
+        self.said = False
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+
+    def __call__(self, line: str) -> None:
+        for part in line.splitlines() or [""]:
+            self.tail.append(part)
+            del self.tail[:-40]
+            if self.fd is not None:
+                try:
+                    os.write(self.fd, (part + "\n").encode("utf-8", "replace"))
+                except OSError as exc:
+                    self.refused = exc
+                    self.close()
+        self.progress(self.env, line.splitlines()[-1] if line.strip() else line)
+        if self.refused is not None and not self.said:
+            self.said = True
+            raise BuildError(f"cannot write the build log {self.path}: {self.refused.strerror or self.refused}")
+
+    def close(self) -> None:
+        if self.fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+            self.fd = None
+
+
 def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environment, progress: Progress,
                       relock: bool = False, lock_file: Path | None = None) -> EnvBuild:
-    """Build one environment; expected failures come back as a FAILED record with the log's tail."""
+    """Build one environment; expected failures (a full disk among them) come back as a FAILED record with the
+    log's tail."""
     start = time.monotonic()
-    log_path = paths.build_logs() / f"{env.name}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    tail: list[str] = []
-    with log_path.open("w", encoding="utf-8") as log_file:
-        def log(line: str) -> None:
-            for part in line.splitlines() or [""]:
-                log_file.write(part + "\n")
-                tail.append(part)
-                del tail[:-40]
-            log_file.flush()
-            progress(env.name, line.splitlines()[-1] if line.strip() else line)
-
-        plan = lock = None
-        try:
-            base = baseimage.ensure(engine, env.base, log)
-            if base.python and base.python != env.python:
-                suite = baseimage.suite_for_python(env.python)
-                raise BuildError(f"{env.name} asks for Python {env.python}, but the base ({base.ref}) has "
-                                 f"Python {base.python}",
-                                 hint=f"use base.bootstrap.suite: {suite}" if suite else
-                                 "name a base image with that Python")
-            lock = get_lock(matrix, env, log, relock, lock_file)
-            wheelhouse.ensure_wheels(lock, paths.wheelhouse(), log)
-            plan = images.plan(env, base.image_id, lock, images.tree_digest(paths.project_root() / "harness"))
-            built = images.ensure(engine, plan, base.ref, paths.wheelhouse(), uv_binary(), log, log_path)
-        except (BuildError, LockError, RefenvError) as exc:
-            log(f"FAILED: {exc}")
-            tail_text = getattr(exc, "log_tail", "") or "\n".join(tail[-30:])
-            return EnvBuild(env.name, FAILED, plan.env_tag if plan else None,
-                            plan.content_hash if plan else None, round(time.monotonic() - start, 1), log_path,
-                            str(exc), tail_text)
+    try:
+        log = BuildLog(paths.build_logs() / f"{env.name}.log", env.name, progress)
+    except OSError as exc:
+        return EnvBuild(env.name, FAILED, None, None, 0.0, None,
+                        f"cannot write the build log in {paths.build_logs()}: {exc.strerror or exc}", "")
+    plan = None
+    try:
+        base = baseimage.ensure(engine, env.base, log)
+        if base.python and base.python != env.python:
+            suite = baseimage.suite_for_python(env.python)
+            raise BuildError(f"{env.name} asks for Python {env.python}, but the base ({base.ref}) has "
+                             f"Python {base.python}",
+                             hint=f"use base.bootstrap.suite: {suite}" if suite
+                             else "name a base image with that Python")
+        lock = get_lock(matrix, env, log, relock, lock_file)
+        wheelhouse.ensure_wheels(lock, paths.wheelhouse(), log)
+        plan = images.plan(env, base.image_id, lock, images.tree_digest(paths.project_root() / "harness"))
+        built = images.ensure(engine, plan, base.ref, paths.wheelhouse(), uv_binary(), log, log.path)
         log(f"{built.status.lower()}: {built.tag}")
+    except (BuildError, LockError, RefenvError, OSError) as exc:
+        error = exc if not isinstance(exc, OSError) else \
+            BuildError(f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""))
+        with contextlib.suppress(BuildError):
+            log(f"FAILED: {error}")
+        tail_text = getattr(error, "log_tail", "") or "\n".join(log.tail[-30:])
+        return EnvBuild(env.name, FAILED, plan.env_tag if plan else None, plan.content_hash if plan else None,
+                        round(time.monotonic() - start, 1), log.path, str(error), tail_text)
+    finally:
+        log.close()
     return EnvBuild(env.name, built.status, built.tag, plan.content_hash, round(time.monotonic() - start, 1),
-                    log_path, None, None)
+                    log.path, None, None)
 
 
 def given_image(engine: ImageStore, env: Environment, ref: str) -> EnvBuild:

@@ -177,6 +177,10 @@ def write_run(doc: RunDocument, path: Path) -> Path:
     """Write cells.json beside, then rename: a reader never sees half a document."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(to_json(doc), encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(to_json(doc), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:  # a full disk: no half-written file beside the last whole one
+        tmp.unlink(missing_ok=True)
+        raise
     return path

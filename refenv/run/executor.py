@@ -114,7 +114,11 @@ def run_container(engine: CellEngine, job: Job, base: R, judge: Judge[R], cached
         return replace(base, status=ERROR, reason=str(exc))
     record = judge(base, read_document(job.out_dir / "result.json"), outcome)
     if cached is not None and record.status in (PASS, FAIL):
-        keep(job.out_dir / "result.json", cached)
+        try:
+            keep(job.out_dir / "result.json", cached)
+        except OSError as exc:  # a full disk costs the cache, not the answer
+            cached.with_suffix(".tmp").unlink(missing_ok=True)
+            LOG.warning("%s: not cached (%s)", job.id, exc.strerror or exc)
     return replace(record, wall_s=round(time.monotonic() - start, 2))
 
 

@@ -72,8 +72,17 @@ def no_answer(record: R, doc: dict[str, Any] | None, exit_code: int | None, time
     if oom_killed:
         return replace(record, status=OOM_KILLED, reason=f"the kernel killed the container for memory{oom_hint}")
     if doc is None:
-        return replace(record, status=ERROR, reason=f"the harness wrote no {what} (exit {exit_code})")
+        # The harness says why in its last line (a path it could not write: "No space left on device").
+        said = last_line(record.log_tail or "")
+        return replace(record, status=ERROR,
+                       reason=f"the harness wrote no {what} (exit {exit_code})" + (f": {said}" if said else ""))
     return None
+
+
+def last_line(logs: str, width: int = 300) -> str:
+    """The last line a container printed, cut to `width`."""
+    lines = [ln.strip() for ln in logs.splitlines() if ln.strip()]
+    return lines[-1][:width] if lines else ""
 
 
 def judge_cell(base: CellResult, expected: Expected, doc: dict[str, Any] | None, exit_code: int | None,

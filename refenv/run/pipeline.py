@@ -14,22 +14,24 @@ import secrets
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from refenv import paths
 from refenv.builder import simdriver, wheelhouse
 from refenv.engines import realhost
 from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ProbesRealHosts
-from refenv.errors import NoGpuRuntime
+from refenv.errors import NoGpuRuntime, RefenvError
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Host, Matrix, RunSettings
 from refenv.model.profiles import Profile
 from refenv.model.records import NOT_RUN, CellResult, Expected, MeasurementRecord
 from refenv.model.rundoc import RunDocument, write_run
-from refenv.run import cells, measurements, toolkit
+from refenv.run import cells, measurements, owners, toolkit
 from refenv.run.assemble import document, run_info
+from refenv.run.checkpoint import Checkpoint
 from refenv.run.containers import ldcache_spec
 from refenv.run.plan import Prepared, Scope, plan_cells, plan_only
 
@@ -44,6 +46,10 @@ class UI(Protocol):
     def measurement_done(self, record: MeasurementRecord) -> None: ...
     def cells_start(self, total: int) -> None: ...
     def cell_done(self, result: CellResult) -> None: ...
+
+
+class RunNotWritten(RefenvError):
+    """The run's results could not be written (a full disk); the message says what of them stands."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +134,6 @@ def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[st
     target = paths.cache_root() / "ldcache" / f"{image_id.replace('sha256:', '')[:24]}-{digest[:16]}.cache"
     if target.is_file():
         return str(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="refenv-ldcache-") as out:
         os.chmod(out, 0o777)
         outcome = engine.run(ldcache_spec(image, out, libs, run_id), timeout=120)
@@ -136,7 +141,15 @@ def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[st
         if outcome.exit_code != 0 or not made.is_file():
             LOG.warning("could not make the linker cache for %s: %s", image, outcome.logs[-500:])
             return None
-        shutil.copyfile(made, target)
+        tmp = target.with_suffix(".tmp")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(made, tmp)
+            tmp.replace(target)
+        except OSError as exc:  # a full disk: the cells go without it, as when it cannot be made
+            tmp.unlink(missing_ok=True)
+            LOG.warning("could not keep the linker cache for %s in %s: %s", image, target, exc.strerror or exc)
+            return None
     return str(target)
 
 
@@ -177,12 +190,27 @@ def conclude(begun: Begun, scope: Scope, inventory: Inventory, builds: dict[str,
 
 
 def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | None = None) -> Outcome:
-    """The whole job; raises only for what stops everything (no engine)."""
+    """The whole job; raises only for what stops everything (no engine, no room for the results).
+
+    First, what runs whose runner died left on this engine is removed (refenv/run/owners.py); this run is
+    recorded as theirs were, and at its end removes what is left of it."""
     begun = Begun.now(options.results_root)
     if engine is None:
         ui.stage("connecting to the Docker engine")
         engine = connect()
     begun.folder.mkdir(parents=True, exist_ok=True)  # only once an engine answers: no empty run folders
+    key = owners.engine_key(engine)
+    for dead, removed in owners.reap(engine, key).items():
+        ui.stage(f"removed {removed} container(s) left by run {dead}, whose runner is gone")
+    owner = owners.this_run(begun.run_id, key)
+    owners.record(owner)
+    try:
+        return _run(matrix, options, ui, engine, begun)
+    finally:
+        owners.release(engine, owner)
+
+
+def _run(matrix: Matrix, options: Options, ui: UI, engine: CellEngine, begun: Begun) -> Outcome:
     inventory = engine.inventory()
     settings = settings_of(matrix, options)
     parallel = settings.parallel or os.cpu_count() or 1
@@ -194,26 +222,51 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
         return conclude(begun, scope, inventory, {}, not_started(scope), True, None, parallel=parallel,
                         use_cache=options.use_cache, selection=options.selection)
     threads = max(1, (os.cpu_count() or 1) // parallel)
+
+    def partial(cells_now: tuple[CellResult, ...], measured: tuple[MeasurementRecord, ...]) -> RunDocument:
+        info = run_info(begun.run_id, begun.started, time.monotonic() - begun.t0, scope, options.selection, True,
+                        inventory, parallel, options.use_cache)
+        return document(scope, info, prepared.builds, _covered(scope, cells_now, measured), prepared.real, measured,
+                        prepared.real_hosts)
+
+    progress = Checkpoint(begun.folder / "cells.json", scope, partial)
     # What does not depend on the cell is measured first, once per environment (and real GPU host);
     # the cells then only diagnose.
     plans_m = measurements.plan_measurements(scope.environments, scope.hosts, prepared.builds, prepared.real_error,
                                          begun.run_id, begun.folder, settings, threads, prepared.real_errors)
     ui.measurements_start(len(plans_m))
     measures = measurements.run_measurements(engine, plans_m, begun.run_id, parallel, options.use_cache,
-                                           ui.measurement_done)
+                                           _both(progress.measurement, ui.measurement_done))
     if measures.interrupted:
         return conclude(begun, scope, inventory, prepared.builds, not_started(scope), True, prepared.real,
                         parallel=parallel, use_cache=options.use_cache, selection=options.selection,
                         measurements=measures.records, real_hosts=prepared.real_hosts)
     plans = plan_cells(scope, prepared, begun.run_id, begun.folder, cell_settings(settings), threads)
     ui.cells_start(len(plans))
-    done = cells.run_cells(engine, plans, begun.run_id, parallel, options.use_cache, ui.cell_done)
-    results = tuple(replace(c, measurements=measurements.covering(measures.records, c.environment, c.host,
-                                                              _kind(scope, c.host)))
-                    for c in done.records)
+    done = cells.run_cells(engine, plans, begun.run_id, parallel, options.use_cache,
+                           _both(progress.cell, ui.cell_done))
+    results = _covered(scope, done.records, measures.records)
     return conclude(begun, scope, inventory, prepared.builds, results, done.interrupted, prepared.real,
                     parallel=parallel, use_cache=options.use_cache, selection=options.selection,
                     measurements=measures.records, real_hosts=prepared.real_hosts)
+
+
+T = TypeVar("T")
+
+
+def _both(first: Callable[[T], None], then: Callable[[T], None]) -> Callable[[T], None]:
+    """One callback after another: the run document as it stands is written before the UI is told."""
+    def call(record: T) -> None:
+        first(record)
+        then(record)
+    return call
+
+
+def _covered(scope: Scope, results: tuple[CellResult, ...], measured: tuple[MeasurementRecord, ...]
+             ) -> tuple[CellResult, ...]:
+    """Each cell with the ids of the measurements that stand for it."""
+    return tuple(replace(c, measurements=measurements.covering(measured, c.environment, c.host, _kind(scope, c.host)))
+                 for c in results)
 
 
 def not_started(scope: Scope) -> tuple[CellResult, ...]:
@@ -241,7 +294,14 @@ def write_results(folder: Path, doc: RunDocument) -> dict[str, Path]:
     """cells.json and the reports; the JSON first, so a report failure cannot lose the results."""
     from refenv.report import write_reports
 
-    written = {"cells.json": write_run(doc, folder / "cells.json")}
+    try:
+        written = {"cells.json": write_run(doc, folder / "cells.json")}
+    except OSError as exc:  # a full disk: the run's words, and what stands of it
+        stands = "the last document written as the run went stands" if (folder / "cells.json").is_file() \
+            else "nothing of it was written"
+        raise RunNotWritten(f"the run document {folder / 'cells.json'} could not be written: "
+                            f"{exc.strerror or exc}; {stands}",
+                            "make room (df -h) and run again: the cells that finished are cached") from None
     try:
         written.update({k: Path(v) for k, v in write_reports(doc, folder).items()})
     except Exception:  # the results are safe in cells.json; say what broke and go on

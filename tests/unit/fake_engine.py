@@ -135,9 +135,10 @@ class UI:
         self.stop_after = stop_after
         self.measuring = -1
         self.measured: list[MeasurementRecord] = []
+        self.stages: list[str] = []
 
     def stage(self, message: str) -> None:
-        pass
+        self.stages.append(message)
 
     def build_line(self, environment: str, line: str) -> None:
         pass

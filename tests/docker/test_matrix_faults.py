@@ -12,12 +12,16 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from harness.schema import CPU_WHEEL
 from refenv.builder.environment import build_environment
 from refenv.builder.wheelhouse import lock_path, read_lock
 from refenv.engines.docker.sdk import Engine
+from refenv.engines.seam import ContainerSpec
 from refenv.model import codec
 from refenv.model.builds import EnvBuild
+from refenv.model.labels import MANAGED
 from refenv.model.matrix import Matrix
 from tests.docker.support import (
     CPU,
@@ -176,3 +180,14 @@ def test_a_second_run_reuses_cells_and_rerun_runs_them_again(env_builds: Any, tm
     assert [c.cache_key for c in first.document.cells] == [c.cache_key for c in second.document.cells]
     assert all((c.wall_s or 0) > 0 for c in third.document.cells)
     assert second.document.summary.cached == 2
+
+
+@pytest.mark.parametrize("limit", [1.9, 1.97, 2.0, 2.03, 2.1])
+def test_a_container_ending_at_its_time_limit_is_timeout_or_done_never_an_error(
+        engine: Engine, env_builds: dict[str, EnvBuild], limit: float) -> None:
+    # The kill can reach a container that has just exited: Docker refuses it (409, "is not running"),
+    # which once made the cell an ERROR. Whichever side of the limit it lands, the outcome is one of the two.
+    spec = ContainerSpec(image=str(env_builds[CPU].tag), command=("2",), entrypoint=("sleep",), environment=(),
+                         labels=((MANAGED, "true"), ("refenv.kind", "test")), binds=())
+    outcome = engine.run(spec, limit)
+    assert (outcome.exit_code, outcome.timed_out) in ((0, False), (None, True)), outcome

@@ -18,7 +18,7 @@ from typing import IO, Any
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from requests.exceptions import ConnectionError as RequestsConnectionError
-from requests.exceptions import ReadTimeout
+from requests.exceptions import ReadTimeout, RequestException
 
 from harness import catalogue
 from harness.inputs import shorten
@@ -193,7 +193,7 @@ class Engine:
             container = self.client.containers.create(**create_kwargs(spec))
         except APIError as exc:
             raise translate(exc) from None
-        except (RequestsConnectionError, DockerException) as exc:
+        except (RequestException, DockerException) as exc:  # a refused connection, a reply cut short
             raise lost("before the container was created", exc) from None
         try:
             try:
@@ -209,7 +209,7 @@ class Engine:
             except NotFound:  # removed meanwhile (a cancelled run): nothing more to read
                 oom, logs = False, ""
             return RunOutcome(code, timed_out, oom, logs)
-        except (RequestsConnectionError, DockerException) as exc:
+        except (RequestException, DockerException) as exc:
             raise lost("while the container ran", exc) from None
         finally:
             self._remove(container)
@@ -262,7 +262,7 @@ class Engine:
             container.remove(force=True, v=True)
         except (NotFound, APIError) as exc:
             LOG.debug("container already gone: %s", exc)
-        except (RequestsConnectionError, DockerException) as exc:  # a dead engine: a later run reaps it by label
+        except (RequestException, DockerException) as exc:  # a dead engine: a later run reaps it by label
             LOG.warning("could not remove container %s: the engine does not answer (%s)", container.id, exc)
 
     def remove_containers(self, labels: dict[str, str]) -> int:

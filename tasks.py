@@ -98,8 +98,8 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     from refenv.model.matrix import MODES
     from refenv.report.console import console_summary
     from refenv.report.ready import compare_lines
-    from refenv.run.pipeline import Options, run_matrix
-    from refenv.run.pipeline import dry_run as plan_of
+    from refenv.run.dryrun import predict, real_hosts
+    from refenv.run.pipeline import Options, RunNotWritten, run_matrix
     from refenv.run.progress import ConsoleUI
 
     if probes is not None and probes not in MODES:
@@ -114,22 +114,29 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
 
     m = _matrix(matrix, env, host, scenario)
     cells = check_size(m, max_cells or MAX_CELLS)
+    where = backend or m.run.backend
     if dry_run:
-        for spec, expected in plan_of(m):
-            print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
+        # A real host is read where its cells would run: this machine, a probe job, or a node's labels.
+        for p in predict(m, real_hosts(m, where)):
+            print(f"{p.spec.id:60s} {p.expected.verdict:18s} {p.expected.reason}" if p.expected
+                  else f"{p.spec.id:60s} {'-':18s} {p.why_not}")
         return
     from refenv.engines.connect import engine_for, parallel_for
 
-    where = backend or m.run.backend
     ui = ConsoleUI(verbose=verbose)
     options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
                       use_cache=not rerun, relock=relock, probes=probes,
                       selection={"env": env or [], "host": host or [], "scenario": scenario or []})
     try:
-        engine = engine_for(where, m)
-        outcome = run_matrix(m, options, ui, engine)
-    finally:
-        ui.close()
+        try:
+            engine = engine_for(where, m)
+            outcome = run_matrix(m, options, ui, engine)
+        finally:
+            ui.close()
+    except RunNotWritten as exc:  # the run ran, but its results have no room: what it found, then why
+        if exc.document is not None:
+            print(console_summary(exc.document, {}))
+        raise Exit(f"refenv: {exc}", code=1) from None
     print(console_summary(outcome.document, outcome.written))
     if compare:
         for other in (e.name for e in m.environments if e.name != compare):

@@ -34,7 +34,8 @@ from refenv.model.builds import EnvBuild  # noqa: E402
 from refenv.model.labels import KIND, MANAGED, RUN  # noqa: E402
 from refenv.model.matrix_yaml import load  # noqa: E402
 from refenv.model.records import CellResult, MeasurementRecord  # noqa: E402
-from refenv.run.pipeline import Options, connect, image_requests, new_run_id, prepare, run_matrix, settings_of  # noqa: E402
+from refenv.run.pipeline import Options, connect, image_requests, new_run_id, run_matrix, settings_of  # noqa: E402
+from refenv.run.prepare import prepare  # noqa: E402
 
 CELL_TARGET, MATRIX_TARGET = 1.5, 0.40
 BEFORE_S = 284.5  # README, benchmarks table: a --rerun of the default matrix before measuring once

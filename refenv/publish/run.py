@@ -32,8 +32,9 @@ from refenv.publish import auth, evidence, history, manifest, publishable, relea
 from refenv.publish.manifest import Published
 from refenv.readiness import Readiness, grouped
 from refenv.run.cells import run_cells
-from refenv.run.pipeline import Begun, conclude, prepare
+from refenv.run.pipeline import Begun, conclude
 from refenv.run.plan import Scope, plan_cell
+from refenv.run.prepare import prepare
 
 LOG = logging.getLogger(__name__)
 Say = Callable[[str], None]

@@ -24,8 +24,9 @@ from refenv.reproduce.fix import chosen_remedy, plan_fix
 from refenv.reproduce.offer import probe_offer
 from refenv.reproduce.values import FixPlan, Inferred, Reproduction
 from refenv.run import cells
-from refenv.run.pipeline import UI, Begun, conclude, connect, prepare
+from refenv.run.pipeline import UI, Begun, conclude, connect
 from refenv.run.plan import Scope, plan_cell
+from refenv.run.prepare import prepare
 
 LOG = logging.getLogger(__name__)
 

@@ -11,29 +11,25 @@ import datetime
 import logging
 import os
 import secrets
-import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from refenv import paths
-from refenv.builder import simdriver, wheelhouse
-from refenv.engines import realhost
-from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ProbesRealHosts
-from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.builder import wheelhouse
+from refenv.engines.seam import CellEngine, ImageRequest, Inventory
+from refenv.errors import RefenvError
 from refenv.model.builds import EnvBuild
-from refenv.model.matrix import CellSpec, Host, Matrix, RunSettings
+from refenv.model.matrix import Matrix, RunSettings
 from refenv.model.profiles import Profile
-from refenv.model.records import NOT_RUN, CellResult, Expected, MeasurementRecord
+from refenv.model.records import NOT_RUN, CellResult, MeasurementRecord
 from refenv.model.rundoc import RunDocument, write_run
-from refenv.run import cells, measurements, owners, toolkit
+from refenv.run import cells, measurements, owners
 from refenv.run.assemble import document, run_info
 from refenv.run.checkpoint import Checkpoint
-from refenv.run.containers import ldcache_spec
-from refenv.run.plan import Prepared, Scope, plan_cells, plan_only
+from refenv.run.plan import Scope, plan_cells
+from refenv.run.prepare import prepare
 
 LOG = logging.getLogger(__name__)
 
@@ -49,7 +45,12 @@ class UI(Protocol):
 
 
 class RunNotWritten(RefenvError):
-    """The run's results could not be written (a full disk); the message says what of them stands."""
+    """The run's results could not be written (a full disk); the message says what of them stands, and the
+    document carries what the run found."""
+
+    def __init__(self, message: str, hint: str | None = None, document: RunDocument | None = None) -> None:
+        super().__init__(message, hint)
+        self.document = document
 
 
 @dataclass(frozen=True)
@@ -87,70 +88,6 @@ def image_requests(matrix: Matrix, options: Options) -> list[ImageRequest]:
     """One image per environment; its lock lives in locks/ beside the matrix file."""
     return [ImageRequest(env, wheelhouse.lock_path(matrix.path, env.name), options.relock, options.images.get(env.name))
             for env in matrix.environments]
-
-
-def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host, ...], run_id: str,
-            ui: UI) -> Prepared:
-    """Every image, and what the hosts need: the simulated driver and its linker caches, the real GPUs.
-
-    Ctrl-C here cancels what the engine started and raises KeyboardInterrupt again for the caller.
-    """
-    driver = None
-    if any(h.kind == "simulated" for h in hosts):
-        ui.stage("building the simulated driver")
-        driver = simdriver.build()
-    builds: dict[str, EnvBuild] = {}
-    try:
-        for request in requests:
-            ui.stage(f"environment {request.environment.name}")
-            builds[request.environment.name] = build = engine.ensure_image(request, ui.build_line)
-            ui.build_done(build)
-        ldcaches: dict[str, str | None] = {}
-        if driver is not None:
-            libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
-                    f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
-            for name, build in builds.items():
-                if (image := build.image) is not None:
-                    image_id = engine.image_id(image) or image
-                    ldcaches[name] = prepare_ldcache(engine, image, image_id, libs, driver.digest, run_id)
-        real, real_error, probed = None, None, {}
-        if any(h.kind == "real" for h in hosts) and isinstance(engine, ProbesRealHosts):
-            probed = engine.probe_real_hosts(hosts)  # on a cluster: each real host where its cells run
-            real = next((p.profile for p in probed.values() if p.profile), None)
-        elif any(h.kind == "real" for h in hosts):
-            real = realhost.probe()
-            image = next((b.image for b in builds.values() if b.image), None)
-            real_error = engine.gpu_runtime_error(image) if image else NoGpuRuntime("no image to try --gpus with")
-    except KeyboardInterrupt:
-        engine.cancel(run_id)
-        raise
-    return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
-                    {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error})
-
-
-def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,
-                    run_id: str) -> str | None:
-    """The linker cache of `image` with the simulated driver's libraries in place, made once and kept."""
-    target = paths.cache_root() / "ldcache" / f"{image_id.replace('sha256:', '')[:24]}-{digest[:16]}.cache"
-    if target.is_file():
-        return str(target)
-    with tempfile.TemporaryDirectory(prefix="refenv-ldcache-") as out:
-        os.chmod(out, 0o777)
-        outcome = engine.run(ldcache_spec(image, out, libs, run_id), timeout=120)
-        made = Path(out) / "ld.so.cache"
-        if outcome.exit_code != 0 or not made.is_file():
-            LOG.warning("could not make the linker cache for %s: %s", image, outcome.logs[-500:])
-            return None
-        tmp = target.with_suffix(".tmp")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(made, tmp)
-            tmp.replace(target)
-        except OSError as exc:  # a full disk: the cells go without it, as when it cannot be made
-            tmp.unlink(missing_ok=True)
-            LOG.warning("could not keep the linker cache for %s in %s: %s", image, target, exc.strerror or exc)
-            return None
-    return str(target)
 
 
 def connect() -> CellEngine:
@@ -284,12 +221,6 @@ def _kind(scope: Scope, host: str) -> str:
     return next((h.kind for h in scope.hosts if h.name == host), "none")
 
 
-def dry_run(matrix: Matrix) -> list[tuple[CellSpec, Expected]]:
-    """Each cell with its expectation, without an engine: what `invoke matrix --dry-run` prints."""
-    real = realhost.probe() if any(h.kind == "real" for h in matrix.hosts) else None
-    return plan_only(Scope(matrix.environments, matrix.hosts, matrix.scenarios, matrix.path), real)
-
-
 def write_results(folder: Path, doc: RunDocument) -> dict[str, Path]:
     """cells.json and the reports; the JSON first, so a report failure cannot lose the results."""
     from refenv.report import write_reports
@@ -301,7 +232,7 @@ def write_results(folder: Path, doc: RunDocument) -> dict[str, Path]:
             else "nothing of it was written"
         raise RunNotWritten(f"the run document {folder / 'cells.json'} could not be written: "
                             f"{exc.strerror or exc}; {stands}",
-                            "make room (df -h) and run again: the cells that finished are cached") from None
+                            "make room (df -h) and run again: the cells that finished are cached", doc) from None
     try:
         written.update({k: Path(v) for k, v in write_reports(doc, folder).items()})
     except Exception:  # the results are safe in cells.json; say what broke and go on
@@ -328,11 +259,8 @@ __all__ = [
     "cell_settings",
     "conclude",
     "connect",
-    "dry_run",
     "image_requests",
     "new_run_id",
-    "prepare",
-    "prepare_ldcache",
     "run_matrix",
     "settings_of",
     "write_results",

@@ -134,9 +134,3 @@ def plan_cells(scope: Scope, prepared: Prepared, run_id: str, folder: Path, sett
                threads: int = 1) -> list[CellPlan]:
     """Every cell of the scope, planned."""
     return [plan_cell(spec, prepared, run_id, folder, settings, threads) for spec in scope.cells()]
-
-
-def plan_only(scope: Scope, real: Profile | None) -> list[tuple[CellSpec, Expected]]:
-    """Each cell with its expectation, without an engine: what `invoke matrix --dry-run` prints."""
-    return [(spec, expect.expect(spec.environment, spec.host, matrix_host_profile(spec.host, real), spec.scenario))
-            for spec in scope.cells()]

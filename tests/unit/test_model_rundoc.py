@@ -23,8 +23,8 @@ from refenv.model.status import LOOKS, STATUSES, look
 from refenv.report import console_summary, console_table, render_html, render_junit, render_markdown
 from refenv.report.html import css_class
 from refenv.run.assemble import document, run_info
+from refenv.run.dryrun import predict, real_hosts
 from refenv.run.judge import judge_cell
-from refenv.run.pipeline import dry_run
 from refenv.run.plan import Scope
 from tests.unit.facts_builder import healthy, no_driver
 
@@ -40,9 +40,11 @@ def harness_doc(facts: dict[str, Any]) -> dict[str, Any]:
 def real_document() -> RunDocument:
     """The project's matrix, its cells judged from real harness documents, put together by `run.document`."""
     matrix = matrix_yaml.load(ROOT / "matrix.yaml")
-    plans = dry_run(matrix)
+    plans = predict(matrix, real_hosts(matrix, "local"))
     results = []
-    for i, (spec, expected) in enumerate(plans):
+    for i, plan in enumerate(plans):
+        spec, expected = plan.spec, plan.expected
+        assert expected is not None  # on this machine every host is predicted
         base = CellResult(spec.id, spec.environment.name, spec.host.name, spec.scenario.name)
         facts = no_driver() if expected.verdict == "NO_DRIVER" else healthy()
         timed_out = i == 1

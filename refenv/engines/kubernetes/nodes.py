@@ -48,6 +48,11 @@ def gpu_nodes(api: client.ApiClient) -> list[tuple[str, dict[str, str]]]:
     return [(n.metadata.name, dict(n.metadata.labels or {})) for n in nodes if n.metadata and n.metadata.name]
 
 
+def selected(selector: Mapping[str, str], nodes: list[tuple[str, dict[str, str]]]) -> tuple[str, dict[str, str]] | None:
+    """The first node (by name) whose labels hold every pair of a node selector, as the scheduler matches it."""
+    return next((n for n in sorted(nodes) if all(n[1].get(k) == v for k, v in selector.items())), None)
+
+
 def probe_document(profile: Profile | None) -> dict[str, object]:
     """What `harness diagnose --json` would say of the node's NVML, so the fleet view reads both alike."""
     if profile is None:

@@ -1,0 +1,99 @@
+"""Before a run's jobs: every environment's image, and what its hosts need — the simulated driver and the
+images' linker caches with it in place, and the real hosts' GPUs (this machine's, or a cluster's probes).
+
+`invoke matrix`, `invoke reproduce` and `invoke publish` all prepare this way (refenv/run/pipeline.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Protocol
+
+from refenv import paths
+from refenv.builder import simdriver
+from refenv.engines import realhost
+from refenv.engines.seam import CellEngine, ImageRequest, ProbesRealHosts
+from refenv.errors import NoGpuRuntime
+from refenv.model.builds import EnvBuild
+from refenv.model.matrix import Host
+from refenv.run import toolkit
+from refenv.run.containers import ldcache_spec
+from refenv.run.plan import Prepared
+
+LOG = logging.getLogger(__name__)
+
+
+class Stages(Protocol):
+    """What preparing tells the run's UI."""
+
+    def stage(self, message: str) -> None: ...
+    def build_line(self, environment: str, line: str) -> None: ...
+    def build_done(self, build: EnvBuild) -> None: ...
+
+
+def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host, ...], run_id: str,
+            ui: Stages) -> Prepared:
+    """Every image, and what the hosts need: the simulated driver and its linker caches, the real GPUs.
+
+    Ctrl-C here cancels what the engine started and raises KeyboardInterrupt again for the caller.
+    """
+    driver = None
+    if any(h.kind == "simulated" for h in hosts):
+        ui.stage("building the simulated driver")
+        driver = simdriver.build()
+    builds: dict[str, EnvBuild] = {}
+    try:
+        for request in requests:
+            ui.stage(f"environment {request.environment.name}")
+            builds[request.environment.name] = build = engine.ensure_image(request, ui.build_line)
+            ui.build_done(build)
+        ldcaches: dict[str, str | None] = {}
+        if driver is not None:
+            libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
+                    f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
+            for name, build in builds.items():
+                if (image := build.image) is not None:
+                    image_id = engine.image_id(image) or image
+                    ldcaches[name] = prepare_ldcache(engine, image, image_id, libs, driver.digest, run_id)
+        real, real_error, probed = None, None, {}
+        if any(h.kind == "real" for h in hosts) and isinstance(engine, ProbesRealHosts):
+            probed = engine.probe_real_hosts(hosts)  # on a cluster: each real host where its cells run
+            real = next((p.profile for p in probed.values() if p.profile), None)
+        elif any(h.kind == "real" for h in hosts):
+            real = realhost.probe()
+            image = next((b.image for b in builds.values() if b.image), None)
+            real_error = engine.gpu_runtime_error(image) if image else NoGpuRuntime("no image to try --gpus with")
+    except KeyboardInterrupt:
+        engine.cancel(run_id)
+        raise
+    return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
+                    {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error})
+
+
+def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,
+                    run_id: str) -> str | None:
+    """The linker cache of `image` with the simulated driver's libraries in place, made once and kept."""
+    target = paths.cache_root() / "ldcache" / f"{image_id.replace('sha256:', '')[:24]}-{digest[:16]}.cache"
+    if target.is_file():
+        return str(target)
+    with tempfile.TemporaryDirectory(prefix="refenv-ldcache-") as out:
+        os.chmod(out, 0o777)
+        outcome = engine.run(ldcache_spec(image, out, libs, run_id), timeout=120)
+        made = Path(out) / "ld.so.cache"
+        if outcome.exit_code != 0 or not made.is_file():
+            LOG.warning("could not make the linker cache for %s: %s", image, outcome.logs[-500:])
+            return None
+        tmp = target.with_suffix(".tmp")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(made, tmp)
+            tmp.replace(target)
+        except OSError as exc:  # a full disk: the cells go without it, as when it cannot be made
+            tmp.unlink(missing_ok=True)
+            LOG.warning("could not keep the linker cache for %s in %s: %s", image, target, exc.strerror or exc)
+            return None
+    return str(target)

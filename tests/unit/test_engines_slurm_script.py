@@ -61,7 +61,11 @@ def test_the_docker_script_traps_term_and_removes_its_container_by_name(tmp_path
     assert f"name={name}" in text
     assert "trap 'gone; exit 143' TERM" in text
     assert 'docker rm -f "$name"' in text
-    assert " &\nwait $!\n" in text, "the container runs in the background so the trap can fire"
+    assert 'docker wait "$name" > "$outcome.code" &\n  wait $!\n' in text, \
+        "the container is waited for in the background so the trap can fire"
+    assert "docker run --detach" in text and 'docker logs --tail 60 "$name"' in text
+    limited = script.docker_script(spec, FILES, 240)
+    assert 'timeout 240 docker wait "$name"' in limited and '"timed_out": %s' in limited
     assert text.rstrip().endswith("exit 0"), "the job's exit status is not the cell's outcome"
     path = tmp_path / "job.sh"
     path.write_text(text, encoding="utf-8")

@@ -22,7 +22,7 @@ from refenv import paths
 from refenv.engines.onlocal import OnLocalEngine
 from refenv.engines.realhost import profile_of
 from refenv.engines.seam import OUT, CellEngine, ContainerSpec, RealHost, RunOutcome
-from refenv.engines.slurm import client, script, state
+from refenv.engines.slurm import client, packs, script, state
 from refenv.errors import NotStarted, RefenvError
 from refenv.model.labels import CELL, KIND, RUN
 from refenv.model.matrix import Host
@@ -32,9 +32,9 @@ LOG = logging.getLogger(__name__)
 # Slurm checks time limits every 30 s or so and rounds them up to a minute: past this much more than
 # the cell's own limit, the job is cancelled here and the cell is TIMEOUT all the same.
 LATE_S = 120.0
-# Cells submitted within this window go to Slurm as one job array. The runner starts its first cells
-# within milliseconds of each other, and later ones one at a time as others finish: a longer window
-# gathers no more of them, and every cell would wait it out.
+# Cells submitted within this window go to Slurm as packs (refenv/engines/slurm/packs.py). The runner starts
+# its first cells within milliseconds of each other, and later ones one at a time as others finish: a longer
+# window gathers no more of them, and every cell would wait it out.
 BATCH_S = 0.05
 
 
@@ -47,6 +47,7 @@ class _Submission:
     files: script.JobFiles
     done: threading.Event = field(default_factory=threading.Event)
     job_id: str | None = None
+    waves: int = 1                # how many cells' time its pack may take before this one starts
     error: Exception | None = None
 
 
@@ -72,7 +73,8 @@ class SlurmEngine(OnLocalEngine):
         self._submitting = threading.Lock()      # held while a batch is submitted and recorded
         self._arrays = 0
         self._cancelled: set[str] = set()
-        state.check_placements(hosts, self.nodes())
+        self._nodes = self.nodes()
+        state.check_placements(hosts, self._nodes)
 
     def nodes(self) -> list[state.Node]:
         return state.nodes(self.commands.sinfo_json())
@@ -109,12 +111,13 @@ class SlurmEngine(OnLocalEngine):
         files = script.JobFiles(str(out / "job.sh"), str(out / "job.log"), str(out / "job-outcome.json"))
         for stale in (files.outcome, files.log):
             Path(stale).unlink(missing_ok=True)
-        Path(files.script).write_text(script.docker_script(spec, files), encoding="utf-8")
+        Path(files.script).write_text(script.docker_script(spec, files, timeout), encoding="utf-8")
         host = cell.split("/")[1] if cell.count("/") == 2 else ""
         argv = script.sbatch_argv(spec, files, timeout, self.placements.get(host) or SlurmPlacement())
-        job_id = self._submit(_Submission(run_id, argv, files))
+        sub = _Submission(run_id, argv, files)
+        job_id = self._submit(sub)
         LOG.debug("cell %s is job %s", cell, job_id)
-        return self._wait(job_id, files, timeout)
+        return self._wait(job_id, files, timeout * sub.waves)
 
     def _submit(self, sub: _Submission) -> str:
         """The cell's job id, once the batch it joined is submitted."""
@@ -156,14 +159,34 @@ class SlurmEngine(OnLocalEngine):
                 sub.done.set()
 
     def _sbatch(self, subs: list[_Submission]) -> list[str]:
-        if len(subs) == 1:
-            return [self.commands.sbatch(subs[0].argv)]
+        """Submit cells sharing their options as packs (one job, or one job array of packs); each cell's job id."""
+        key = script.array_key(subs[0].argv)
+        options = dict(a.partition("=")[::2] for a in key if a.startswith("--"))
+        nodes = packs.eligible(self._nodes, options.get("--partition"),
+                               state.constraint_features(options.get("--constraint", "")), options.get("--nodelist"))
+        planned = packs.plan(len(subs), int(options.get("--cpus-per-task", "1")),
+                             packs.memory_mb(options.get("--mem", "1G")), nodes)
         self._arrays += 1
-        path = paths.cache_root() / "slurm-arrays" / f"{subs[0].run_id}-{self._arrays}.sh"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(script.array_script([s.files for s in subs]), encoding="utf-8")
-        array = self.commands.sbatch(script.array_argv(script.array_key(subs[0].argv), len(subs), str(path)))
-        return [f"{array}_{i}" for i in range(len(subs))]
+        folder = paths.cache_root() / "slurm-packs"
+        folder.mkdir(parents=True, exist_ok=True)
+        tasks = []
+        for i, pack in enumerate(planned):
+            files = script.JobFiles(str(folder / f"{subs[0].run_id}-{self._arrays}-{i}.sh"),
+                                    str(folder / f"{subs[0].run_id}-{self._arrays}-{i}.log"), "")
+            Path(files.script).write_text(packs.pack_script([subs[c].files for c in pack.cells], pack.width),
+                                          encoding="utf-8")
+            tasks.append(files)
+            for c in pack.cells:
+                subs[c].waves = pack.waves
+        scaled = packs.resources(key, planned[0])  # the first pack is the largest
+        if len(planned) == 1:
+            job = self.commands.sbatch([*scaled, f"--output={tasks[0].log}", tasks[0].script])
+            return [job] * len(subs)
+        path = folder / f"{subs[0].run_id}-{self._arrays}.sh"
+        path.write_text(script.array_script(tasks), encoding="utf-8")
+        array = self.commands.sbatch(script.array_argv(tuple(scaled), len(planned), str(path)))
+        pack_of = {c: i for i, pack in enumerate(planned) for c in pack.cells}
+        return [f"{array}_{pack_of[c]}" for c in range(len(subs))]
 
     def _poll(self) -> dict[str, state.Job]:
         """The latest squeue listing; at most one call per `poll_s`, shared by every waiting thread."""
@@ -238,7 +261,9 @@ def _read_outcome(files: script.JobFiles) -> RunOutcome | None:
         data = json.loads(Path(files.outcome).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return RunOutcome(int(data["exit_code"]), False, bool(data.get("oom_killed")), _tail(files.log))
+    timed_out = bool(data.get("timed_out"))  # killed at the cell's own limit by its script
+    return RunOutcome(None if timed_out else int(data["exit_code"]), timed_out, bool(data.get("oom_killed")),
+                      _tail(files.log))
 
 
 def _from_gap(gap: state.Gap, files: script.JobFiles) -> RunOutcome:

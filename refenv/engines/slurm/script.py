@@ -91,10 +91,13 @@ def _gpu_line(spec: ContainerSpec) -> str:
     return 'if [ -n "${SLURM_JOB_GPUS:-}" ]; then gpus=(--gpus "device=$SLURM_JOB_GPUS"); else gpus=(); fi\n'
 
 
-def docker_script(spec: ContainerSpec, files: JobFiles) -> str:
-    """The docker launcher's job script: the container by name in the background, removed on TERM."""
+def docker_script(spec: ContainerSpec, files: JobFiles, timeout_s: float | None = None) -> str:
+    """The docker launcher's job script: the container by name, waited for in the background (so scancel's TERM
+    is trapped and the container removed), killed at the cell's own time limit as the local engine kills it
+    (several cells share a job: Slurm's limit is the job's, in whole minutes), its log kept in the job's log."""
     name = container_name(spec)
     argv = docker_argv(spec, name)
+    argv.insert(2, "--detach")
     gpu = _gpu_line(spec)
     if gpu:
         at = argv.index("--gpus")
@@ -102,6 +105,7 @@ def docker_script(spec: ContainerSpec, files: JobFiles) -> str:
     else:
         run = shlex.join(argv)
     q = shlex.quote
+    limit = f"timeout {timeout_s:g} " if timeout_s else ""
     return (
         "#!/bin/bash\n"
         f"# refenv cell {dict(spec.labels).get('refenv.cell', '')} (docker launcher)\n"
@@ -112,12 +116,20 @@ def docker_script(spec: ContainerSpec, files: JobFiles) -> str:
         "trap 'gone; exit 143' TERM INT\n"
         "gone\n"
         + gpu +
-        f"{run} &\n"
-        "wait $!\n"
-        "code=$?\n"
+        "timed=false\n"
+        f"if {run} >/dev/null; then\n"
+        f'  {limit}docker wait "$name" > "$outcome.code" &\n'
+        "  wait $!\n"
+        '  if [ $? = 124 ]; then timed=true; docker kill "$name" >/dev/null 2>&1; fi\n'
+        '  code=$(cat "$outcome.code" 2>/dev/null); code=${code:--1}\n'
+        '  docker logs --tail 60 "$name" 2>&1\n'
+        "else\n"
+        "  code=$?\n"
+        "fi\n"
+        'rm -f "$outcome.code"\n'
         "oom=$(docker inspect -f '{{.State.OOMKilled}}' \"$name\" 2>/dev/null || echo false)\n"
         "gone\n"
-        'printf \'{"exit_code": %d, "oom_killed": %s}\\n\' "$code" "$oom" > "$outcome.tmp"\n'
+        'printf \'{"exit_code": %d, "oom_killed": %s, "timed_out": %s}\\n\' "$code" "$oom" "$timed" > "$outcome.tmp"\n'
         'mv "$outcome.tmp" "$outcome"\n'
         # The job's own exit status is not the cell's outcome (the harness exits 1 on a failing verdict).
         "exit 0\n"

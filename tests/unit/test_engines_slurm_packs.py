@@ -1,0 +1,108 @@
+"""Cells packed into Slurm jobs so a batch pays the scheduler's start-up once (refenv/engines/slurm/packs.py):
+how a batch is dealt, what a pack asks for, and its script run for real by bash."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from refenv.engines.slurm import packs
+from refenv.engines.slurm.script import JobFiles
+from refenv.engines.slurm.state import Node
+
+
+def node(name: str = "vm", cpus: int = 2, memory_mb: int = 19_000, state: str = "idle",
+         partitions: tuple[str, ...] = ("debug",), features: tuple[str, ...] = ("driver_r535",)) -> Node:
+    return Node(name, state, features, "gpu:sim:2", partitions, cpus, memory_mb)
+
+
+def test_one_node_of_two_cpus_runs_four_cells_as_one_pack_two_at_a_time() -> None:
+    assert packs.plan(4, 1, 6144, [node()]) == [packs.Pack((0, 1, 2, 3), 2)]
+    assert packs.plan(4, 1, 6144, [node()])[0].waves == 2
+
+
+def test_memory_bounds_the_width_and_more_nodes_make_more_packs() -> None:
+    assert packs.plan(4, 1, 12_000, [node()]) == [packs.Pack((0, 1, 2, 3), 1)]
+    assert packs.plan(5, 1, 1024, [node("a"), node("b")]) == [packs.Pack((0, 2, 4), 2), packs.Pack((1, 3), 2)]
+    assert packs.plan(1, 1, 1024, [node("a"), node("b")]) == [packs.Pack((0,), 1)]
+    assert packs.plan(3, 1, 1024, []) == [packs.Pack((0, 1, 2), 1)]  # no node known: one at a time
+
+
+@given(st.integers(1, 300), st.integers(1, 8), st.integers(256, 65_536),
+       st.lists(st.tuples(st.integers(0, 128), st.integers(0, 1 << 20)), max_size=6))
+def test_every_cell_is_in_exactly_one_pack_that_fits_its_node(count: int, cpus: int, mem: int,
+                                                            sizes: list[tuple[int, int]]) -> None:
+    nodes = [node(f"n{i}", c, m) for i, (c, m) in enumerate(sizes)]
+    planned = packs.plan(count, cpus, mem, nodes)
+    assert sorted(c for p in planned for c in p.cells) == list(range(count))
+    for p in planned:
+        assert 1 <= p.width <= len(p.cells)
+        assert all(p.width == 1 or (p.width * cpus <= n.cpus and p.width * mem <= n.memory_mb)
+                   for n in nodes if n.cpus and n.memory_mb)
+    assert len(planned) <= max(1, len(nodes))
+
+
+def test_a_packs_resources_scale_with_its_width_and_waves() -> None:
+    key = ("sbatch", "--parsable", "--job-name=refenv-r", "--time=4", "--cpus-per-task=1", "--mem=6G",
+           "--export=NONE", "--constraint=driver_r535")
+    assert packs.resources(key, packs.Pack((0, 1, 2, 3), 2)) == [
+        "sbatch", "--parsable", "--job-name=refenv-r", "--time=9", "--cpus-per-task=2", "--mem=12288M",
+        "--export=NONE", "--constraint=driver_r535"]
+
+
+@pytest.mark.parametrize(("text", "mb"), [("6G", 6144), ("512M", 512), ("2048", 2048), ("1T", 1 << 20), ("6g", 6144)])
+def test_sizes_in_mb(text: str, mb: int) -> None:
+    assert packs.memory_mb(text) == mb
+
+
+def test_only_nodes_the_placement_could_use_are_eligible() -> None:
+    nodes = [node("a"), node("b", state="down"), node("c", partitions=("gpu",)), node("d", features=())]
+    assert [n.name for n in packs.eligible(nodes, None, (), None)] == ["a", "c", "d"]
+    assert [n.name for n in packs.eligible(nodes, "debug", ("driver_r535",), None)] == ["a"]
+    assert [n.name for n in packs.eligible(nodes, None, (), "d")] == ["d"]
+
+
+def test_the_pack_script_runs_every_cell_width_at_a_time(tmp_path: Path) -> None:
+    cells = []
+    for i in range(5):
+        script = tmp_path / f"c{i}.sh"
+        # Each cell notes when it starts and ends, so the test sees how many ran at once.
+        script.write_text(f"echo start $(date +%s.%N) >> {tmp_path}/events\nsleep 0.4\necho cell {i}\n"
+                          f"echo end $(date +%s.%N) >> {tmp_path}/events\n", encoding="utf-8")
+        cells.append(JobFiles(str(script), str(tmp_path / f"c{i}.log"), ""))
+    pack = tmp_path / "pack.sh"
+    pack.write_text(packs.pack_script(cells, 2), encoding="utf-8")
+    started = time.monotonic()
+    assert subprocess.run(["bash", str(pack)], check=False).returncode == 0
+    elapsed = time.monotonic() - started
+    assert [Path(c.log).read_text() for c in cells] == [f"cell {i}\n" for i in range(5)]
+    events = sorted((float(t), kind) for kind, t in (ln.split() for ln in (tmp_path / "events").read_text().split("\n")
+                                                    if ln))
+    running, most = 0, 0
+    for _, kind in events:
+        running += 1 if kind == "start" else -1
+        most = max(most, running)
+    assert most == 2 and elapsed >= 1.2  # three waves of 0.4 s, never more than two at once
+
+
+def test_term_reaches_the_cells_and_the_pack_waits_for_them(tmp_path: Path) -> None:
+    cells = []
+    for i in range(2):
+        script = tmp_path / f"c{i}.sh"
+        script.write_text(f"trap 'echo removed {i}; kill $!; exit 143' TERM\nsleep 30 &\nwait $!\n", encoding="utf-8")
+        cells.append(JobFiles(str(script), str(tmp_path / f"c{i}.log"), ""))
+    pack = tmp_path / "pack.sh"
+    pack.write_text(packs.pack_script(cells, 2), encoding="utf-8")
+    proc = subprocess.Popen(["bash", str(pack)])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(Path(c.log).exists() for c in cells):
+        time.sleep(0.05)
+    time.sleep(0.3)
+    proc.terminate()
+    assert proc.wait(timeout=10) == 143
+    assert [Path(c.log).read_text() for c in cells] == ["removed 0\n", "removed 1\n"]

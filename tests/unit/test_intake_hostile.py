@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.classify import classify
 from harness.intake import ReportError, load_report
@@ -115,16 +117,39 @@ def test_deeply_nested_json_is_one_line() -> None:
     assert outcome(doc) == "refused"
 
 
-@pytest.mark.parametrize("patch", [
-    {"input": {"notes": 5}}, {"input": {"provenance": [1]}},
-    {"facts": {"driver": {"nvml": {"devices": [None]}}}},
-    {"facts": {"torch": {"cuda": ""}}},
-    {"facts": {"driver": {"nvml": {"devices": [{"name": "T4", "compute_capability": "banana"}]}}}},
+@pytest.mark.parametrize(("patch", "expected"), [
+    ({"input": {"notes": 5}}, None), ({"input": {"provenance": [1]}}, None),
+    ({"facts": {"driver": {"nvml": {"devices": [None]}}}}, "refused"),
+    ({"facts": {"torch": {"cuda": ""}}}, "refused"),
+    ({"facts": {"driver": {"nvml": {"devices": [{"name": "T4", "compute_capability": "banana"}]}}}}, "refused"),
+    ({"facts": {"torch": {"version": "\u0661.\u0662.\u0663"}}}, "refused"),
 ])
-def test_wrong_types_in_a_saved_document(patch: dict[str, object]) -> None:
+def test_wrong_types_in_a_saved_document(patch: dict[str, object], expected: str | None) -> None:
     doc: dict[str, object] = {"schema": "refenv.diagnosis", "version": 1, "facts": {}}
     doc.update(patch)
-    outcome(json.dumps(doc).encode())
+    got = outcome(json.dumps(doc).encode())
+    assert expected is None or got == expected, got
+
+
+_LEAVES = ("torch.version", "torch.cuda", "torch.devices", "torch.arch_list", "torch.device_count", "host.python",
+           "driver.nvml.devices", "driver.nvml.driver_version", "driver.nvml.cuda_driver_version",
+           "driver.libcuda.cuinit", "driver.dev_nodes", "visibility.cuda_visible_devices")
+_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-(10 ** 25), 10 ** 25), st.text(max_size=12),
+                    st.lists(st.none() | st.integers() | st.text(max_size=4) | st.just({}), max_size=3),
+                    st.sampled_from(["\u0661\u0662.\u0661", "\uff11\uff12.\uff11", "12.1", "9.0", "535.54.03", ""]),
+                    st.just([{"name": "T4", "compute_capability": "\u0667.\u0665"}]))
+
+
+@given(st.dictionaries(st.sampled_from(_LEAVES), _VALUES, max_size=4))
+def test_any_saved_document_gives_a_verdict_or_one_line(changes: dict[str, object]) -> None:
+    facts: dict[str, dict[str, object]] = {}
+    for path, value in changes.items():
+        node = facts
+        *parents, leaf = path.split(".")
+        for key in parents:
+            node = node.setdefault(key, {})  # type: ignore[assignment]
+        node[leaf] = value
+    outcome(json.dumps({"schema": "refenv.diagnosis", "version": 1, "facts": facts}).encode())
 
 
 def _diagnose(args: list[str], stdin: bytes | None = None, source: str | None = None) -> subprocess.CompletedProcess[bytes]:

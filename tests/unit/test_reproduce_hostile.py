@@ -101,10 +101,12 @@ def test_a_reported_uuid_with_a_trailing_newline_is_not_used() -> None:
 
 
 _text = st.one_of(st.text(max_size=30), st.sampled_from(["2.1.0+cu121", "2.10.0", "2.14.1+cu130", "3.10", "3.11",
-                                                         "470.182.03", "535.183.01", "stub", "mismatch", "2 x T4"]))
+                                                         "470.182.03", "535.183.01", "stub", "mismatch", "2 x T4",
+                                                         "99999999999999999999 x T4", "\u0662 x T4", "16 x A100",
+                                                         "\u0662.\u0661.\u0660", "\uff15\uff13\uff15.1.1", ""]))
 
 
-@given(_text, st.none() | _text, st.lists(_text, max_size=3), st.none() | _text, st.none() | _text,
+@given(_text, st.none() | _text, st.lists(_text, max_size=20), st.none() | _text, st.none() | _text,
        st.none() | st.sampled_from(["stub", "mismatch", "cuinit-999", "x"]), st.booleans())
 def test_any_flags_give_a_plan_the_consumers_accept_or_one_line(torch: str, driver: str | None, gpus: list[str],
                                                                 cvd: str | None, python: str | None,

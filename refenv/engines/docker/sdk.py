@@ -209,6 +209,8 @@ class Engine:
             except NotFound:  # removed meanwhile (a cancelled run): nothing more to read
                 oom, logs = False, ""
             return RunOutcome(code, timed_out, oom, logs)
+        except APIError as exc:  # the engine answered, and refused: its words (an APIError is a RequestException)
+            raise translate(exc) from None
         except (RequestException, DockerException) as exc:
             raise lost("while the container ran", exc) from None
         finally:

@@ -10,6 +10,7 @@
   invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a full matrix run proved (GPU somewhere)
   invoke fleet [--partition P]   per node of a Slurm (or Kubernetes) cluster: driver, GPUs, ready environments
   invoke clean              remove every container and image refenv made
+  invoke zipapp             write dist/refenv-diagnose.pyz: the harness as one file for any Python 3.8+
   invoke test               ruff and mypy, then the test tiers (unit, docker, slurm; gpu where a GPU is)
 
 Exit codes, on every task: 0 done; 1 a result that is not good (cells that disagree, a failed build, a
@@ -451,4 +452,18 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
                    code=1)
 
 
-ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish, fleet)
+@task(help={"out": "where to write the archive (default: dist/refenv-diagnose.pyz)"})
+@_guarded
+def zipapp(c: Context, out: str = "dist/refenv-diagnose.pyz") -> None:
+    """Write the single-file diagnoser: the harness as one zipapp that any Python 3.8+ runs.
+
+    On the broken machine: python3 refenv-diagnose.pyz [--json] [--from FILE] (a version line comes first)."""
+    from refenv.ship import pyz
+
+    made = pyz.build(ROOT, Path(out))
+    print(f"wrote {made.path} ({made.path.stat().st_size // 1024} KiB, {made.files} files): refenv-diagnose "
+          f"{made.version} ({made.commit})")
+    print(f"on the broken machine: python3 {made.path.name}   (--json to paste back, --from FILE for a report)")
+
+
+ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish, fleet, zipapp)

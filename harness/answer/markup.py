@@ -14,6 +14,7 @@ import re
 _SPECIAL = re.compile(r"([\\`*_{}\[\]|#~!])")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")  # and the bidirectional overrides
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+_ENTITY = re.compile(r"&(?=#?\w{1,32};)")
 _TICKS = re.compile(r"`+")
 ZWSP = "\u200b"
 CLIP = 240
@@ -39,7 +40,8 @@ def clip(text: str, limit: int = CLIP) -> str:
 
 def escape(text: str) -> str:
     """Prose on one line, Markdown's special characters escaped, mentions broken."""
-    html = clean(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    # '<' would open HTML and '&' an entity ('&lt;' shown as '<'); a '>' inside a line is just a character.
+    html = _ENTITY.sub("&amp;", clean(text)).replace("<", "&lt;")
     return _MENTION.sub("@" + ZWSP, _SPECIAL.sub(r"\\\1", html))
 
 

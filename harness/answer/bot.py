@@ -69,7 +69,11 @@ def run(args: argparse.Namespace) -> int:
     path = args.event or os.environ.get("GITHUB_EVENT_PATH")
     if not path:
         raise InputError("bot: no event payload: pass --event FILE or set GITHUB_EVENT_PATH (GitHub Actions does)")
-    ev = event.read(path, args.event_name or os.environ.get("GITHUB_EVENT_NAME", ""))
+    name = args.event_name or os.environ.get("GITHUB_EVENT_NAME", "")
+    if name and name not in event.ANSWERED:
+        print(f"refenv issue bot: silent: a {name} event is not one it answers (issues, issue_comment)")
+        return 0
+    ev = event.read(path, name)
     login = args.bot_login or os.environ.get("REFENV_BOT_LOGIN") or DEFAULT_LOGIN
     say = f"refenv issue bot: {ev.repository}#{ev.number}"
     if not ev.answered:

@@ -233,3 +233,29 @@ def outside_fences(text: str) -> str:
         elif not fence:
             out.append(re.sub(r"(`+)(?:(?!\1).)*?\1", "", line))
     return "\n".join(out)
+
+
+def test_other_events_are_left_alone(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                     tmp_path: Path) -> None:
+    dispatch = tmp_path / "dispatch.json"
+    dispatch.write_text(json.dumps({"inputs": {}, "ref": "refs/heads/main"}), encoding="utf-8")
+    state = State()
+    with github_stub(state) as api:
+        monkeypatch.setenv("GITHUB_API_URL", api)
+        monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+        assert main(["bot", "--event", str(dispatch), "--event-name", "workflow_dispatch"]) == 0
+        closed = json.loads((EVENTS / "issues-opened.json").read_text(encoding="utf-8"))
+        closed["action"] = "closed"
+        (tmp_path / "closed.json").write_text(json.dumps(closed), encoding="utf-8")
+        assert main(["bot", "--event", str(tmp_path / "closed.json"), "--event-name", "issues"]) == 0
+    assert state.requests == [] and capsys.readouterr().out.count("silent") == 2
+
+
+def test_a_payload_that_does_not_fit_names_its_field(monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = json.loads((EVENTS / "issues-opened.json").read_text(encoding="utf-8"))
+    bad["issue"]["number"] = "7"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    code, _, err = run_bot(monkeypatch, capsys, State(), path)
+    assert code == 2 and err.strip() == "error: the event payload: issue.number: expected int, got str"

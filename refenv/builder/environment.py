@@ -86,7 +86,7 @@ def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environmen
     except OSError as exc:
         return EnvBuild(env.name, FAILED, None, None, 0.0, None,
                         f"cannot write the build log in {paths.build_logs()}: {exc.strerror or exc}", "")
-    plan = None
+    plan = lock = None
     try:
         base = baseimage.ensure(engine, env.base, log)
         if base.python and base.python != env.python:
@@ -107,11 +107,12 @@ def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environmen
             log(f"FAILED: {error}")
         tail_text = getattr(error, "log_tail", "") or "\n".join(log.tail[-30:])
         return EnvBuild(env.name, FAILED, plan.env_tag if plan else None, plan.content_hash if plan else None,
-                        round(time.monotonic() - start, 1), log.path, str(error), tail_text)
+                        round(time.monotonic() - start, 1), log.path, str(error), tail_text,
+                        lock.sha256 if lock else None)
     finally:
         log.close()
     return EnvBuild(env.name, built.status, built.tag, plan.content_hash, round(time.monotonic() - start, 1),
-                    log.path, None, None)
+                    log.path, None, None, lock.sha256)
 
 
 def given_image(engine: ImageStore, env: Environment, ref: str) -> EnvBuild:

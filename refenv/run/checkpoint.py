@@ -4,7 +4,8 @@
 Each write is the whole document, written beside and renamed (`rundoc.write_run`): a reader sees the last
 complete one, never half of one. It is marked interrupted, and every cell not finished yet is NOT_RUN
 with that said, until the run's own end writes the final document over it. Writes are at most one per
-`every` seconds (the first at once); one that fails (a full disk) is logged and the run goes on.
+`every` seconds (the first at once; more apart where writing takes long); one that fails (a full disk) is
+logged and the run goes on.
 """
 
 from __future__ import annotations
@@ -69,7 +70,9 @@ class Checkpoint:
                             exc.strerror or exc)
             self._failed = True
             return False
-        self._written = now
+        self._written = time.monotonic()
+        # A large run's document takes longer to write: space the writes so they cost at most a tenth of the run.
+        self.every = max(self.every, 10 * (self._written - now))
         return True
 
 

@@ -71,7 +71,7 @@ class SlurmEngine(OnLocalEngine):
         self._queue: list[_Submission] = []
         self._flushing = False
         self._submitting = threading.Lock()      # held while a batch is submitted and recorded
-        self._arrays = 0
+        self._batches = 0
         self._cancelled: set[str] = set()
         self._nodes = self.nodes()
         state.check_placements(hosts, self._nodes)
@@ -135,7 +135,7 @@ class SlurmEngine(OnLocalEngine):
         return sub.job_id
 
     def _flush(self) -> None:
-        """Submit what gathered in the window: cells sharing their options as one array, the others alone."""
+        """Submit what gathered in the window: cells sharing their options packed together (packs.py)."""
         time.sleep(BATCH_S)
         with self._lock:
             batch, self._queue, self._flushing = self._queue, [], False
@@ -166,13 +166,13 @@ class SlurmEngine(OnLocalEngine):
                                state.constraint_features(options.get("--constraint", "")), options.get("--nodelist"))
         planned = packs.plan(len(subs), int(options.get("--cpus-per-task", "1")),
                              packs.memory_mb(options.get("--mem", "1G")), nodes)
-        self._arrays += 1
+        self._batches += 1
         folder = paths.cache_root() / "slurm-packs"
         folder.mkdir(parents=True, exist_ok=True)
         tasks = []
         for i, pack in enumerate(planned):
-            files = script.JobFiles(str(folder / f"{subs[0].run_id}-{self._arrays}-{i}.sh"),
-                                    str(folder / f"{subs[0].run_id}-{self._arrays}-{i}.log"), "")
+            files = script.JobFiles(str(folder / f"{subs[0].run_id}-{self._batches}-{i}.sh"),
+                                    str(folder / f"{subs[0].run_id}-{self._batches}-{i}.log"), "")
             Path(files.script).write_text(packs.pack_script([subs[c].files for c in pack.cells], pack.width),
                                           encoding="utf-8")
             tasks.append(files)
@@ -182,7 +182,7 @@ class SlurmEngine(OnLocalEngine):
         if len(planned) == 1:
             job = self.commands.sbatch([*scaled, f"--output={tasks[0].log}", tasks[0].script])
             return [job] * len(subs)
-        path = folder / f"{subs[0].run_id}-{self._arrays}.sh"
+        path = folder / f"{subs[0].run_id}-{self._batches}.sh"
         path.write_text(script.array_script(tasks), encoding="utf-8")
         array = self.commands.sbatch(script.array_argv(tuple(scaled), len(planned), str(path)))
         pack_of = {c: i for i, pack in enumerate(planned) for c in pack.cells}

@@ -197,23 +197,23 @@ def sbatch_argv(spec: ContainerSpec, files: JobFiles, timeout_s: float, placemen
 
 
 def array_key(argv: list[str]) -> tuple[str, ...]:
-    """What cells must share to go in one job array: every sbatch option but the log and the script."""
+    """What cells must share to go in one job (a pack): every sbatch option but the log and the script."""
     return tuple(a for a in argv[:-1] if not a.startswith("--output="))
 
 
 def array_script(tasks: list[JobFiles]) -> str:
-    """A job array's script: task i runs cell i's own job script, its output in that cell's log."""
+    """A job array's script: task i runs script i (a pack's), its output in log i."""
     q = shlex.quote
     return (
         "#!/bin/bash\n"
-        "# refenv job array: one cell per task\n"
+        "# refenv job array: one pack per task\n"
         f"scripts=({' '.join(q(t.script) for t in tasks)})\n"
         f"logs=({' '.join(q(t.log) for t in tasks)})\n"
-        # exec: the cell's script receives scancel's TERM itself and removes its container.
+        # exec: the pack's script receives scancel's TERM itself, and its cells remove their containers.
         'exec bash "${scripts[$SLURM_ARRAY_TASK_ID]}" > "${logs[$SLURM_ARRAY_TASK_ID]}" 2>&1\n'
     )
 
 
 def array_argv(key: tuple[str, ...], count: int, path: str) -> list[str]:
-    """sbatch for `count` cells sharing `key` as one array (tasks 0..count-1)."""
+    """sbatch for `count` packs sharing `key` as one array (tasks 0..count-1)."""
     return [*key, f"--array=0-{count - 1}", "--output=/dev/null", path]

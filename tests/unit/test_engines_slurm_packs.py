@@ -49,10 +49,10 @@ def test_every_cell_is_in_exactly_one_pack_that_fits_its_node(count: int, cpus: 
 
 def test_a_packs_resources_scale_with_its_width_and_waves() -> None:
     key = ("sbatch", "--parsable", "--job-name=refenv-r", "--time=4", "--cpus-per-task=1", "--mem=6G",
-           "--export=NONE", "--constraint=driver_r535")
+           "--export=NIL", "--constraint=driver_r535")
     assert packs.resources(key, packs.Pack((0, 1, 2, 3), 2)) == [
         "sbatch", "--parsable", "--job-name=refenv-r", "--time=9", "--cpus-per-task=2", "--mem=12288M",
-        "--export=NONE", "--constraint=driver_r535"]
+        "--export=NIL", "--constraint=driver_r535"]
 
 
 @pytest.mark.parametrize(("text", "mb"), [("6G", 6144), ("512M", 512), ("2048", 2048), ("1T", 1 << 20), ("6g", 6144)])
@@ -76,9 +76,11 @@ def test_the_pack_script_runs_every_cell_width_at_a_time(tmp_path: Path) -> None
                           f"echo end $(date +%s.%N) >> {tmp_path}/events\n", encoding="utf-8")
         cells.append(JobFiles(str(script), str(tmp_path / f"c{i}.log"), ""))
     pack = tmp_path / "pack.sh"
-    pack.write_text(packs.pack_script(cells, 2), encoding="utf-8")
+    pack.write_text(packs.pack_script(cells, 2, str(tmp_path / "pack.jobid")), encoding="utf-8")
     started = time.monotonic()
-    assert subprocess.run(["bash", str(pack)], check=False).returncode == 0
+    assert subprocess.run(["bash", str(pack)], env={"SLURM_JOB_ID": "77", "PATH": "/usr/bin:/bin"},
+                          check=False).returncode == 0
+    assert (tmp_path / "pack.jobid").read_text() == "77\n", "the job id first, for the submitter"
     elapsed = time.monotonic() - started
     assert [Path(c.log).read_text() for c in cells] == [f"cell {i}\n" for i in range(5)]
     events = sorted((float(t), kind) for kind, t in (ln.split() for ln in (tmp_path / "events").read_text().split("\n")
@@ -97,7 +99,7 @@ def test_term_reaches_the_cells_and_the_pack_waits_for_them(tmp_path: Path) -> N
         script.write_text(f"trap 'echo removed {i}; kill $!; exit 143' TERM\nsleep 30 &\nwait $!\n", encoding="utf-8")
         cells.append(JobFiles(str(script), str(tmp_path / f"c{i}.log"), ""))
     pack = tmp_path / "pack.sh"
-    pack.write_text(packs.pack_script(cells, 2), encoding="utf-8")
+    pack.write_text(packs.pack_script(cells, 2, str(tmp_path / "pack.jobid")), encoding="utf-8")
     proc = subprocess.Popen(["bash", str(pack)])
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not all(Path(c.log).exists() for c in cells):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 from pathlib import Path
@@ -61,11 +62,14 @@ def test_the_docker_script_traps_term_and_removes_its_container_by_name(tmp_path
     assert f"name={name}" in text
     assert "trap 'gone; exit 143' TERM" in text
     assert 'docker rm -f "$name"' in text
-    assert 'docker wait "$name" > "$outcome.code" &\n  wait $!\n' in text, \
-        "the container is waited for in the background so the trap can fire"
-    assert "docker run --detach" in text and 'docker logs --tail 60 "$name"' in text
+    assert " &\nwait $!\n" in text, "the container runs in the background so the trap can fire"
+    # Each docker command is a process and a round trip: `rm` (in gone) and `run` always, `kill` and `inspect`
+    # only on a time limit or a kill (exit 137).
+    assert re.findall(r"\bdocker (rm|run|kill|inspect|wait|logs|start)\b", text) == ["rm", "run", "kill", "inspect"]
+    assert "if [ $code = 137 ]; then" in text
     limited = script.docker_script(spec, FILES, 240)
-    assert 'timeout 240 docker wait "$name"' in limited and '"timed_out": %s' in limited
+    assert "timeout -s KILL 240 docker run " in limited and "-ge 240000000 ]" in limited
+    assert '"timed_out": %s' in limited
     assert text.rstrip().endswith("exit 0"), "the job's exit status is not the cell's outcome"
     path = tmp_path / "job.sh"
     path.write_text(text, encoding="utf-8")
@@ -120,25 +124,19 @@ def test_pyxis_and_oci_scripts_start_the_container_through_srun() -> None:
         assert "$outcome" in text and text.rstrip().endswith("exit 0")
 
 
-def test_cells_sharing_their_options_go_as_one_array_each_task_its_own_script(tmp_path: Path) -> None:
+def test_cells_sharing_their_options_go_in_one_pack_started_by_srun(tmp_path: Path) -> None:
+    from refenv.engines.slurm import packs
+
     spec = _spec()
     files = [script.JobFiles(str(tmp_path / f"c{i}.sh"), str(tmp_path / f"c{i}.log"), str(tmp_path / f"c{i}.json"))
              for i in range(3)]
     argvs = [script.sbatch_argv(spec, f, 90, SlurmPlacement()) for f in files]
-    assert len({script.array_key(a) for a in argvs}) == 1, "only the log and the script differ"
+    assert len({script.pack_key(a) for a in argvs}) == 1, "only the log and the script differ"
     other = script.sbatch_argv(spec, files[0], 90, SlurmPlacement(constraint="driver_r535"))
-    assert script.array_key(other) != script.array_key(argvs[0])
-    argv = script.array_argv(script.array_key(argvs[0]), 3, "/c/array.sh")
-    assert "--array=0-2" in argv and "--output=/dev/null" in argv and argv[-1] == "/c/array.sh"
-    for i, f in enumerate(files):
-        Path(f.script).write_text(f"echo task {i}\n", encoding="utf-8")
-    dispatcher = tmp_path / "array.sh"
-    dispatcher.write_text(script.array_script(files), encoding="utf-8")
-    done = subprocess.run(["bash", str(dispatcher)], env={"SLURM_ARRAY_TASK_ID": "1", "PATH": "/usr/bin:/bin"},
-                          check=False)
-    assert done.returncode == 0
-    assert Path(files[1].log).read_text(encoding="utf-8") == "task 1\n"
-    assert not Path(files[0].log).exists() and not Path(files[2].log).exists()
+    assert script.pack_key(other) != script.pack_key(argvs[0])
+    argv = packs.srun_argv(script.pack_key(argvs[0]), packs.Pack((0, 1, 2), 2), "/c/pack.log", "/c/pack.sh")
+    assert argv[0] == "srun" and "--parsable" not in argv and "--no-requeue" not in argv
+    assert "--cpus-per-task=2" in argv and "--export=NIL" in argv and argv[-2:] == ["--output=/c/pack.log", "/c/pack.sh"]
 
 
 def test_a_launcher_whose_scripts_are_only_rendered_is_refused_before_any_job() -> None:

@@ -1,4 +1,5 @@
-"""The runner's engine on a Slurm cluster: each cell a batch job whose script starts its container.
+"""The runner's engine on a Slurm cluster: cells packed into jobs (packs.py), each cell's script starting its
+container.
 
 Images are built (or found) on the local Docker engine, which the nodes reach: on the single-node cluster
 of the slurm tier it is the nodes' engine; on a real cluster the images come from a registry or the
@@ -141,7 +142,7 @@ class SlurmEngine(OnLocalEngine):
             batch, self._queue, self._flushing = self._queue, [], False
         groups: dict[tuple[str, ...], list[_Submission]] = {}
         for sub in batch:
-            groups.setdefault((sub.run_id, *script.array_key(sub.argv)), []).append(sub)
+            groups.setdefault((sub.run_id, *script.pack_key(sub.argv)), []).append(sub)
         for subs in groups.values():
             with self._submitting:
                 try:
@@ -159,8 +160,8 @@ class SlurmEngine(OnLocalEngine):
                 sub.done.set()
 
     def _sbatch(self, subs: list[_Submission]) -> list[str]:
-        """Submit cells sharing their options as packs (one job, or one job array of packs); each cell's job id."""
-        key = script.array_key(subs[0].argv)
+        """Start cells sharing their options as packs (packs.py), each through srun; each cell's job id."""
+        key = script.pack_key(subs[0].argv)
         options = dict(a.partition("=")[::2] for a in key if a.startswith("--"))
         nodes = packs.eligible(self._nodes, options.get("--partition"),
                                state.constraint_features(options.get("--constraint", "")), options.get("--nodelist"))
@@ -169,24 +170,19 @@ class SlurmEngine(OnLocalEngine):
         self._batches += 1
         folder = paths.cache_root() / "slurm-packs"
         folder.mkdir(parents=True, exist_ok=True)
-        tasks = []
+        ids: list[str] = [""] * len(subs)
         for i, pack in enumerate(planned):
-            files = script.JobFiles(str(folder / f"{subs[0].run_id}-{self._batches}-{i}.sh"),
-                                    str(folder / f"{subs[0].run_id}-{self._batches}-{i}.log"), "")
-            Path(files.script).write_text(packs.pack_script([subs[c].files for c in pack.cells], pack.width),
-                                          encoding="utf-8")
-            tasks.append(files)
+            stem = folder / f"{subs[0].run_id}-{self._batches}-{i}"
+            job_id_file = stem.with_suffix(".jobid")
+            job_id_file.unlink(missing_ok=True)
+            stem.with_suffix(".sh").write_text(
+                packs.pack_script([subs[c].files for c in pack.cells], pack.width, str(job_id_file)), encoding="utf-8")
+            stem.with_suffix(".sh").chmod(0o755)  # srun executes it (sbatch copied a batch script)
+            argv = packs.srun_argv(key, pack, str(stem.with_suffix(".log")), str(stem.with_suffix(".sh")))
+            job_id = self.commands.srun(argv, job_id_file, stem.with_suffix(".srun.log"))
             for c in pack.cells:
-                subs[c].waves = pack.waves
-        scaled = packs.resources(key, planned[0])  # the first pack is the largest
-        if len(planned) == 1:
-            job = self.commands.sbatch([*scaled, f"--output={tasks[0].log}", tasks[0].script])
-            return [job] * len(subs)
-        path = folder / f"{subs[0].run_id}-{self._batches}.sh"
-        path.write_text(script.array_script(tasks), encoding="utf-8")
-        array = self.commands.sbatch(script.array_argv(tuple(scaled), len(planned), str(path)))
-        pack_of = {c: i for i, pack in enumerate(planned) for c in pack.cells}
-        return [f"{array}_{pack_of[c]}" for c in range(len(subs))]
+                ids[c], subs[c].waves = job_id, pack.waves
+        return ids
 
     def _poll(self) -> dict[str, state.Job]:
         """The latest squeue listing; at most one call per `poll_s`, shared by every waiting thread."""

@@ -14,7 +14,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from refenv.engines.slurm.script import JobFiles
+from refenv.engines.slurm.script import PATH_LINE, JobFiles
 from refenv.engines.slurm.state import Node
 
 _MEM_RE = re.compile(r"([0-9]+)([KMGT]?)")
@@ -72,13 +72,22 @@ def resources(key: tuple[str, ...], pack: Pack) -> list[str]:
     return [scaled(arg) for arg in key]
 
 
-def pack_script(cells: list[JobFiles], width: int) -> str:
-    """A pack's job script: each cell's own script, `width` at a time, its output in the cell's log. scancel's
-    TERM reaches every process of the job; the cells' scripts remove their containers, this one waits for them."""
+def srun_argv(key: tuple[str, ...], pack: Pack, log: str, path: str) -> list[str]:
+    """`srun` for a pack: the cells' shared sbatch options (less sbatch's own) scaled for it, its log, its script."""
+    options = [a for a in resources(key, pack) if a not in ("sbatch", "--parsable", "--no-requeue")]
+    return ["srun", *options, f"--output={log}", path]
+
+
+def pack_script(cells: list[JobFiles], width: int, job_id_file: str) -> str:
+    """A pack's job script: its job id first (for the submitter), then each cell's own script, `width` at a time,
+    its output in the cell's log. scancel's TERM reaches every process of the job; the cells' scripts remove
+    their containers, this one waits for them."""
     q = shlex.quote
     return (
         "#!/bin/bash\n"
         f"# refenv pack: {len(cells)} cells, {width} at a time\n"
+        f"{PATH_LINE}\n"
+        f'echo "$SLURM_JOB_ID" > {q(job_id_file)}.tmp && mv {q(job_id_file)}.tmp {q(job_id_file)}\n'
         f"scripts=({' '.join(q(c.script) for c in cells)})\n"
         f"logs=({' '.join(q(c.log) for c in cells)})\n"
         "trap 'kill -TERM $(jobs -p) 2>/dev/null; wait; exit 143' TERM INT\n"

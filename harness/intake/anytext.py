@@ -6,8 +6,9 @@ states beats what prose suggests, and inference (`implied.py`) only fills what n
 
 from __future__ import annotations
 
-from harness.intake import collect_env, driverlog, hints, implied, installs, messages, platforms, prose, unknowns
-from harness.intake.clean import check_text, split_lines
+from harness.intake import collect_env, driverlog, hints, implied, installs, match, messages, platforms, prose, unknowns
+from harness.intake.clean import check_text
+from harness.intake.normal import normalise
 from harness.intake.parsed import Builder, ParsedReport, ReportError
 from harness.intake.sections import read_dump
 
@@ -22,16 +23,17 @@ _STACK = ("torch.", "driver.", "visibility.", "host.")
 def parse_report(text: str) -> ParsedReport:
     """Facts from any text; ReportError when it holds no fact about the stack at all."""
     check_text(text)
-    lines = split_lines(text)
+    lines = normalise(text)
+    found = match.find_all(lines)
     dump = read_dump(lines)
     is_dump = collect_env.is_dump(dump)
     b = Builder("collect_env" if is_dump else "text")
     if is_dump:
-        collect_env.read(b, lines, dump)
+        collect_env.read(b, lines, dump, found)
     else:
-        messages.read(b, lines)
+        messages.read(b, lines, found)
         hints.read(b, lines)
-    driverlog.read(b, lines)
+    driverlog.read(b, lines, found)
     installs.read(b, lines)
     prose.read(b, lines)
     platforms.read(b, lines)
@@ -45,9 +47,9 @@ def parse_report(text: str) -> ParsedReport:
             raise ReportError("the collect_env output is cut off before anything it reports about torch, the "
                               "driver or the system: paste the whole output")
         raise ReportError(NO_FACT)
-    found = (unknowns.for_dump(b.facts, set(b.provenance), dump) if is_dump
-             else unknowns.for_text(b.facts, set(b.provenance)))
-    return b.build("collect_env" if is_dump else "text", found)
+    unknown = (unknowns.for_dump(b.facts, set(b.provenance), dump) if is_dump
+               else unknowns.for_text(b.facts, set(b.provenance)))
+    return b.build("collect_env" if is_dump else "text", unknown)
 
 
 def _stack_clues(b: Builder) -> bool:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 
 from harness.catalogue import lookup
-from harness.catalogue.entries import Hit
-from harness.catalogue.scan import scan
 from harness.facts import GpuFact
+from harness.intake import match
+from harness.intake.match import Found
 from harness.intake.parsed import Builder, Line
 from harness.schema import DRIVER_BROKEN
 
@@ -27,9 +27,6 @@ _LIST_ROW_RE = re.compile(
     r"^GPU\s(?P<index>\d{1,2}):\s(?P<name>[^()]{1,80}?)\s\(UUID:\s(?P<uuid>GPU-[0-9a-fA-F-]{1,64})\)")
 _NVRM_VERSION_RE = re.compile(r"NVRM version:\s{0,4}NVIDIA .{0,40}?Kernel Module\s{1,6}(?P<version>\d{3}\.\d{1,3}"
                               r"(?:\.\d{1,3})?)")
-# Lines that may hold a catalogue row these readers use (runtime, kernel log, nvidia-smi): the others are
-# not scanned, which keeps a long log cheap.
-_MAYBE_RE = re.compile(r"NVRM|nvidia|cuda|kernel|device|Key was", re.I)
 _KERNEL_VERSION_RE = re.compile(r"kernel module has the version (?P<kernel>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
 _THC_RE = re.compile(r"THCudaCheck FAIL .{0,200}?error\s?=\s?(?P<code>\d{1,4})\s?:\s?(?P<text>.{1,120})")
 _RUNTIME_RE = re.compile(r"cuda runtime error \((?P<code>\d{1,4})\)\s?:\s?(?P<text>[^\n]{1,120}?)(?:\sat\s|$)")
@@ -39,13 +36,13 @@ _NVCC_RE = re.compile(r"Cuda compilation tools, release (?P<release>\d{1,2}\.\d{
 LEGACY_RUNTIME = {38: "cuda.no_device", 48: "cuda.no_kernel_image"}
 
 
-def read(b: Builder, lines: list[Line]) -> None:
-    for line in lines:
-        text = line.text
+def read(b: Builder, lines: list[Line], found: list[list[Found]] | None = None) -> None:
+    found = match.find_all(lines) if found is None else found
+    for i, line in enumerate(lines):
+        hits, text = found[i], line.text
         if not text:
             continue
         _read_smi(b, line)
-        hits = scan(text) if _MAYBE_RE.search(text) else []
         _read_kernel(b, line, hits)
         _read_runtime(b, line, hits)
         nvcc = _NVCC_RE.search(text)
@@ -83,13 +80,13 @@ def _read_smi(b: Builder, line: Line) -> None:
         b.note(f"line {line.number}: nvidia-smi found no devices: the driver runs but sees no GPU")
 
 
-def _read_kernel(b: Builder, line: Line, hits: list[Hit]) -> None:
+def _read_kernel(b: Builder, line: Line, hits: list[Found]) -> None:
     text = line.text
     version = _NVRM_VERSION_RE.search(text)
     if version:
         b.put("driver.kernel_module_version", version.group("version"), line)
         b.put("driver.proc_version", text, line)
-    ids = {h.entry.id: h for h in hits}
+    ids = {f.id: f.hit for f in hits}
     if "kernel.api_mismatch" in ids:
         kernel = _KERNEL_VERSION_RE.search(text)
         if kernel:
@@ -109,7 +106,7 @@ def _read_kernel(b: Builder, line: Line, hits: list[Hit]) -> None:
         b.clue("kernel_driver_bound", line)
 
 
-def _read_runtime(b: Builder, line: Line, hits: list[Hit]) -> None:
+def _read_runtime(b: Builder, line: Line, hits: list[Found]) -> None:
     text = line.text
     m = _THC_RE.search(text) or _RUNTIME_RE.search(text)
     if m:
@@ -122,8 +119,8 @@ def _read_runtime(b: Builder, line: Line, hits: list[Hit]) -> None:
                     f"cuda runtime error {code} is {entry.code.name}, what cuInit returned")
         elif entry is not None:
             _found(b, line, entry.id, said)
-    for hit in hits:
-        _found(b, line, hit.entry.id, hit.text)
+    for f in hits:
+        _found(b, line, f.id, f.hit.text)
 
 
 def _found(b: Builder, line: Line, ident: str, said: str) -> None:

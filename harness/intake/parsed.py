@@ -15,11 +15,19 @@ class ReportError(ValueError):
 
 
 class Line(NamedTuple):
-    """One line of the pasted text: its 1-based number, the text as pasted, and the text cleaned."""
+    """One logical line of the pasted text: the 1-based number of the line it starts on, that line as
+    pasted, the text cleaned (a wrapped line rejoined), the prompt it was typed at, and its last line."""
 
     number: int
     raw: str
     text: str
+    prompt: str = ""  # '>>>', 'In', 'Out', '...', or a shell prompt ('$', 'PS C:\\x>', '(env) u@h:~$')
+    last: int = 0     # the number of the last pasted line it spans (0: this one only)
+
+    @property
+    def full(self) -> str:
+        """The text with its prompt, as a person reads the line."""
+        return f"{self.prompt} {self.text}" if self.prompt else self.text
 
 
 @dataclass(frozen=True)

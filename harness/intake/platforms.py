@@ -61,9 +61,10 @@ _KNOWN_CAPS = ("compute", "utility", "graphics", "video", "display", "compat32",
 
 def read(b: Builder, lines: list[Line]) -> None:
     # One search per clue over the whole text (not one per line): the first hit's line is the evidence.
-    whole = "\n".join(line.text for line in lines)
+    # A prompt says where a line was typed ('PS C:\\Users\\me>', '(env) u@host:~$'): it is read too.
+    whole = "\n".join(line.full for line in lines)
     low = whole.lower()
-    starts = list(itertools.accumulate((len(line.text) + 1 for line in lines), initial=0))
+    starts = list(itertools.accumulate((len(line.full) + 1 for line in lines), initial=0))
     for name, pattern in CLUES:
         found = [at for at in (low.find(k) for k in KEYWORDS[name]) if at >= 0]
         if not found:

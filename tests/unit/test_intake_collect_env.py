@@ -75,7 +75,7 @@ def test_multi_gpu_block_with_uuids_and_mig() -> None:
     devices = get(facts.facts, "driver.nvml.devices")
     assert devices == [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "uuid": "GPU-5d4e3c2b-1a09-4f8e-9d7c-6b5a4e3d2c1b"},
                        {"index": 1, "name": "NVIDIA A100-SXM4-80GB"}]
-    assert any("MIG instances are configured (MIG 3g.40gb     Device  0)" in n for n in facts.notes)
+    assert any("MIG instances are configured (MIG 3g.40gb Device 0)" in n for n in facts.notes)
     assert facts.provenance["driver.nvml.devices.1"][1] == "GPU 1: NVIDIA A100-SXM4-80GB"
 
 

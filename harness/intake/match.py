@@ -1,0 +1,154 @@
+"""The failure catalogue over the normalised text: the reader's tolerance of how a message was pasted.
+
+A catalogue row keeps one pattern, in the stack's own spelling. The reader finds each row's anchor with
+letter case, whitespace and hyphens folded away (torch 0.x printed 'too old(found version 8000)', a
+message retyped in prose loses its capitals, a wrapped one its line break), writes the anchor back in
+the row's spelling, and then runs the row's own pattern: on each logical line, and over each paragraph
+for a message that runs across lines. Every hit names the logical line it starts on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from harness.catalogue import Hit, entries, scan
+from harness.intake.parsed import Line
+
+_FOLD_RE = re.compile(r"[\s\-]+")
+PARAGRAPH_LINES = 40      # a paragraph is read in pieces of at most this many lines ...
+PARAGRAPH_CHARS = 8_192   # ... and characters: a message spans a few lines, a log does not
+
+
+@lru_cache(maxsize=1)
+def _anchors() -> tuple[re.Pattern[str], dict[str, str]]:
+    """One alternation of every anchor, folded (longest first), and folded anchor -> its spelling."""
+    spelling: dict[str, str] = {}
+    for e in entries():
+        for p in e.patterns:
+            spelling.setdefault(_FOLD_RE.sub("", p.anchor.lower()), p.anchor)
+    folded = sorted(spelling, key=len, reverse=True)
+    return re.compile("|".join(re.escape(f) for f in folded)), spelling
+
+
+def _respellings(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, spelling) of every anchor the text spells otherwise than the catalogue. Linear: one
+    folding pass and one search of an alternation of literals."""
+    pattern, spelling = _anchors()
+    low = text.lower()
+    if pattern.search(_FOLD_RE.sub("", low)) is None:
+        return []
+    where = [i for i, ch in enumerate(low) if not (ch.isspace() or ch == "-")]
+    folded = "".join(low[i] for i in where)
+    spans = []
+    for m in pattern.finditer(folded):
+        start, end = where[m.start()], where[m.end() - 1] + 1
+        spelled = _cased(spelling[m.group(0)], text[start:end])
+        if text[start:end] != spelled:
+            spans.append((start, end, spelled))
+    return spans
+
+
+def _cased(anchor: str, span: str) -> str:
+    """The anchor's spacing; its letter case where it has capitals (its row matches case), else the text's
+    (an all-lower-case anchor belongs to a row that matches any case)."""
+    if anchor != anchor.lower():
+        return anchor
+    letters = iter(ch for ch in span if not (ch.isspace() or ch == "-"))
+    return "".join(ch if ch.isspace() or ch == "-" else next(letters, ch) for ch in anchor)
+
+
+def respell(text: str, marks: list[int] | None = None) -> str:
+    """The text with every catalogue anchor written as the catalogue spells it, whatever its case, spacing
+    or hyphens here; `marks` (offsets into the text, ascending) are moved to where they land."""
+    spans = _respellings(text)
+    if not spans:
+        return text
+    out, done, shift, k = [], 0, 0, 0
+    for start, end, spelled in spans:
+        while marks is not None and k < len(marks) and marks[k] <= start:
+            marks[k] += shift
+            k += 1
+        while marks is not None and k < len(marks) and marks[k] < end:
+            marks[k] = start + shift + len(spelled)  # a bound inside an anchor moves past it
+            k += 1
+        out.append(text[done:start])
+        out.append(spelled)
+        shift += len(spelled) - (end - start)
+        done = end
+    while marks is not None and k < len(marks):
+        marks[k] += shift
+        k += 1
+    out.append(text[done:])
+    return "".join(out)
+
+
+@dataclass(frozen=True)
+class Found:
+    """A catalogue hit and the logical line it starts on. Its offsets index `text`: the line's own text,
+    or a paragraph's for a message that runs across lines (`offset` is where the line starts there and
+    `ends` where each of the paragraph's lines ends)."""
+
+    hit: Hit
+    index: int
+    text: str
+    offset: int = 0
+    ends: tuple[int, ...] = ()
+
+    @property
+    def id(self) -> str:
+        return self.hit.id
+
+    def tail(self) -> str:
+        """The message from the hit to the end of the line it ends on."""
+        last = max(self.hit.end, self.hit.start + 1)
+        end = next((e for e in self.ends if e >= last), len(self.text))
+        return self.text[self.hit.start:end]
+
+    def before(self) -> str:
+        """What its line says before the hit."""
+        return self.text[self.offset:self.hit.start]
+
+
+def find_all(lines: list[Line]) -> list[list[Found]]:
+    """Per logical line, the catalogue hits that start on it, first first."""
+    found: list[list[Found]] = [[] for _ in lines]
+    for i, line in enumerate(lines):
+        if line.text:
+            found[i] = [Found(h, i, line.text) for h in scan(line.text)]
+    for piece in _paragraphs(lines):
+        starts: list[int] = []
+        at = 0
+        for i in piece:
+            starts.append(at)
+            at += len(lines[i].text) + 1
+        # An anchor broken across two lines is respelled whole; the lines' bounds move with it.
+        marks = [*starts, *(starts[k] + len(lines[i].text) for k, i in enumerate(piece))]
+        text = respell(" ".join(lines[i].text for i in piece), marks)
+        starts, ends = marks[:len(piece)], tuple(marks[len(piece):])
+        for hit in scan(text):
+            k = max(j for j, s in enumerate(starts) if s <= hit.start)
+            index = piece[k]
+            if any(f.id == hit.id for f in found[index]):
+                continue  # found on the line itself
+            found[index].append(Found(hit, index, text, starts[k], ends))
+    return found
+
+
+def _paragraphs(lines: list[Line]) -> list[list[int]]:
+    """Runs of non-empty logical lines, cut to bounded pieces."""
+    pieces: list[list[int]] = []
+    current: list[int] = []
+    size = 0
+    for i, line in enumerate(lines):
+        if not line.text or len(current) >= PARAGRAPH_LINES or size + len(line.text) > PARAGRAPH_CHARS:
+            if len(current) > 1:
+                pieces.append(current)
+            current, size = [], 0
+        if line.text:
+            current.append(i)
+            size += len(line.text) + 1
+    if len(current) > 1:
+        pieces.append(current)
+    return pieces

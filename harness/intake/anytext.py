@@ -6,7 +6,19 @@ states beats what prose suggests, and inference (`implied.py`) only fills what n
 
 from __future__ import annotations
 
-from harness.intake import collect_env, driverlog, hints, implied, installs, match, messages, platforms, prose, unknowns
+from harness.intake import (
+    collect_env,
+    driverlog,
+    hints,
+    implied,
+    installs,
+    match,
+    messages,
+    platforms,
+    prose,
+    repl,
+    unknowns,
+)
 from harness.intake.clean import check_text
 from harness.intake.normal import normalise
 from harness.intake.parsed import Builder, ParsedReport, ReportError
@@ -33,6 +45,7 @@ def parse_report(text: str) -> ParsedReport:
     else:
         messages.read(b, lines, found)
         hints.read(b, lines)
+        repl.read(b, lines)
     driverlog.read(b, lines, found)
     installs.read(b, lines)
     prose.read(b, lines)

@@ -6,7 +6,7 @@ import re
 
 from harness import compat
 from harness.facts import GpuFact
-from harness.intake import hints, messages, packages, unknowns
+from harness.intake import hints, messages, packages, repl, unknowns
 from harness.intake.clean import NOT_A_REPORT, check_text
 from harness.intake.match import Found
 from harness.intake.normal import normalise
@@ -63,6 +63,7 @@ def read(b: Builder, lines: list[Line], dump: Dump, found: list[list[Found]] | N
     _read_details(b, dump)
     messages.read(b, lines, found)
     hints.read(b, lines)
+    repl.read(b, lines)
     packages.read(b, dump.fields.get("libraries"))
     if dump.dumps > 1:
         b.note(f"the report holds {dump.dumps} collect_env outputs; the first value of each field is read")

@@ -1,4 +1,4 @@
-"""What else users paste beside the dump: variables they set, `docker run` lines, REPL answers, nvidia-smi."""
+"""What else users paste beside the dump: variables they set, `docker run` lines, nvidia-smi."""
 
 from __future__ import annotations
 
@@ -23,9 +23,6 @@ _ASSIGN_RE = re.compile(
 _RUN_RE = re.compile(r"(?:^|[\s$#>;&])(?:sudo\s+)?(?P<tool>nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
 _GPU_FLAG_RE = re.compile(r"--gpus[\s=]|--runtime[\s=]+nvidia\b|--device[\s=]+(?:nvidia\.com/gpu|/dev/nvidia)")
 _CONTINUED = ("\\", "`", "^")
-_WARNING_ECHO_RE = re.compile(r"Warning: |^\s*warnings\.warn\(|^\s*return torch\._C\.")
-_REPL_RE = re.compile(r"torch\.cuda\.(?P<call>is_available|device_count)\(\)\)?;?\s*(?:['\"]\s*)?$")
-_ANSWER_RE = re.compile(r"^(?:Out\[\d+\]:\s*)?(?P<answer>True|False|\d+)$")
 _NVML_LIBRARY_RE = re.compile(r"^NVML library version:\s*(\d[\d.]*)")
 _SMI_HEADER_RE = re.compile(
     r"NVIDIA-SMI\s+(?P<smi>\d[\d.]*)\s+Driver Version:\s*(?P<driver>\d[\d.]*)\s+CUDA Version:\s*(?P<cuda>\d+\.\d+)"
@@ -39,7 +36,6 @@ def read(b: Builder, lines: list[Line]) -> None:
             continue
         _read_env(b, line)
         _read_run(b, lines, i)
-        _read_repl(b, lines, i)
         _read_smi(b, line)
 
 
@@ -70,25 +66,6 @@ def _read_run(b: Builder, lines: list[Line], i: int) -> None:
         b.put("visibility.container_evidence", f"`{m.group('tool')} run` without --gpus", lines[i])
         b.note(f"line {lines[i].number}: the container is started without --gpus, so it gets no GPU "
                "(unless the NVIDIA runtime is the engine's default)")
-
-
-def _read_repl(b: Builder, lines: list[Line], i: int) -> None:
-    m = _REPL_RE.search(lines[i].text)
-    if not m:
-        return
-    # The answer is the next line of output, after any warning torch printed first (its
-    # 'path:NNN: UserWarning: CUDA initialization: ...' line and the 'warnings.warn(' echo under it).
-    answer = next((ln for ln in lines[i + 1:i + 6] if ln.text and not _WARNING_ECHO_RE.search(ln.text)), None)
-    a = _ANSWER_RE.match(answer.text) if answer else None
-    if answer is None or a is None:
-        return
-    value = a.group("answer")
-    if m.group("call") == "is_available" and value in ("True", "False"):
-        if not b.put("torch.is_available", value == "True", answer) and b.get("torch.is_available") != (
-                value == "True"):
-            b.note(f"line {answer.number}: torch.cuda.is_available() printed {value}, unlike the dump")
-    elif m.group("call") == "device_count" and value.isdigit():
-        b.put("torch.device_count", int(value), answer)
 
 
 def _read_smi(b: Builder, line: Line) -> None:

@@ -19,6 +19,8 @@ from harness.intake.parsed import Line
 _FOLD_RE = re.compile(r"[\s\-]+")
 PARAGRAPH_LINES = 40      # a paragraph is read in pieces of at most this many lines ...
 PARAGRAPH_CHARS = 8_192   # ... and characters: a message spans a few lines, a log does not
+WINDOW = 8                # a message that runs on is read over at most this many lines
+SEAM = 120                # an anchor broken across lines lies within this many characters of the break
 
 
 @lru_cache(maxsize=1)
@@ -37,7 +39,9 @@ def _respellings(text: str) -> list[tuple[int, int, str]]:
     folding pass and one search of an alternation of literals."""
     pattern, spelling = _anchors()
     low = text.lower()
-    if pattern.search(_FOLD_RE.sub("", low)) is None:
+    named = {m.group(0) for m in pattern.finditer(_FOLD_RE.sub("", low))}
+    # Most lines that name an anchor spell it as the catalogue does: nothing to map back.
+    if all(spelling[f] in text if spelling[f] != spelling[f].lower() else spelling[f] in low for f in named):
         return []
     where = [i for i, ch in enumerate(low) if not (ch.isspace() or ch == "-")]
     folded = "".join(low[i] for i in where)
@@ -118,22 +122,46 @@ def find_all(lines: list[Line]) -> list[list[Found]]:
         if line.text:
             found[i] = [Found(h, i, line.text) for h in scan(line.text)]
     for piece in _paragraphs(lines):
-        starts: list[int] = []
-        at = 0
-        for i in piece:
-            starts.append(at)
-            at += len(lines[i].text) + 1
-        # An anchor broken across two lines is respelled whole; the lines' bounds move with it.
-        marks = [*starts, *(starts[k] + len(lines[i].text) for k, i in enumerate(piece))]
-        text = respell(" ".join(lines[i].text for i in piece), marks)
-        starts, ends = marks[:len(piece)], tuple(marks[len(piece):])
-        for hit in scan(text):
-            k = max(j for j, s in enumerate(starts) if s <= hit.start)
-            index = piece[k]
-            if any(f.id == hit.id for f in found[index]):
-                continue  # found on the line itself
-            found[index].append(Found(hit, index, text, starts[k], ends))
+        for k in _open_ends(lines, piece, found):
+            window = piece[k:k + WINDOW]
+            _across(lines, window, found)
     return found
+
+
+def _open_ends(lines: list[Line], piece: list[int], found: list[list[Found]]) -> list[int]:
+    """Where in a paragraph a message may run on into the next line: a line that names an anchor but gave
+    no hit (its pattern needs more than the line), or an anchor broken across two lines."""
+    pattern, _ = _anchors()
+    starts = []
+    for k, i in enumerate(piece[:-1]):
+        text = lines[i].text
+        if not found[i] and pattern.search(_FOLD_RE.sub("", text.lower())):
+            starts.append(k)
+            continue
+        head, tail = _FOLD_RE.sub("", text[-SEAM:].lower()), _FOLD_RE.sub("", lines[piece[k + 1]].text[:SEAM].lower())
+        seam = head + tail
+        if any(m.start() < len(head) < m.end() for m in pattern.finditer(seam)):
+            starts.append(k)
+    return starts
+
+
+def _across(lines: list[Line], window: list[int], found: list[list[Found]]) -> None:
+    """Hits of a few lines read as one: each is kept on the line it starts on, unless found there already."""
+    starts: list[int] = []
+    at = 0
+    for i in window:
+        starts.append(at)
+        at += len(lines[i].text) + 1
+    # An anchor broken across two lines is respelled whole; the lines' bounds move with it.
+    marks = [*starts, *(starts[k] + len(lines[i].text) for k, i in enumerate(window))]
+    text = respell(" ".join(lines[i].text for i in window), marks)
+    starts, ends = marks[:len(window)], tuple(marks[len(window):])
+    for hit in scan(text):
+        k = max(j for j, s in enumerate(starts) if s <= hit.start)
+        index = window[k]
+        if any(f.id == hit.id for f in found[index]):
+            continue  # found on the line itself
+        found[index].append(Found(hit, index, text, starts[k], ends))
 
 
 def _paragraphs(lines: list[Line]) -> list[list[int]]:

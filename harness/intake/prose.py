@@ -28,8 +28,6 @@ _TORCH_VALUE = re.compile(r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:\.dev\d{1,12}|a0|r
 DRIVER_VALUE = re.compile(r"(?<![\d.])([1-9]\d{2}\.\d{1,3}(?:\.\d{1,3})?)(?![\d.]*\d)")
 _DRIVER_ANYWHERE = re.compile(r"Driver Version:\s{0,4}([1-9]\d{2}\.\d{1,3}(?:\.\d{1,3})?)")
 _PYTHON_VALUE = re.compile(r"(3\.\d{1,2}(?:\.\d{1,2})?|2\.7(?:\.\d{1,2})?)")
-_REPL_VERSION_RE = re.compile(r"torch\.(?P<what>__version__|version\.cuda)\)?\s*$")
-_QUOTED_RE = re.compile(r"^(?:Out\[\d{1,5}\]:\s*)?['\"]?(?P<value>[\w.+]{1,40})['\"]?$")
 # 'torch.cuda.is_available() --> False', 'is_available()==False', 'CUDA available: False'.
 _AVAILABLE_RE = re.compile(r"(?:is_available\(\)|CUDA available)[^A-Za-z0-9\n]{0,8}(?:(?:returns?|gives?|prints?|"
                            r"shows?|is|I get|get|still|always)\s{1,3}){0,3}[`'\"]?(?P<answer>True|False)\b")
@@ -40,7 +38,7 @@ _COUNT_RE = re.compile(r"device_count\(\)[^A-Za-z0-9\n]{0,8}(?:(?:returns?|gives
 
 
 def read(b: Builder, lines: list[Line]) -> None:
-    for i, line in enumerate(lines):
+    for line in lines:
         text = line.text
         if not text:
             continue
@@ -50,7 +48,6 @@ def read(b: Builder, lines: list[Line]) -> None:
         smi = _DRIVER_ANYWHERE.search(text)
         if smi:
             b.put("driver.nvml.driver_version", smi.group(1), line)
-        _read_repl(b, lines, i)
         available = _AVAILABLE_RE.search(text)
         if available and "print(" not in text[available.end():]:
             b.put("torch.is_available", available.group("answer") == "True", line)
@@ -93,25 +90,3 @@ def _read_key_value(b: Builder, line: Line, key: str, value: str) -> None:
         if system:
             b.put("host.os", system, line)
             b.detail("os", value.strip(), line)
-
-
-def _read_repl(b: Builder, lines: list[Line], i: int) -> None:
-    """`>>> torch.__version__` or `print(torch.version.cuda)` and the answer on the next line."""
-    m = _REPL_VERSION_RE.search(lines[i].text)
-    if not m:
-        return
-    answer = next((ln for ln in lines[i + 1:i + 3] if ln.text), None)
-    a = _QUOTED_RE.match(answer.text) if answer else None
-    if answer is None or a is None:
-        return
-    value = a.group("value")
-    if m.group("what") == "__version__" and value[:1].isdigit():
-        b.put("torch.version", value, answer)
-        b.put("torch.importable", True, answer)
-    elif m.group("what") == "version.cuda":
-        if value == "None":
-            b.put("torch.cuda", None, answer)
-            b.put("torch.importable", True, answer)
-        elif re.fullmatch(r"\d{1,2}\.\d{1,2}", value):
-            b.put("torch.cuda", value, answer)
-            b.put("torch.importable", True, answer)

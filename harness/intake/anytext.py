@@ -12,6 +12,7 @@ from harness.intake import (
     hints,
     implied,
     installs,
+    labelled,
     match,
     messages,
     platforms,
@@ -48,6 +49,7 @@ def parse_report(text: str) -> ParsedReport:
         repl.read(b, lines)
     driverlog.read(b, lines, found)
     installs.read(b, lines)
+    labelled.read(b, lines)
     prose.read(b, lines)
     platforms.read(b, lines)
     implied.read(b, with_capabilities=not is_dump)

@@ -15,11 +15,24 @@ ENV_FACTS = {
     "PYTORCH_NVML_BASED_CUDA_CHECK": "torch.nvml_based_check",
 }
 _NAMES = "|".join(ENV_FACTS)
-# NAME=value in shells, `-e NAME=value`, `$env:NAME="value"`, `%env NAME=value`, os.environ["NAME"] = "value".
+# NAME=value in shells, `-e NAME=value`, `$env:NAME="value"`, `%env NAME=value`, os.environ["NAME"] = "value",
+# os.environ.setdefault("NAME", "1"), `NAME: "1"` in YAML; the name in any letter case (prose retypes it).
 _ASSIGN_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?P<name>{_NAMES})(?:['\"]\s*\])?\s*=(?!=)\s*"
-    r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s;&|)\"'`]*)"
+    rf"(?<![A-Za-z0-9_])(?P<name>(?i:{_NAMES}))(?:['\"]\s{{0,2}}\])?['\"]?\s{{0,3}}(?:=(?!=)|:(?=\s)|,)\s{{0,3}}"
+    r"(?P<value>\"[^\"\n]{0,80}\"|'[^'\n]{0,80}'|[^\s;&|)\"'`,]{0,80}(?:,[^\s;&|)\"'`,]{1,80}){0,15})"
 )
+# An unquoted value is taken only when it is a literal of the variable's kind (`cudaIndex`, `$GPU` and
+# `args.gpu` name a value the report does not show).
+_LITERAL = {
+    "CUDA_VISIBLE_DEVICES": re.compile(r"-?\d{1,3}(?:,-?\d{1,3}){0,15}|(?:GPU|MIG)-[\w-]{1,80}(?:,\S{1,80}){0,15}|"
+                                       r"all|none|void|", re.I),
+    "NVIDIA_VISIBLE_DEVICES": re.compile(r"\d{1,3}(?:,\d{1,3}){0,15}|(?:GPU|MIG)-[\w-]{1,80}(?:,\S{1,80}){0,15}|"
+                                         r"all|none|void|", re.I),
+    "NVIDIA_DRIVER_CAPABILITIES": re.compile(r"(?:compute|utility|graphics|video|display|compat32|all)"
+                                             r"(?:,(?:compute|utility|graphics|video|display|compat32|all)){0,6}"),
+    "CUDA_DEVICE_ORDER": re.compile(r"PCI_BUS_ID|FASTEST_FIRST"),
+    "PYTORCH_NVML_BASED_CUDA_CHECK": re.compile(r"[01]"),
+}
 _RUN_RE = re.compile(r"(?:^|[\s$#>;&])(?:sudo\s+)?(?P<tool>nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
 _GPU_FLAG_RE = re.compile(r"--gpus[\s=]|--runtime[\s=]+nvidia\b|--device[\s=]+(?:nvidia\.com/gpu|/dev/nvidia)")
 _CONTINUED = ("\\", "`", "^")
@@ -41,7 +54,11 @@ def read(b: Builder, lines: list[Line]) -> None:
 
 def _read_env(b: Builder, line: Line) -> None:
     for m in _ASSIGN_RE.finditer(line.text):
-        name, value = m.group("name"), m.group("value").strip("\"'")
+        name, raw = m.group("name").upper(), m.group("value")
+        quoted = raw[:1] in "'\"" and raw[-1:] == raw[:1] and len(raw) > 1
+        value = raw[1:-1] if quoted else raw
+        if not quoted and not _LITERAL[name].fullmatch(value):
+            continue
         path = ENV_FACTS[name]
         fact: object = value == "1" if name == "PYTORCH_NVML_BASED_CUDA_CHECK" else value
         if b.put(path, fact, line):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from harness.intake import (
     collect_env,
+    conda,
     driverlog,
     hints,
     implied,
@@ -49,6 +50,7 @@ def parse_report(text: str) -> ParsedReport:
         repl.read(b, lines)
     driverlog.read(b, lines, found)
     installs.read(b, lines)
+    conda.read(b, lines)
     labelled.read(b, lines)
     prose.read(b, lines)
     platforms.read(b, lines)

@@ -19,6 +19,7 @@ from harness.intake import (
     platforms,
     prose,
     repl,
+    symptoms,
     unknowns,
 )
 from harness.intake.clean import check_text
@@ -54,6 +55,7 @@ def parse_report(text: str) -> ParsedReport:
     labelled.read(b, lines)
     prose.read(b, lines)
     platforms.read(b, lines)
+    symptoms.read(b, lines)
     implied.read(b, with_capabilities=not is_dump)
     stated = [p for p in b.provenance if p.startswith(_STACK) and p not in b.inferred]
     if not stated and not _stack_clues(b):

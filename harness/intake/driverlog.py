@@ -32,8 +32,10 @@ _THC_RE = re.compile(r"THCudaCheck FAIL .{0,200}?error\s?=\s?(?P<code>\d{1,4})\s
 _RUNTIME_RE = re.compile(r"cuda runtime error \((?P<code>\d{1,4})\)\s?:\s?(?P<text>[^\n]{1,120}?)(?:\sat\s|$)")
 _NVCC_RE = re.compile(r"Cuda compilation tools, release (?P<release>\d{1,2}\.\d{1,2})")
 # cudaError_t values numbered apart before CUDA 10.1 (CUDA 10.0 runtime API, cudaError), as the catalogue
-# rows they are now: 38 and 48 became 100 and 209; 30 (unknown) is left out, it names no layer.
-LEGACY_RUNTIME = {38: "cuda.no_device", 48: "cuda.no_kernel_image"}
+# rows they are now: 38, 48 and 10 became 100, 209 and 101; 30 (unknown) is left out, it names no layer.
+LEGACY_RUNTIME = {38: "cuda.no_device", 48: "cuda.no_kernel_image", 10: "cuda.invalid_device"}
+# Rows that say CUDA works in that process (it counted devices, or allocated on one): the clue each sets.
+WORKING = {"cuda.invalid_device": "invalid_ordinal", "torch.out_of_memory": "cuda_oom"}
 
 
 def read(b: Builder, lines: list[Line], found: list[list[Found]] | None = None) -> None:
@@ -111,24 +113,36 @@ def _read_runtime(b: Builder, line: Line, hits: list[Found]) -> None:
     m = _THC_RE.search(text) or _RUNTIME_RE.search(text)
     if m:
         code, said = int(m.group("code")), m.group("text").strip()
-        b.put("torch.init_error", f"cuda runtime error ({code}): {said}", line)
         entry = lookup.entry(LEGACY_RUNTIME[code]) if code in LEGACY_RUNTIME else lookup.by_cuda_error(code)
-        if entry is not None and entry.code is not None and entry.layer == "cuda_driver" and entry.verdict == (
-                DRIVER_BROKEN):
-            b.infer("driver.libcuda.cuinit", entry.code.value, line,
-                    f"cuda runtime error {code} is {entry.code.name}, what cuInit returned")
-        elif entry is not None:
-            _found(b, line, entry.id, said)
+        if entry is None or entry.id not in WORKING:
+            b.put("torch.init_error", f"cuda runtime error ({code}): {said}", line)
+        if entry is not None:
+            name = entry.code.name if entry.code else entry.id
+            _found(b, line, entry.id, said, f"cuda runtime error {code} is {name}")
+    # In torch's own message ('Unexpected error from cudaGetDeviceCount() ... Error 803: ...') the code is
+    # torch's to report (messages.py); a CUDA error text on its own says what cuInit returned.
+    alone = not any(f.id.startswith("torch.") for f in hits)
     for f in hits:
-        _found(b, line, f.id, f.hit.text)
+        if alone or lookup.entry(f.id).layer != "cuda_driver":
+            _found(b, line, f.id, f.hit.text)
 
 
-def _found(b: Builder, line: Line, ident: str, said: str) -> None:
-    """A catalogue row the runtime printed: no device, no kernel image, an insufficient driver."""
+def _found(b: Builder, line: Line, ident: str, said: str, how: str = "") -> None:
+    """A catalogue row the runtime, torch or a framework printed beside (or instead of) torch's own message."""
+    entry = lookup.entry(ident)
     if ident == "cuda.no_device":
         b.clue("no_device", line)
     elif ident == "cuda.no_kernel_image":
         b.add_warning(said, line)
     elif ident == "cuda.insufficient_driver":
         b.clue("insufficient_driver", line)
+    elif ident in WORKING:
+        b.clue(WORKING[ident], line)
+        b.note(f"line {line.number}: '{said}': {entry.meaning}")
+    elif entry.layer == "framework":
+        b.clue("framework_no_gpu", line)
+        b.note(f"line {line.number}: '{said}': {entry.meaning}")
+    elif entry.layer == "cuda_driver" and entry.verdict == DRIVER_BROKEN and entry.code is not None:
+        b.infer("driver.libcuda.cuinit", entry.code.value, line,
+                f"{how or said} is {entry.code.name}, what cuInit returned")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from harness import compat
+from harness.facts import GpuFact
 from harness.intake.parsed import Builder, Line
 from harness.probe import specs
 
@@ -58,7 +59,9 @@ def read(b: Builder, with_capabilities: bool = True) -> None:
     _torch_cuda(b)
     if with_capabilities:
         _driver_cuda(b)
+        _named_gpu(b)
         _capabilities(b)
+        _arch_list(b)
 
 
 def _line(b: Builder, path: str) -> Line | None:
@@ -68,6 +71,13 @@ def _line(b: Builder, path: str) -> Line | None:
 
 def _torch_cuda(b: Builder) -> None:
     version = b.get("torch.version")
+    if "jetson" in b.clues and "pip_install" in b.clues and not any(c.startswith("index_") for c in b.clues):
+        # NVIDIA publishes JetPack builds of torch for Jetson's integrated GPU ('Installing PyTorch for Jetson
+        # Platform', docs.nvidia.com/deeplearning/frameworks); pip's generic Linux aarch64 wheel has no CUDA for it.
+        where = b.clues["pip_install"]
+        b.infer("torch.cuda", None, Line(where[0], where[1], where[1]), "a Jetson runs JetPack builds of torch; "
+                "`pip install torch` gets the generic aarch64 wheel, which has no CUDA for its integrated GPU")
+        return
     if not version or b.known("torch.cuda") or b.get("torch.hip") or "+" in str(version):
         return
     os_name = b.get("host.os")
@@ -94,6 +104,37 @@ def _driver_cuda(b: Builder) -> None:
         b.infer("driver.nvml.cuda_driver_version", compat.cuda_to_int(cuda),
                 _line(b, "driver.nvml.driver_version"), f"driver branch {compat.branch_of(str(driver))} supports "
                 f"CUDA up to {cuda}")
+
+
+def _named_gpu(b: Builder) -> None:
+    """A GPU the report names (a template's 'GPU:' line) stands for the device list when there is none."""
+    name = b.details.get("gpu")
+    where = b.provenance.get("details.gpu")
+    if not name or not where or b.known("driver.nvml.devices"):
+        return
+    cc = capability_of(name)
+    if cc:
+        gpu: GpuFact = {"index": 0, "name": name, "compute_capability": cc}
+        b.infer("driver.nvml.devices", [gpu], Line(where[0], where[1], where[1]),
+                f"the report names the GPU {name}; compute capability {cc} from the GPU tables")
+        b.provenance["driver.nvml.devices.0"] = where
+
+
+def _arch_list(b: Builder) -> None:
+    """The architectures of a PyPI or PyTorch-index wheel, from its release and CUDA, when a GPU is known."""
+    version, cuda = b.get("torch.version"), b.get("torch.cuda")
+    if b.known("torch.arch_list") or not version or not cuda or any(c.startswith("conda") for c in b.clues):
+        return
+    if not any(g.get("compute_capability") for g in b.get("driver.nvml.devices") or []):
+        return
+    try:
+        arches = compat.arch_list(str(version), str(cuda))
+    except ValueError:
+        return
+    if arches:
+        b.infer("torch.arch_list", list(arches), _line(b, "torch.version"),
+                f"the architectures PyTorch builds its CUDA {cuda} wheels of torch {compat.torch_series(str(version))} "
+                "for (compat.json arch_rules)")
 
 
 def _capabilities(b: Builder) -> None:

@@ -25,14 +25,25 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("colab", re.compile(r"\bcolab\b", re.I)),
     ("no_gpu", re.compile(
         r"\b(?:no|without(?:\sa|\san)?|don'?t\shave(?:\sa|\san)?|doesn'?t\shave(?:\sa|\san)?)\s(?:NVIDIA\s|CUDA\s)?"
-        r"(?:GPU|graphics card|Nvidia card)s?\b(?!\s(?:usage|utili|index|id\b|\d|memory))|"
+        r"(?:GPU|graphics card|Nvidia card)s?\b(?!\s(?:usage|utili|index|id\b|\d|memory|(?:are |is )?available))|"
         r"\bVPS\b|\bVirtual ?Box\b|\bvirtual machine\b|\bIntel\(R\)? (?:U?HD|Iris)"
         r"|\bIntel U?HD\b|no NVIDIA devices found|No NVIDIA GPU found|\bCPU[- ]only (?:machine|server|runtime)\b",
         re.I)),
     ("scheduler", re.compile(r"\bslurm\b|\bsbatch\b|\bsrun\b|#SBATCH|\bqsub\b|#PBS\b|\bLSF\b|\bbsub\b", re.I)),
     ("gpu_requested", re.compile(r"--gres[= ]gpu|--gpus(?:-per-\w+)?[= ]\d|#SBATCH\s+-G\b")),
-    ("container", re.compile(r"\bdocker\b|\bcontainer\b|\bnerdctl\b|\bpodman\b|\bkubernetes\b|\bk8s\b|\bcompose\b|"
-                             r"\bkubectl\b|\bsingularity\b|\bapptainer\b", re.I)),
+    ("container", re.compile(r"\bdocker\b|\bcontainer\b|\bnerdctl\b|\bpodman\b|\bkubernetes\b|\bk8s\b|\bk3s\b|"
+                             r"\bcompose\b|\bkubectl\b|\bsingularity\b|\bapptainer\b|\bGKE\b|\bEKS\b|\bAKS\b|\bLXD\b|"
+                             r"\bLXC\b|\bpods?\b|/\.dockerenv|容器|コンテナ|컨테이너|контейнер", re.I)),
+    # The container (or pod) asked for a GPU: the runtime, device plugin or CDI should have given one.
+    ("container_gpu_request", re.compile(r"nvidia\.com/gpu|runtimeClassName:\s{0,3}[\"']?nvidia|runtime:\s{0,3}nvidia|"
+                                         r"--gpus[= ]|--runtime[= ]nvidia|driver:\s{0,3}nvidia", re.I)),
+    ("one_gpu", re.compile(r"\b(?:only|just)\s(?:have\s)?(?:one|1|a single)\s(?:NVIDIA\s)?(?:GPU|graphics card|card)\b|"
+                           r"\bsingle[- ]GPU\b|\bone[- ]GPU\b|\b1 GPU\b|只有一(?:张|块|个)|一张显卡|一块显卡", re.I)),
+    # A GPU torch.cuda cannot use: AMD's (ROCm/HIP, DirectML) or Intel's (XPU).
+    ("other_gpu", re.compile(r"\bAMD\s(?:GPU|Radeon|graphics)|\bRadeon\b|\bRX\s?\d{3,4}[A-Z]{0,2}\b|"
+                             r"\bIntel\s(?:Arc|XPU)|\bArc\s[AB]\d{3}\b|\bXPU\b|\bDG2\b|"
+                             r"\bAMD\s?(?:显卡|グラフィック|그래픽)", re.I)),
+    ("jetson", re.compile(r"\bJetson\b|\bJetPack\b|\bL4T\b|\bOrin\b|\bXavier\b|\btegra\b", re.I)),
     ("compose_gpu", re.compile(r"capabilities:\s{0,3}\[")),
     ("smi_cuda_na", re.compile(r"CUDA Version:?\s{0,3}(?:of\s)?n/a|CUDA version of n/a", re.I)),
     ("smi_ok", re.compile(r"nvidia-smi\W{0,3}(?:ok|works|worked|is fine|runs fine|shows? (?:the|my) GPU)", re.I)),
@@ -48,7 +59,13 @@ KEYWORDS = {
     "rocm": ("rocm", "hiperr", "amd "), "colab": ("colab",),
     "no_gpu": ("gpu", "graphics", "nvidia card", "vps", "virtual", "intel", "nvidia devices found", "cpu"),
     "scheduler": ("slurm", "sbatch", "srun", "qsub", "pbs", "lsf", "bsub"), "gpu_requested": ("--gres", "--gpus", "-g"),
-    "container": ("docker", "container", "nerdctl", "podman", "kube", "k8s", "compose", "singularity", "apptainer"),
+    "container": ("docker", "container", "nerdctl", "podman", "kube", "k8s", "k3s", "compose", "singularity",
+                  "apptainer", "gke", "eks", "aks", "lxd", "lxc", "pod", ".dockerenv", "容器", "コンテナ", "컨테이너",
+                  "контейнер"),
+    "container_gpu_request": ("nvidia.com/gpu", "runtimeclassname", "runtime:", "--gpus", "--runtime", "driver:"),
+    "one_gpu": ("one", "1 gpu", "single", "只有一", "一张", "一块", "only"),
+    "other_gpu": ("amd", "radeon", "rx", "arc", "xpu", "dg2", "intel"),
+    "jetson": ("jetson", "jetpack", "l4t", "orin", "xavier", "tegra"),
     "compose_gpu": ("capabilities:",), "smi_cuda_na": ("n/a",), "smi_ok": ("nvidia-smi",),
     "nvidia_gpu": ("geforce", "quadro", "tesla", "titan", "rtx", "gtx", "a100", "h100", "h200", "v100", "a6000",
                    "a40", "l40", "t4", "p100", "k80"),

@@ -8,6 +8,7 @@ capability (harness/data/gpu_specs.json, then the architecture of its product li
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from harness import compat
 from harness.facts import GpuFact
@@ -45,6 +46,7 @@ def default_cuda(version: str, os_name: str | None) -> tuple[str | None, str] | 
     return cuda, f"PyPI's default Linux wheel of torch {series} is built for CUDA {cuda}"
 
 
+@lru_cache(maxsize=1024)
 def capability_of(name: str) -> str | None:
     """A GPU name's compute capability: its spec row when all rows it fits agree, else its product line."""
     rows = [s for s in specs.load() if re.search(s.family, specs.normalize_name(name))]

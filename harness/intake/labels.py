@@ -9,6 +9,7 @@ Portuguese, German, French) for the few things a report labels.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 TORCH = ("torch",)
 CUDA = ("cuda",)
@@ -33,6 +34,7 @@ def _has(label: str, words: tuple[str, ...]) -> bool:
     return any(w in label for w in words)
 
 
+@lru_cache(maxsize=4096)  # a pasted log repeats its labels
 def field_of(label: str) -> str | None:
     """The thing a label names: torch_version, cuda_built, cuda_available, driver, gpus, nvcc (the system
     CUDA toolkit), python_platform, python, os, cuda (a bare 'CUDA version': toolkit, driver or torch's, the

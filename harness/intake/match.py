@@ -10,6 +10,7 @@ for a message that runs across lines. Every hit names the logical line it starts
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -17,6 +18,7 @@ from harness.catalogue import Hit, entries, scan
 from harness.intake.parsed import Line
 
 _FOLD_RE = re.compile(r"[\s\-]+")
+_FOLD_LINE_RE = re.compile(r"[^\S\n]+|-+")  # folds within lines, keeps line breaks
 PARAGRAPH_LINES = 40      # a paragraph is read in pieces of at most this many lines ...
 PARAGRAPH_CHARS = 8_192   # ... and characters: a message spans a few lines, a log does not
 WINDOW = 8                # a message that runs on is read over at most this many lines
@@ -32,6 +34,13 @@ def _anchors() -> tuple[re.Pattern[str], dict[str, str]]:
             spelling.setdefault(_FOLD_RE.sub("", p.anchor.lower()), p.anchor)
     folded = sorted(spelling, key=len, reverse=True)
     return re.compile("|".join(re.escape(f) for f in folded)), spelling
+
+
+@lru_cache(maxsize=1)
+def _exact_anchors() -> re.Pattern[str]:
+    """Every anchor as the catalogue spells it, lower-cased: a respelled line names one this way."""
+    _, spelling = _anchors()
+    return re.compile("|".join(re.escape(s.lower()) for s in sorted(set(spelling.values()), key=len, reverse=True)))
 
 
 def _respellings(text: str) -> list[tuple[int, int, str]]:
@@ -61,6 +70,26 @@ def _cased(anchor: str, span: str) -> str:
         return anchor
     letters = iter(ch for ch in span if not (ch.isspace() or ch == "-"))
     return "".join(ch if ch.isspace() or ch == "-" else next(letters, ch) for ch in anchor)
+
+
+def _folded_counts(low: str) -> tuple[Counter[str], int]:
+    """Anchors named within lines (folded), and how many are named when line breaks fold away too."""
+    pattern, _ = _anchors()
+    within = _FOLD_LINE_RE.sub("", low)
+    counts = Counter(m.group(0) for m in pattern.finditer(within))
+    across = sum(1 for _ in pattern.finditer(within.replace("\n", "")))
+    return counts, across
+
+
+def respell_lines(texts: list[str]) -> list[str]:
+    """respell() on each line; one pass over the whole text first finds whether any line needs it."""
+    _, spelling = _anchors()
+    joined = "\n".join(texts)
+    low = joined.lower()
+    counts, _ = _folded_counts(low)
+    exact = all((joined if spelling[f] != spelling[f].lower() else low).count(spelling[f]) >= n
+                for f, n in counts.items())
+    return texts if exact else [respell(t) for t in texts]
 
 
 def respell(text: str, marks: list[int] | None = None) -> str:
@@ -121,22 +150,27 @@ def find_all(lines: list[Line]) -> list[list[Found]]:
     for i, line in enumerate(lines):
         if line.text:
             found[i] = [Found(h, i, line.text) for h in scan(line.text)]
+    counts, across = _folded_counts("\n".join(line.text for line in lines).lower())
+    seams = across > sum(counts.values())  # an anchor is broken across a line break somewhere
     for piece in _paragraphs(lines):
-        for k in _open_ends(lines, piece, found):
+        for k in _open_ends(lines, piece, found, seams):
             window = piece[k:k + WINDOW]
             _across(lines, window, found)
     return found
 
 
-def _open_ends(lines: list[Line], piece: list[int], found: list[list[Found]]) -> list[int]:
+def _open_ends(lines: list[Line], piece: list[int], found: list[list[Found]], seams: bool) -> list[int]:
     """Where in a paragraph a message may run on into the next line: a line that names an anchor but gave
     no hit (its pattern needs more than the line), or an anchor broken across two lines."""
     pattern, _ = _anchors()
+    exact = _exact_anchors()
     starts = []
     for k, i in enumerate(piece[:-1]):
         text = lines[i].text
-        if not found[i] and pattern.search(_FOLD_RE.sub("", text.lower())):
+        if not found[i] and exact.search(text.lower()):
             starts.append(k)
+            continue
+        if not seams:
             continue
         head, tail = _FOLD_RE.sub("", text[-SEAM:].lower()), _FOLD_RE.sub("", lines[piece[k + 1]].text[:SEAM].lower())
         seam = head + tail

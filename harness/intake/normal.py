@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from harness.intake.clean import fold, is_fence, split_prompt, unquote
-from harness.intake.match import respell
+from harness.intake.match import respell_lines
 from harness.intake.parsed import Line
 
 # A numbered listing: '12 | x', '12: x', '  12  x' (an editor's or a pager's line numbers).
@@ -46,10 +46,10 @@ def normalise(text: str) -> list[Line]:
             j += 1
         prompt, body = split_prompt(plain[i].strip())
         rest = [plain[k].strip() for k in range(i + 1, j + 1)]
-        text = respell(fold(" ".join([body, *rest])))
-        lines.append(Line(i + 1, raws[i].rstrip(), text, prompt, j + 1 if j > i else 0))
+        lines.append(Line(i + 1, raws[i].rstrip(), fold(" ".join([body, *rest])), prompt, j + 1 if j > i else 0))
         i = j + 1
-    return lines
+    texts = respell_lines([line.text for line in lines])
+    return [line._replace(text=t) for line, t in zip(lines, texts)]  # noqa: B905  (strict= is 3.10+)
 
 
 def _unnumbered(plain: list[str]) -> list[str]:

@@ -9,6 +9,8 @@ Spanish, Portuguese, German); a clue says where it was read and never becomes a 
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 
 from harness.catalogue import lookup
@@ -38,27 +40,36 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"单独运行|直接运行|单独跑|単独で実行|직접 실행|запуск\w{0,3} напрямую", re.I)),
     ("arch_words", re.compile(r"TORCH_CUDA_ARCH_LIST|compute capability|CUDA capability|\bsm_\d{2,3}\b|"
                               r"arch(?:itecture)? list", re.I)),
-    ("failure_trace", re.compile(r"Traceback \(most recent call last\)|(?:^|\s)\w{2,40}(?:Error|Exception):\s")),
+    ("failure_trace", re.compile(r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]{1,40}(?:Error|Exception): ")),
 )
 # An error code named in prose ('the error 804', 'Error 803'): the distinctive CUDA driver codes anywhere,
 # any other code only on a line that names CUDA.
 _CODE_RE = re.compile(r"\berror\s{0,2}(?:code\s{0,2})?[#(]?(?P<code>\d{1,3})\b", re.I)
 _DISTINCTIVE = (802, 803, 804)
+_TRIES = 64  # matches looked at per clue: a log repeating a phrase cannot cost more
 
 
 def read(b: Builder, lines: list[Line]) -> None:
-    for line in lines:
-        text = line.full
-        if not text:
-            continue
-        for name, pattern in CLUES:
-            if name not in b.clues and pattern.search(text) and (
-                    name in ("works_alone", "arch_words", "failure_trace") or _ABOUT_RE.search(text)):
+    # One search per clue over the whole text (not one per line): the first line that holds it is the evidence.
+    texts = [line.full for line in lines]
+    whole = "\n".join(texts)
+    starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
+
+    def line_at(offset: int) -> Line:
+        return lines[bisect.bisect_right(starts, offset) - 1]
+
+    for name, pattern in CLUES:
+        contextual = name not in ("works_alone", "arch_words", "failure_trace")
+        for m in itertools.islice(pattern.finditer(whole), _TRIES):
+            line = line_at(m.start())
+            if not contextual or _ABOUT_RE.search(line.full):
                 b.clue(name, line)
-        for m in _CODE_RE.finditer(text):
-            code = int(m.group("code"))
-            entry = lookup.by_cuda_error(code)
-            if entry is None or not entry.verdict or not (code in _DISTINCTIVE or "cuda" in text.lower()):
-                continue
-            b.clue(f"error_code_{entry.verdict}", line)
-            b.detail("error_code", f"{code} ({entry.code.name if entry.code else entry.id})", line)
+                break
+    for m in itertools.islice(_CODE_RE.finditer(whole), _TRIES):
+        code = int(m.group("code"))
+        entry = lookup.by_cuda_error(code)
+        line = line_at(m.start())
+        if entry is None or not entry.verdict or not (code in _DISTINCTIVE or "cuda" in line.full.lower()):
+            continue
+        b.clue(f"error_code_{entry.verdict}", line)
+        b.detail("error_code", f"{code} ({entry.code.name if entry.code else entry.id})", line)

@@ -6,6 +6,8 @@ states beats what prose suggests, and inference (`implied.py`) only fills what n
 
 from __future__ import annotations
 
+import re
+
 from harness.intake import (
     collect_env,
     conda,
@@ -33,6 +35,13 @@ NO_FACT = ("no fact about the torch / CUDA stack was found in it (no torch versi
            "diagnose --json` document")
 # Fact paths that say something about the stack or the machine it runs on.
 _STACK = ("torch.", "driver.", "visibility.", "host.")
+# Clues that say only where a text was written or run: alone they do not make it a report about the stack.
+_PLACES = frozenset(("windows", "wsl", "wsl1", "macos", "colab", "scheduler", "container", "nightly",
+                     "failure_trace", "works_alone", "arch_words"))
+# Words that put a text about the GPU stack though it states no fact (a question about CUDA under a
+# screenshot, a framework's "no GPU"): it is answered, CANNOT_TELL with what to ask for, not refused.
+_ABOUT_RE = re.compile(r"\b(?:py)?torch\b|\bcuda|\bnvidia|\bgpus?\b|\bcudnn\b|\bnvcc\b|显卡|顯示卡|"
+                       r"グラフィックボード|видеокарт", re.I)
 
 
 def parse_report(text: str) -> ParsedReport:
@@ -58,7 +67,7 @@ def parse_report(text: str) -> ParsedReport:
     symptoms.read(b, lines)
     implied.read(b, with_capabilities=not is_dump)
     stated = [p for p in b.provenance if p.startswith(_STACK) and p not in b.inferred]
-    if not stated and not _stack_clues(b):
+    if not stated and not set(b.clues) - _PLACES and not _ABOUT_RE.search(text):
         if dump.header is not None and not dump.fields:
             raise ReportError(f"the collect_env output stops at line {dump.header.number}, before its first "
                               "field ('PyTorch version: ...'): paste the whole output")
@@ -69,9 +78,3 @@ def parse_report(text: str) -> ParsedReport:
     unknown = (unknowns.for_dump(b.facts, set(b.provenance), dump) if is_dump
                else unknowns.for_text(b.facts, set(b.provenance)))
     return b.build("collect_env" if is_dump else "text", unknown)
-
-
-def _stack_clues(b: Builder) -> bool:
-    """Clues that are about the GPU stack even without a fact (a GPU named, a machine without one)."""
-    return any(c in b.clues for c in ("no_gpu", "nvidia_gpu", "no_device", "insufficient_driver", "rocm",
-                                      "apple_silicon", "smi_cuda_na", "pip_install", "conda_install", "kernel_fault"))

@@ -15,7 +15,9 @@ import re
 from harness.intake.parsed import Builder, Line
 
 VERSION = r"(?P<version>\d{1,3}\.\d{1,3}(?:\.\d{1,3})?(?:(?:a|b|rc|\.dev|\.post)\d{1,12})?(?:\+[A-Za-z0-9.]{1,24})?)"
-_COMMAND_RE = re.compile(r"\b(?:conda|mamba|micromamba)\s{1,4}(?:install|create|env\s{1,4}create)\b")
+_COMMAND_RE = re.compile(r"\b(?:conda|mamba|micromamba)\s{1,4}(?:install|create|env\s{1,4}create)\b|"
+                         r"\b(?:using|with|via|through) (?:conda|mamba) to install\b|\binstall\w{0,3} (?:it |them |"
+                         r"\w{1,20} )?(?:with|via|using|through) (?:conda|mamba)\b", re.I)
 _REQUESTED_CUDA_RE = re.compile(r"\b(?P<pkg>cudatoolkit|pytorch-cuda|cuda-version)\s{0,2}=\s{0,2}"
                                 r"(?P<cuda>\d{1,2}\.\d{1,2})")
 # `conda list` rows: name, version, build string, channel (`pip list` rows: name, version).

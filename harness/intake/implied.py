@@ -77,8 +77,10 @@ def _torch_cuda(b: Builder) -> None:
         # NVIDIA publishes JetPack builds of torch for Jetson's integrated GPU ('Installing PyTorch for Jetson
         # Platform', docs.nvidia.com/deeplearning/frameworks); pip's generic Linux aarch64 wheel has no CUDA for it.
         where = b.clues["pip_install"]
-        b.infer("torch.cuda", None, Line(where[0], where[1], where[1]), "a Jetson runs JetPack builds of torch; "
-                "`pip install torch` gets the generic aarch64 wheel, which has no CUDA for its integrated GPU")
+        line = Line(where[0], where[1], where[1])
+        if b.infer("torch.cuda", None, line, "a Jetson runs JetPack builds of torch; `pip install torch` gets the "
+                   "generic aarch64 wheel, which has no CUDA for its integrated GPU"):
+            b.infer("torch.importable", True, line, "torch was installed with pip")
         return
     if not version or b.known("torch.cuda") or b.get("torch.hip") or "+" in str(version):
         return

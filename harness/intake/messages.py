@@ -131,7 +131,7 @@ def _read_nvml(b: Builder, line: Line, found: dict[str, Found]) -> None:
     failed = found.get("nvml.init_failed")
     cant = found.get("torch.cant_init_nvml")
     if failed:
-        reason = failed.hit.params["reason"].strip()
+        reason = failed.hit.params["reason"].strip().rstrip("`'\".,;)")
         code = catalogue.nvml_code_of(reason)
         entry = catalogue.by_nvml_return(code) if code is not None else None
         if entry is not None and entry.code is not None:

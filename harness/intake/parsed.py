@@ -59,6 +59,8 @@ class Builder:
         self.details: dict[str, str] = {}
         self.inferred: dict[str, str] = {}
         self.clues: dict[str, tuple[int, str]] = {}
+        # Facts the report states twice, differently: path -> where the second value is (the first stays).
+        self.conflicts: dict[str, tuple[int, str]] = {}
 
     def get(self, path: str) -> Any:
         """The value at a dotted fact path, or None."""
@@ -76,6 +78,8 @@ class Builder:
     def put(self, path: str, value: Any, line: Line | None, overwrite: bool = False) -> bool:
         """Set a fact unless the report already said it; None is stored as an observation."""
         if self.known(path) and not overwrite:
+            if line is not None and path not in self.inferred and value != self.get(path):
+                self.conflicts.setdefault(path, (line.number, line.raw))
             return False
         keys = path.split(".")
         node = cast("dict[str, Any]", self.facts)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+from functools import lru_cache
 
-from harness.catalogue import lookup
+from harness.catalogue import entries, lookup
 from harness.intake.parsed import Builder, Line
 
 # The stack a paraphrase must be about (on the same line), in those languages.
@@ -40,6 +41,8 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"单独运行|直接运行|单独跑|単独で実行|직접 실행|запуск\w{0,3} напрямую", re.I)),
     ("arch_words", re.compile(r"TORCH_CUDA_ARCH_LIST|compute capability|CUDA capability|\bsm_\d{2,3}\b|"
                               r"arch(?:itecture)? list", re.I)),
+    # torch's repr of a device it opened: a log that prints it ran on the GPU.
+    ("torch_named_device", re.compile(r"_CudaDeviceProperties\(name=")),
     ("failure_trace", re.compile(r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]{1,40}(?:Error|Exception): ")),
 )
 # An error code named in prose ('the error 804', 'Error 803'): the distinctive CUDA driver codes anywhere,
@@ -47,6 +50,13 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
 _CODE_RE = re.compile(r"\berror\s{0,2}(?:code\s{0,2})?[#(]?(?P<code>\d{1,3})\b", re.I)
 _DISTINCTIVE = (802, 803, 804)
 _TRIES = 64  # matches looked at per clue: a log repeating a phrase cannot cost more
+
+
+@lru_cache(maxsize=1)
+def _names() -> re.Pattern[str]:
+    """The CUDA and NVML error names the catalogue's rows carry ('cudaErrorNoKernelImageForDevice')."""
+    names = sorted({e.code.name for e in entries() if e.code and e.code.name}, key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
 
 
 def read(b: Builder, lines: list[Line]) -> None:
@@ -59,12 +69,19 @@ def read(b: Builder, lines: list[Line]) -> None:
         return lines[bisect.bisect_right(starts, offset) - 1]
 
     for name, pattern in CLUES:
-        contextual = name not in ("works_alone", "arch_words", "failure_trace")
+        contextual = name not in ("works_alone", "arch_words", "failure_trace", "torch_named_device")
         for m in itertools.islice(pattern.finditer(whole), _TRIES):
             line = line_at(m.start())
             if not contextual or _ABOUT_RE.search(line.full):
                 b.clue(name, line)
                 break
+    if "torch.is_available" in b.conflicts:
+        number, raw = b.conflicts["torch.is_available"]
+        b.clue("available_both", Line(number, raw, raw))
+    for m in itertools.islice(_names().finditer(whole), _TRIES):
+        entry = lookup.by_code_name(m.group(0))
+        if entry is not None and entry.verdict:
+            b.clue(f"error_code_{entry.verdict}", line_at(m.start()))
     for m in itertools.islice(_CODE_RE.finditer(whole), _TRIES):
         code = int(m.group("code"))
         entry = lookup.by_cuda_error(code)

@@ -36,7 +36,7 @@ NO_FACT = ("no fact about the torch / CUDA stack was found in it (no torch versi
 # Fact paths that say something about the stack or the machine it runs on.
 _STACK = ("torch.", "driver.", "visibility.", "host.")
 # Clues that say only where a text was written or run: alone they do not make it a report about the stack.
-_PLACES = frozenset(("windows", "wsl", "wsl1", "macos", "colab", "scheduler", "container", "nightly",
+_PLACES = frozenset(("windows", "wsl", "wsl1", "colab", "scheduler", "container", "nightly",
                      "failure_trace", "works_alone", "arch_words"))
 # Words that put a text about the GPU stack though it states no fact (a question about CUDA under a
 # screenshot, a framework's "no GPU"): it is answered, CANNOT_TELL with what to ask for, not refused.

@@ -20,16 +20,18 @@ _COMMAND_RE = re.compile(r"\b(?:conda|mamba|micromamba)\s{1,4}(?:install|create|
                          r"\w{1,20} )?(?:with|via|using|through) (?:conda|mamba)\b", re.I)
 _REQUESTED_CUDA_RE = re.compile(r"\b(?P<pkg>cudatoolkit|pytorch-cuda|cuda-version)\s{0,2}=\s{0,2}"
                                 r"(?P<cuda>\d{1,2}\.\d{1,2})")
-# `conda list` rows: name, version, build string, channel (`pip list` rows: name, version).
-_ROW_RE = re.compile(r"^(?P<name>pytorch|torch)\s{1,40}" + VERSION + r"(?:\s{1,40}(?P<build>[A-Za-z0-9_.]{1,80}))?")
+# `conda list` rows: name, version, build string, channel (`pip list` rows: name, version); a row may sit
+# inside a line when a paste joined the table's lines.
+_ROW_RE = re.compile(r"(?:^|(?<=\s))(?P<name>pytorch|torch)\s{1,40}" + VERSION
+                     + r"(?:\s{1,40}(?P<build>[A-Za-z0-9_.]{1,80}))?(?!\S)")
 # A spec, a plan line or a package file: the build string follows the version.
 _SPEC_RE = re.compile(r"(?<![\w-])(?:pytorch::)?pytorch\s{0,2}={1,2}\s{0,2}" + VERSION
                       + r"=(?P<build>[A-Za-z0-9_.]{1,80})")
 _FILE_RE = re.compile(r"(?<![\w-])pytorch-(?P<version>\d{1,3}\.\d{1,3}(?:\.\d{1,3})?)(?:-|\s{0,40}\|\s{0,4})"
                       r"(?P<build>[A-Za-z0-9_.]{1,80})")
 _PACKAGE_SUFFIX_RE = re.compile(r"\.(?:tar\.bz2|tar|conda)$")
-_MUTEX_RE = re.compile(r"^pytorch-mutex\s{1,40}\d[\d.]{0,8}\s{1,40}(?P<kind>cpu|cuda)\b")
-_CPUONLY_RE = re.compile(r"^cpuonly\s{1,40}\d")
+_MUTEX_RE = re.compile(r"(?:^|(?<=\s))pytorch-mutex\s{1,40}\d[\d.]{0,8}\s{1,40}(?P<kind>cpu|cuda)\b")
+_CPUONLY_RE = re.compile(r"(?:^|(?<=\s))cpuonly\s{1,40}\d")
 BUILD_CUDA_RE = re.compile(r"cuda_?(?P<cuda>\d{1,2}\.\d{1,2}|\d{3,4})(?!\d)")
 
 
@@ -52,13 +54,13 @@ def read(b: Builder, lines: list[Line]) -> None:
             continue
         if _COMMAND_RE.search(text):
             _read_command(b, line)
-        found = _ROW_RE.match(text) or _SPEC_RE.search(text) or _FILE_RE.search(text)
+        found = _ROW_RE.search(text) or _SPEC_RE.search(text) or _FILE_RE.search(text)
         if found:
             build = _PACKAGE_SUFFIX_RE.sub("", found.group("build") or "")
             read_build(b, line, found.group("version"), build, "[cpuonly]" in text)
-        mutex = _MUTEX_RE.match(text)
-        if mutex or _CPUONLY_RE.match(text):
-            cpu = _CPUONLY_RE.match(text) is not None or (mutex is not None and mutex.group("kind") == "cpu")
+        mutex = _MUTEX_RE.search(text)
+        if mutex or _CPUONLY_RE.search(text):
+            cpu = _CPUONLY_RE.search(text) is not None or (mutex is not None and mutex.group("kind") == "cpu")
             b.clue("conda_cpuonly" if cpu else "conda_cuda_variant", line)
             b.note(f"line {line.number}: conda pins a {'CPU-only' if cpu else 'CUDA'} pytorch ({text})")
 

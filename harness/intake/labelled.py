@@ -17,7 +17,10 @@ from harness.intake.parsed import Builder, Line
 # "- Key: value", "* Key = value", "1. Key：value", "Key is value", "Key是value" (the key is short).
 _KEY_VALUE_RE = re.compile(
     r"^(?:[-*+\u2022]\s{0,3}|\d{1,2}[.)]\s{0,3})?(?:\[[ xX]\]\s)?(?P<key>[^:\uff1a=]{1,60}?)\s{0,3}"
-    r"(?:[:\uff1a=]|\bis\b|\u662f|\u4e3a)\s{0,3}(?P<value>\S.{0,200})")
+    r"(?:[:\uff1a=]|\bis\b|\u662f(?!\u5426)|\u4e3a)\s{0,3}(?P<value>\S.{0,200})")
+_SEP_RE = re.compile(r"[:\uff1a] ")
+_LABEL_WORDS = 5   # a label is at most this many words ('CUDA used to build PyTorch')
+_MAX_PAIRS = 40    # a line is not read for more labelled values than a dump has fields
 _HEADING_RE = re.compile(r"^#{2,4}\s{1,3}(?P<key>[^#]{1,60}?)\s{0,3}$")
 GPU_NAME = re.compile(r"(?:NVIDIA\s)?(?:GeForce|Quadro|Tesla|TITAN|RTX|GTX|Jetson|GH\d{3}|GB\d{3}|[AHLVTPKB]\d{1,3}\b)"
                       r"[\w ()-]{0,40}")
@@ -49,6 +52,25 @@ def read(b: Builder, lines: list[Line]) -> None:
             field = labels.field_of(kv.group("key"))
             if field:
                 _take(b, field, kv.group("value"), line)
+        if text.count(": ") > 1:
+            for field, said in _more_pairs(text):
+                _take(b, field, said, line)
+
+
+def _more_pairs(text: str) -> list[tuple[str, str]]:
+    """The labelled values after the first in a line that holds several ('OS: Ubuntu 18.04 driver: 410.48',
+    a dump whose lines a paste joined): a label is the last words before a ': ' that name a field."""
+    seps = [m.start() for m in _SEP_RE.finditer(text)]
+    pairs = []
+    for k, at in enumerate(seps[1:], start=1):
+        words = text[seps[k - 1] + 2:at].split()
+        end = seps[k + 1] if k + 1 < len(seps) else len(text)
+        for n in range(min(_LABEL_WORDS, len(words)), 0, -1):
+            field = labels.field_of(" ".join(words[-n:]))
+            if field:
+                pairs.append((field, text[at + 2:end]))
+                break
+    return pairs[:_MAX_PAIRS]
 
 
 def _take(b: Builder, field: str, value: str, line: Line) -> None:

@@ -56,9 +56,11 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
                     "the runtime found no kernel image for it)", LOW))
     if "kernel_fault" in clues:
         out.append((DRIVER_BROKEN, "the kernel log reports a GPU or driver fault (Xid, RmInitAdapter)", LOW))
-    for verdict in (DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, NO_DRIVER):
+    for verdict in (DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, NO_DRIVER, CPU_WHEEL):
         if f"error_code_{verdict}" in clues:
             out.append((verdict, f"the report names a CUDA error code whose meaning is {verdict}", LOW))
+        if f"cut_{verdict}" in clues:
+            out.append((verdict, f"the report ends inside the stack's message for {verdict}, cut short", LOW))
     if "init_failed_words" in clues:
         out.append((DRIVER_BROKEN, "the report says CUDA's initialisation failed (in its own words)", LOW))
     if "too_old_words" in clues or "insufficient_driver" in clues:

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
-from harness.catalogue import Hit, entries, scan
+from harness.catalogue import Entry, Hit, entries, scan
 from harness.intake.parsed import Line
 
 _FOLD_RE = re.compile(r"[\s\-]+")
@@ -23,6 +23,33 @@ PARAGRAPH_LINES = 40      # a paragraph is read in pieces of at most this many l
 PARAGRAPH_CHARS = 8_192   # ... and characters: a message spans a few lines, a log does not
 WINDOW = 8                # a message that runs on is read over at most this many lines
 SEAM = 120                # an anchor broken across lines lies within this many characters of the break
+CUT_MIN = 16              # characters of a wording (folded) a paste cut short must keep to be recognised
+_CUT_MARKS = "[].…"       # what a reporter leaves where they cut: '[...]', '…'
+
+
+@lru_cache(maxsize=1)
+def _openings() -> tuple[tuple[str, Entry], ...]:
+    """Each wording of each row, folded, up to its first parameter: what a paste cut short keeps of it."""
+    out = []
+    for e in entries():
+        for t in e.texts:
+            opening = _FOLD_RE.sub("", t.template.split("{", 1)[0].lower())
+            if len(opening) >= CUT_MIN:
+                out.append((opening, e))
+    return tuple(out)
+
+
+def cut_short(text: str) -> tuple[Entry, int] | None:
+    """The row whose wording this text ends by beginning and not finishing (a paste cut off mid-message), and
+    where in the text that wording starts."""
+    low = text.lower()
+    where = [i for i, ch in enumerate(low) if not (ch.isspace() or ch == "-")]
+    folded = "".join(low[i] for i in where).rstrip(_CUT_MARKS)
+    for opening, e in _openings():
+        at = folded.rfind(opening[:CUT_MIN])
+        if at >= 0 and len(folded) - at < len(opening) and opening.startswith(folded[at:]):
+            return e, where[at]
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -128,6 +155,7 @@ class Found:
     text: str
     offset: int = 0
     ends: tuple[int, ...] = ()
+    cut: bool = False  # the paste ends inside the message: its text is the row's own wording
 
     @property
     def id(self) -> str:
@@ -135,6 +163,8 @@ class Found:
 
     def tail(self) -> str:
         """The message from the hit to the end of the line it ends on."""
+        if self.cut:
+            return self.hit.text
         last = max(self.hit.end, self.hit.start + 1)
         end = next((e for e in self.ends if e >= last), len(self.text))
         return self.text[self.hit.start:end]
@@ -150,6 +180,7 @@ def find_all(lines: list[Line]) -> list[list[Found]]:
     for i, line in enumerate(lines):
         if line.text:
             found[i] = [Found(h, i, line.text) for h in scan(line.text)]
+    _cut_off(lines, found)
     counts, across = _folded_counts("\n".join(line.text for line in lines).lower())
     seams = across > sum(counts.values())  # an anchor is broken across a line break somewhere
     for piece in _paragraphs(lines):
@@ -157,6 +188,18 @@ def find_all(lines: list[Line]) -> list[list[Found]]:
             window = piece[k:k + WINDOW]
             _across(lines, window, found)
     return found
+
+
+def _cut_off(lines: list[Line], found: list[list[Found]]) -> None:
+    """A message without parameters that the paste cuts short (on its last line, or where the reporter marked a
+    cut) is that message; one with parameters lost them, and is left to the clues (symptoms.py)."""
+    text_lines = [i for i, line in enumerate(lines) if line.text]
+    for i in {*text_lines[-1:], *(i for i in text_lines if lines[i].text.endswith(("[...]", "\u2026")))}:
+        cut = cut_short(lines[i].text)
+        if cut is None or "{" in cut[0].text or any(f.id == cut[0].id for f in found[i]):
+            continue
+        entry, start = cut
+        found[i].append(Found(Hit(entry, {}, start, len(lines[i].text), entry.text), i, lines[i].text, cut=True))
 
 
 def _open_ends(lines: list[Line], piece: list[int], found: list[list[Found]], seams: bool) -> list[int]:

@@ -19,13 +19,13 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("wsl1", re.compile(r"\bWSL\s?1\b")),
     ("wsl", re.compile(r"\bWSL\s?2?\b|microsoft-standard|/mnt/[c-e]/", re.I)),
     ("macos", re.compile(r"\bmac\s?OS\b|\bOS\s?X\b|\bOSX\b|\bMacBook\b|\bDarwin\b|\biMac\b|/Users/\w", re.I)),
-    ("apple_silicon", re.compile(r"\bApple\s(?:Silicon|M\d)\b|\bM[1-4]\s(?:Pro|Max|Ultra|chip|Mac)\b|"
+    ("apple_silicon", re.compile(r"\bApple\s(?:Silicon|M\d)\b|\bM[1-4]\s(?:Pro|Max|Ultra|chip|Mac(?:Book)?)\b|"
                                  r"\bMacBook\s(?:Air|Pro)\s?M[1-4]\b|\bMac\sM[1-4]\b", re.I)),
     ("rocm", re.compile(r"\bROCm\s?\d|\+rocm\d|\bhipErr|\bAMD\s(?:Radeon|Instinct)\b|\bROCm (?:build|wheel)", re.I)),
     ("colab", re.compile(r"\bcolab\b", re.I)),
     ("no_gpu", re.compile(
         r"\b(?:no|without(?:\sa|\san)?|don'?t\shave(?:\sa|\san)?|doesn'?t\shave(?:\sa|\san)?)\s(?:NVIDIA\s|CUDA\s)?"
-        r"(?:GPU|graphics card|Nvidia card)s?\b(?!\s(?:usage|utili|index|id\b|\d|memory|(?:are |is )?available))|"
+        r"(?:GPU|graphics card|Nvidia card)s?\b(?!\s(?:usage|utili|index|id\b|\d|memory|(?:are |is )?avail))|"
         r"\bVPS\b|\bVirtual ?Box\b|\bvirtual machine\b|\bIntel\(R\)? (?:U?HD|Iris)"
         r"|\bIntel U?HD\b|no NVIDIA devices found|No NVIDIA GPU found|\bCPU[- ]only (?:machine|server|runtime)\b",
         re.I)),

@@ -15,6 +15,7 @@ import re
 from functools import lru_cache
 
 from harness.catalogue import entries, lookup
+from harness.intake import match
 from harness.intake.parsed import Builder, Line
 
 # The stack a paraphrase must be about (on the same line), in those languages.
@@ -75,6 +76,13 @@ def read(b: Builder, lines: list[Line]) -> None:
             if not contextual or _ABOUT_RE.search(line.full):
                 b.clue(name, line)
                 break
+    # A paste cut off inside one of the stack's messages (its last line, or a line the reporter cut '[...]').
+    for line in [ln for ln in lines if ln.text.endswith(("[...]", "\u2026"))] + [ln for ln in lines if ln.text][-1:]:
+        cut = match.cut_short(line.text)
+        entry = cut[0] if cut else None
+        if entry is not None and entry.verdict and "{" in entry.text:
+            b.clue(f"cut_{entry.verdict}", line)
+            b.note(f"line {line.number} ends inside '{entry.text[:60]}...', cut short: {entry.meaning}")
     if "torch.is_available" in b.conflicts:
         number, raw = b.conflicts["torch.is_available"]
         b.clue("available_both", Line(number, raw, raw))

@@ -12,6 +12,7 @@ from harness.intake import (
     collect_env,
     conda,
     driverlog,
+    environments,
     hints,
     implied,
     installs,
@@ -21,12 +22,13 @@ from harness.intake import (
     platforms,
     prose,
     repl,
+    several,
     symptoms,
     unknowns,
 )
 from harness.intake.clean import check_text
 from harness.intake.normal import normalise
-from harness.intake.parsed import Builder, ParsedReport, ReportError
+from harness.intake.parsed import Builder, Line, ParsedReport, ReportError
 from harness.intake.sections import read_dump
 
 NO_FACT = ("no fact about the torch / CUDA stack was found in it (no torch version, torch message, "
@@ -45,9 +47,16 @@ _ABOUT_RE = re.compile(r"\b(?:py)?torch\b|\bcuda|\bnvidia|\bgpus?\b|\bcudnn\b|\b
 
 
 def parse_report(text: str) -> ParsedReport:
-    """Facts from any text; ReportError when it holds no fact about the stack at all."""
+    """Facts from any text; ReportError when it holds no fact about the stack at all. A report of several
+    environments answers for the one it is about (several.py)."""
     check_text(text)
     lines = normalise(text)
+    whole = _read(lines)
+    envs = environments.split(lines)
+    return several.answer(whole, lines, envs, _read) if len(envs) > 1 else whole
+
+
+def _read(lines: list[Line]) -> ParsedReport:
     found = match.find_all(lines)
     dump = read_dump(lines)
     is_dump = collect_env.is_dump(dump)
@@ -67,7 +76,7 @@ def parse_report(text: str) -> ParsedReport:
     symptoms.read(b, lines)
     implied.read(b, with_capabilities=not is_dump)
     stated = [p for p in b.provenance if p.startswith(_STACK) and p not in b.inferred]
-    if not stated and not set(b.clues) - _PLACES and not _ABOUT_RE.search(text):
+    if not stated and not set(b.clues) - _PLACES and not any(_ABOUT_RE.search(line.full) for line in lines):
         if dump.header is not None and not dump.fields:
             raise ReportError(f"the collect_env output stops at line {dump.header.number}, before its first "
                               "field ('PyTorch version: ...'): paste the whole output")

@@ -58,7 +58,8 @@ GENERIC = "torch sees no CUDA device and says nothing about why"
 WORKING = {"torch_named_device": "torch named or described its CUDA device",
            "cuda_oom": "torch ran out of CUDA device memory (it allocated on the GPU)",
            "invalid_ordinal": "CUDA counted its devices and the code asked for an index past them"}
-CONFLICT = "environment_conflict"  # set by the reader when another environment of the report fails otherwise
+# Set by the reader (several.py) when another environment of the report fails otherwise, and as surely.
+CONFLICT, TIE = "environment_conflict", "environment_tie"
 
 
 @dataclass(frozen=True)
@@ -92,10 +93,11 @@ def assess_report(facts: Any, diagnosis: Diagnosis, provenance: Any, inferred: A
 def assess(facts: Any, diagnosis: Diagnosis, stated: set[str], inferred: set[str], clues: set[str]) -> Assessment:
     """Weigh the classifier's verdict against how the facts were known and what the prose says."""
     a = _weigh(facts, diagnosis, stated, inferred, clues)
-    if CONFLICT in clues and a.confidence == HIGH:
+    if CONFLICT in clues and a.confidence != LOW:
         # Another environment of the report fails otherwise: this one decides, but not beyond doubt.
-        return Assessment(a.verdict, MEDIUM, (*a.rests_on, "another environment in the report fails otherwise"),
-                          a.competing, a.ask, a.why)
+        lowered = LOW if TIE in clues else MEDIUM
+        return Assessment(a.verdict, lowered, (*a.rests_on, "another environment in the report fails otherwise"),
+                          a.competing, a.ask, a.why + ("; the report's environments disagree" if TIE in clues else ""))
     return a
 
 

@@ -51,6 +51,9 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
         out.append((NOT_VISIBLE, f"CUDA_VISIBLE_DEVICES={cvd_value!r} decides which GPUs torch may see"
                     + ("; the report says the machine has one GPU, which that value hides" if hidden else ""),
                     MEDIUM if hidden else LOW))
+    if "works_with_older_cuda" in clues:
+        out.append((DRIVER_TOO_OLD, "another environment of the report works with torch built for an older CUDA: "
+                    "the driver runs that CUDA and not this build's", MEDIUM))
     if find(texts, ("cuda.no_kernel_image",)) or get(facts, "torch.devices") or "error_code_ARCH_UNSUPPORTED" in clues:
         out.append((ARCH_UNSUPPORTED, "torch named the GPU's compute capability as one its build does not carry (or "
                     "the runtime found no kernel image for it)", LOW))

@@ -46,6 +46,9 @@ class ParsedReport:
     # What the prose says that is no fact of the stack but weighs on the verdict (a Colab CPU
     # runtime, a Slurm job, Apple Silicon): clue name -> (line number, line as pasted).
     clues: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # When the report holds several environments: the one these facts are about, and each with its verdict.
+    environment: str = ""
+    environments: tuple[dict[str, Any], ...] = ()
 
 
 class Builder:

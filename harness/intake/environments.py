@@ -24,6 +24,8 @@ _VERSION_LINE_RE = re.compile(r"^'?(?P<v>\d{1,2}\.\d{1,2}\.\d{1,3}(?:\.dev\d{1,1
 _LAUNCH_RE = re.compile(r"^(?:(?P<l>srun|mpirun|mpiexec|torchrun|docker (?:run|exec)|kubectl exec|singularity exec|"
                         r"apptainer exec|ray job submit)\b[^|;&]{0,300}?\s)?python\d?(?:\.\d{1,2})?\s")
 MAX_ENVIRONMENTS = 6  # a report compares a few environments; more marks are noise
+MAX_PIECES = 18       # ... and switches between them a few times, not at every line of a log
+MAX_LINES = 4_000     # a log longer than this is read as one environment
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,9 @@ def marks(line: Line, previous: Line | None) -> dict[str, str]:
 
 def split(lines: list[Line]) -> list[Environment]:
     """The report's environments (one when nothing tells several apart)."""
+    one = [Environment((), tuple(range(len(lines))))]
+    if len(lines) > MAX_LINES:
+        return one
     pieces: list[tuple[dict[str, str], list[int]]] = []
     current: dict[str, str] = {}
     preamble: list[int] = []
@@ -84,6 +89,8 @@ def split(lines: list[Line]) -> list[Environment]:
         (pieces[-1][1] if pieces else preamble).append(i)
         if line.text:
             previous, last = line, i
+    if len(pieces) > MAX_PIECES:
+        return one
     merged: list[tuple[dict[str, str], list[int]]] = []
     for marked, members in pieces:
         same = next((m for m in merged if all(m[0].get(k, v) == v for k, v in marked.items())
@@ -94,7 +101,7 @@ def split(lines: list[Line]) -> list[Environment]:
             same[0].update(marked)
             same[1].extend(members)
     if len(merged) < 2 or len(merged) > MAX_ENVIRONMENTS:
-        return [Environment((), tuple(range(len(lines))))]
+        return one
     order = ("python", "venv", "torch", "launcher")
     return [Environment(tuple((k, m[k]) for k in order if k in m), tuple(sorted(members)), tuple(preamble))
             for m, members in merged]

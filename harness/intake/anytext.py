@@ -14,6 +14,7 @@ from harness.intake import (
     driverlog,
     environments,
     hints,
+    images,
     implied,
     installs,
     labelled,
@@ -38,12 +39,12 @@ NO_FACT = ("no fact about the torch / CUDA stack was found in it (no torch versi
 # Fact paths that say something about the stack or the machine it runs on.
 _STACK = ("torch.", "driver.", "visibility.", "host.")
 # Clues that say only where a text was written or run: alone they do not make it a report about the stack.
+# Names of the stack's parts: a text that names one is about the stack though it states no fact (a question
+# about CUDA under a screenshot, `torch.cuda.is_available()` without its answer), and is answered with what
+# to ask for, CANNOT_TELL, not refused. 'GPU' alone is not among them: 'my GPU does not work' says nothing.
+_NAMES_RE = re.compile(r"\b(?:py)?torch\b|\bcuda|\bnvidia|\bcudnn\b|\bnvcc\b", re.I)
 _PLACES = frozenset(("windows", "wsl", "wsl1", "colab", "scheduler", "container", "nightly",
                      "failure_trace", "works_alone", "arch_words"))
-# Words that put a text about the GPU stack though it states no fact (a question about CUDA under a
-# screenshot, a framework's "no GPU"): it is answered, CANNOT_TELL with what to ask for, not refused.
-_ABOUT_RE = re.compile(r"\b(?:py)?torch\b|\bcuda|\bnvidia|\bgpus?\b|\bcudnn\b|\bnvcc\b|显卡|顯示卡|"
-                       r"グラフィックボード|видеокарт", re.I)
 
 
 def parse_report(text: str) -> ParsedReport:
@@ -70,13 +71,14 @@ def _read(lines: list[Line]) -> ParsedReport:
     driverlog.read(b, lines, found)
     installs.read(b, lines)
     conda.read(b, lines)
+    images.read(b, lines)
     labelled.read(b, lines)
     prose.read(b, lines)
     platforms.read(b, lines)
     symptoms.read(b, lines)
     implied.read(b, with_capabilities=not is_dump)
     stated = [p for p in b.provenance if p.startswith(_STACK) and p not in b.inferred]
-    if not stated and not set(b.clues) - _PLACES and not any(_ABOUT_RE.search(line.full) for line in lines):
+    if not stated and not set(b.clues) - _PLACES and not any(_NAMES_RE.search(line.full) for line in lines):
         if dump.header is not None and not dump.fields:
             raise ReportError(f"the collect_env output stops at line {dump.header.number}, before its first "
                               "field ('PyTorch version: ...'): paste the whole output")

@@ -119,7 +119,7 @@ def _read_runtime(b: Builder, line: Line, hits: list[Found]) -> None:
         if entry is not None:
             name = entry.code.name if entry.code else entry.id
             _found(b, line, entry.id, said, f"cuda runtime error {code} is {name}")
-    # In torch's own message ('Unexpected error from cudaGetDeviceCount() ... Error 803: ...') the code is
+    # In torch's own message (torch.unexpected_error, which quotes 'Error 803: ...') the code is
     # torch's to report (messages.py); a CUDA error text on its own says what cuInit returned.
     alone = not any(f.id.startswith("torch.") for f in hits)
     for f in hits:

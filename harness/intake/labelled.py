@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
+from harness.gpus.names import capability_of
 from harness.intake import labels
-from harness.intake.implied import capability_of
 from harness.intake.parsed import Builder, Line
 
 # "- Key: value", "* Key = value", "1. Key：value", "Key is value", "Key是value" (the key is short).

@@ -84,7 +84,7 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
         out.append((NOT_VISIBLE if cvd_value is not None else NO_DRIVER, "the CUDA runtime found no CUDA-capable "
                     "device", LOW))
     if find(texts, ("torch.no_gpus",)) and cvd_value is None:
-        out.append((NOT_VISIBLE, "torch found no device it may use ('No CUDA GPUs are available'): something hides "
+        out.append((NOT_VISIBLE, "torch found no device it may use (torch.no_gpus): something hides "
                     "them (CUDA_VISIBLE_DEVICES, a launcher, a container), or the machine has none", LOW))
     if "works_alone" in clues:
         out.append((NOT_VISIBLE, "it works when run directly and fails under a launcher, job or script: that "

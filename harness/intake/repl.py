@@ -32,11 +32,18 @@ _VERSION_RE = re.compile(r"^[`'\"]?(?P<v>\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:(?:a|b
 _CUDA_RE = re.compile(r"^[`'\"]?(?P<v>\d{1,2}\.\d{1,2})(?:\.\d{1,4})?[`'\"]?$")
 _CAPABILITY_RE = re.compile(r"^\((?P<major>\d{1,2}),\s?(?P<minor>\d)\)$")
 _LOOKAHEAD = 6  # an answer is within this many lines of its expression
+# `assert torch.cuda.is_available()`, then what became of it: an AssertionError, or the report saying so.
+_ASSERTED_RE = re.compile(r"\bassert\s{1,4}(?:torch\.)?cuda\.is_a[a-z]{3,8}le\(\)")
+_OUTCOME_RE = re.compile(r"\bassert(?:ion)?(?: statement)? (?P<o>fails|failed|passes|passed|succeeds|succeeded|"
+                         r"works)\b|^(?P<e>AssertionError)\b", re.I)
 
 
 def read(b: Builder, lines: list[Line]) -> None:
     for i, line in enumerate(lines):
         if "torch." not in line.text:
+            continue
+        if _ASSERTED_RE.search(line.text):
+            _read_assert(b, lines[i + 1:])
             continue
         exprs = _expressions(line.text)
         if not exprs:
@@ -53,10 +60,20 @@ def read(b: Builder, lines: list[Line]) -> None:
             _take(b, name, value, answer)
 
 
+def _read_assert(b: Builder, following: list[Line]) -> None:
+    """What the report says became of an asserted is_available(): each outcome is an answer (a report that
+    shows both, run two ways, is read so)."""
+    for line in following:
+        for m in _OUTCOME_RE.finditer(line.text):
+            passed = m.group("o") is not None and m.group("o").lower().startswith(("pass", "succeed", "work"))
+            b.put("torch.is_available", passed, line)
+
+
 def _expressions(text: str) -> list[tuple[str, str]]:
     """(fact name, expression text) for each torch expression the line prints or echoes, in order."""
-    code = text.split(" #", 1)[0]
-    printed = "print(" in code or code.lstrip().startswith("torch.")
+    code = text.split(" #", 1)[0].rstrip("; ")
+    # Printed, or echoed at a prompt: a line that ends with the expression ('import torch; torch.cuda.is_available()').
+    printed = "print(" in code or bool(re.search(r"(?:^|[\s;])torch\.[\w.]{1,40}(?:\([^()]{0,30}\))?$", code))
     if not printed or re.search(r"\b(?:assert|if|while|return|def)\b", code):
         return []
     found = []

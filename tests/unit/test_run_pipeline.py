@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from refenv import paths
-from refenv.build import simdriver
-from refenv.build.environment import EnvBuild
+from refenv.builder import simdriver
 from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.model.rundoc import load_run
 from refenv.run.cells import run_cells
@@ -154,13 +154,13 @@ def test_planning_writes_nothing(tmp_path: Path) -> None:
     assert [p.id for p in plans] == ["cu130/none/gpu", "cu130/r580/gpu"]
     assert [path.name for path, _ in plans[1].files] == ["r580--gpu.conf"] and plans[0].files == ()
     done = run_cells(FakeEngine(scripts={"cu130/none/gpu": Script(NO_DRIVER_DOC)}), plans, "run-1")
-    assert [c.status for c in done.results] == ["PASS", "PASS"] and not done.interrupted
+    assert [c.status for c in done.records] == ["PASS", "PASS"] and not done.interrupted
     assert paths.cell_cache().is_dir()
 
 
 def test_planning_and_running_cells_need_no_docker_sdk() -> None:
     """engine.py is the one module that imports docker; the planners and the runner reach it only through the seam."""
-    code = ("import sys, refenv.run.pipeline, refenv.run.plan, refenv.run.cells, refenv.run.containers, refenv.build.images, refenv.build.environment, "
+    code = ("import sys, refenv.run.pipeline, refenv.run.plan, refenv.run.cells, refenv.run.containers, refenv.builder.images, refenv.builder.environment, "
             "refenv.reproduce.execute, refenv.report; print('docker' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2])

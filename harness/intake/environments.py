@@ -38,7 +38,7 @@ class Environment:
 
     @property
     def name(self) -> str:
-        said = {"python": "Python {}", "venv": "environment '{}'", "torch": "torch {}", "launcher": "run with {}"}
+        said = {"python": "Python {}", "venv": "environment '{}'", "torch": "torch {}", "launcher": "run {}"}
         return ", ".join(said[kind].format(value) for kind, value in self.marks)
 
 
@@ -61,7 +61,7 @@ def marks(line: Line, previous: Line | None) -> dict[str, str]:
         found["torch"] = next(g for g in torch.groups() if g).split("+")[0]
     launch = _LAUNCH_RE.match(text)
     if launch:
-        found["launcher"] = launch.group("l") or "nothing (run directly)"
+        found["launcher"] = f"under {launch.group('l')}" if launch.group("l") else "directly"
     return found
 
 

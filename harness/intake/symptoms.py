@@ -49,6 +49,15 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # An error code named in prose ('the error 804', 'Error 803'): the distinctive CUDA driver codes anywhere,
 # any other code only on a line that names CUDA.
 _CODE_RE = re.compile(r"\berror\s{0,2}(?:code\s{0,2})?[#(]?(?P<code>\d{1,3})\b", re.I)
+# Words (lower case) one of which a clue's match holds: a clue's pattern runs only on a text that has one.
+KEYWORDS = {
+    "init_failed_words": ("initiali", "初始化", "初期化", "초기화", "инициализ", "inicializ"),
+    "too_old_words": ("old", "outdated", "太老", "太旧", "过旧", "过低", "版本低", "古い", "오래", "устарел", "стар",
+                      "antiguo", "antigo", "desatualizado"),
+    "cpu_build_words": ("cpu",), "works_alone": ("run", "运行", "跑", "実行", "실행", "запуск"),
+    "arch_words": ("arch", "capability", "sm_"), "torch_named_device": ("_cudadeviceproperties",),
+    "failure_trace": ("traceback", "error: ", "exception: "),
+}
 _DISTINCTIVE = (802, 803, 804)
 _TRIES = 64  # matches looked at per clue: a log repeating a phrase cannot cost more
 
@@ -69,7 +78,10 @@ def read(b: Builder, lines: list[Line]) -> None:
     def line_at(offset: int) -> Line:
         return lines[bisect.bisect_right(starts, offset) - 1]
 
+    low = whole.lower()
     for name, pattern in CLUES:
+        if not any(k in low for k in KEYWORDS[name]):
+            continue
         contextual = name not in ("works_alone", "arch_words", "failure_trace", "torch_named_device")
         for m in itertools.islice(pattern.finditer(whole), _TRIES):
             line = line_at(m.start())
@@ -86,11 +98,11 @@ def read(b: Builder, lines: list[Line]) -> None:
     if "torch.is_available" in b.conflicts:
         number, raw = b.conflicts["torch.is_available"]
         b.clue("available_both", Line(number, raw, raw))
-    for m in itertools.islice(_names().finditer(whole), _TRIES):
+    for m in itertools.islice(_names().finditer(whole) if "error" in low else iter(()), _TRIES):
         entry = lookup.by_code_name(m.group(0))
         if entry is not None and entry.verdict:
             b.clue(f"error_code_{entry.verdict}", line_at(m.start()))
-    for m in itertools.islice(_CODE_RE.finditer(whole), _TRIES):
+    for m in itertools.islice(_CODE_RE.finditer(whole) if "error" in low else iter(()), _TRIES):
         code = int(m.group("code"))
         entry = lookup.by_cuda_error(code)
         line = line_at(m.start())

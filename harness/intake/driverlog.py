@@ -18,6 +18,7 @@ from harness.intake.match import Found
 from harness.intake.parsed import Builder, Line
 from harness.schema import DRIVER_BROKEN
 
+DRIVER_RE = re.compile(r"[1-9]\d{2}\.\d{1,3}(?:\.\d{1,3})?")
 _OLD_HEADER_RE = re.compile(r"NVIDIA-SMI\s{1,8}(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s{1,40}Driver Version:\s{0,4}"
                             r"(?P<driver>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
 # A GPU row of nvidia-smi's table: '|   0  TITAN X (Pascal)    Off  | 0000:01:00.0  On |'.
@@ -34,6 +35,9 @@ _NVCC_RE = re.compile(r"Cuda compilation tools, release (?P<release>\d{1,2}\.\d{
 # cudaError_t values numbered apart before CUDA 10.1 (CUDA 10.0 runtime API, cudaError), as the catalogue
 # rows they are now: 38, 48 and 10 became 100, 209 and 101; 30 (unknown) is left out, it names no layer.
 LEGACY_RUNTIME = {38: "cuda.no_device", 48: "cuda.no_kernel_image", 10: "cuda.invalid_device"}
+# `nvidia-smi --query-gpu=name,driver_version --format=csv`: a header of field names, then a row per GPU.
+_QUERY_HEADER_RE = re.compile(r"^(?:[a-z_.]{2,40}(?: \[[^\]]{1,12}\])?, ){0,12}[a-z_.]{2,40}(?: \[[^\]]{1,12}\])?$")
+_QUERY_ROWS = 16
 # Rows that say CUDA works in that process (it counted devices, or allocated on one): the clue each sets.
 WORKING = {"cuda.invalid_device": "invalid_ordinal", "torch.out_of_memory": "cuda_oom"}
 
@@ -45,6 +49,8 @@ def read(b: Builder, lines: list[Line], found: list[list[Found]] | None = None) 
         if not text:
             continue
         _read_smi(b, line)
+        if "driver_version" in text and "," in text:
+            _read_query(b, line, lines[i + 1:i + 1 + _QUERY_ROWS])
         _read_kernel(b, line, hits)
         _read_runtime(b, line, hits)
         nvcc = _NVCC_RE.search(text)
@@ -52,6 +58,26 @@ def read(b: Builder, lines: list[Line], found: list[list[Found]] | None = None) 
             b.detail("nvcc", nvcc.group("release"), line)
             b.note(f"line {line.number}: nvcc {nvcc.group('release')} is the system CUDA toolkit, not the runtime "
                    "inside the torch wheel")
+
+
+def _read_query(b: Builder, header: Line, rows: list[Line]) -> None:
+    """The rows under nvidia-smi's --query-gpu header: the driver version, and each GPU's name."""
+    if not _QUERY_HEADER_RE.match(header.text):
+        return
+    fields = [f.split(" [")[0].strip() for f in header.text.split(",")]
+    for row in rows:
+        values = [v.strip() for v in row.text.split(",")]
+        if len(values) != len(fields):
+            break
+        got = dict(zip(fields, values))  # noqa: B905  (lengths checked above; strict= is 3.10+)
+        driver = DRIVER_RE.fullmatch(got.get("driver_version", ""))
+        if driver:
+            b.put("driver.nvml.driver_version", driver.group(0), row)
+            b.put("driver.nvml.loaded", True, row)
+            b.put("driver.nvidia_smi.works", True, row)
+        if got.get("name") and got["name"] not in [g.get("name") for g in b.get("driver.nvml.devices") or []]:
+            gpu: GpuFact = {"index": len(b.get("driver.nvml.devices") or []), "name": got["name"]}
+            b.add_device("driver.nvml.devices", gpu, row)
 
 
 def _read_smi(b: Builder, line: Line) -> None:

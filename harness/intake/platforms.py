@@ -25,7 +25,7 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("colab", re.compile(r"\bcolab\b", re.I)),
     ("no_gpu", re.compile(
         r"\b(?:no|without(?:\sa|\san)?|don'?t\shave(?:\sa|\san)?|doesn'?t\shave(?:\sa|\san)?)\s(?:NVIDIA\s|CUDA\s)?"
-        r"(?:GPU|graphics card|Nvidia card)s?\b(?!\s(?:usage|utili|index|id\b|\d|memory|(?:are |is )?avail))|"
+        r"(?:GPU|graphics card|Nvidia card)s?\b(?!\s(?:usage|utili|index|id\b|\d|memory|(?:(?:are|is)\s?)?av))|"
         r"\bVPS\b|\bVirtual ?Box\b|\bvirtual machine\b|\bIntel\(R\)? (?:U?HD|Iris)"
         r"|\bIntel U?HD\b|no NVIDIA devices found|No NVIDIA GPU found|\bCPU[- ]only (?:machine|server|runtime)\b",
         re.I)),

@@ -52,12 +52,13 @@ def parse_report(text: str) -> ParsedReport:
     environments answers for the one it is about (several.py)."""
     check_text(text)
     lines = normalise(text)
-    whole = _read(lines)
+    whole = read_lines(lines)
     envs = environments.split(lines)
-    return several.answer(whole, lines, envs, _read) if len(envs) > 1 else whole
+    return several.answer(whole, lines, envs, read_lines) if len(envs) > 1 else whole
 
 
-def _read(lines: list[Line]) -> ParsedReport:
+def read_lines(lines: list[Line]) -> ParsedReport:
+    """Facts from normalised lines, read as one environment; ReportError when they hold nothing about the stack."""
     found = match.find_all(lines)
     dump = read_dump(lines)
     is_dump = collect_env.is_dump(dump)

@@ -23,6 +23,7 @@ _REPL_RE = re.compile(r"^(?P<p>>>>|\.\.\.|In \[\d{1,5}\]:|Out\[\d{1,5}\]:)(?:\s|
 _SHELL_RE = re.compile(
     r"^(?P<p>(?:\([\w.@/ -]{1,60}\)\s{1,2})?(?:[\w.-]{1,40}@[\w.-]{1,60}:[^\s$#]{0,200}\s?[$#]|[$%\u276f\u279c]"
     r"|\u2514\u2500[$#]|PS [A-Za-z]:\\[^>\n]{0,200}>|[A-Za-z]:\\[^>\n]{0,200}>))(?:\s|$)")
+_PROMPT_STARTS = frozenset(">.IO($%PC\u276f\u279c\u2514")  # what a prompt without a user@host part starts with
 _TRIGGERED = "(Triggered internally at "
 # Longer lines are read up to here: a real report's longest line (a warning with its URL) is under
 # 1 kB, and a bound keeps every per-line pattern's cost bounded whatever is pasted.
@@ -58,6 +59,8 @@ def is_fence(text: str) -> bool:
 
 def split_prompt(text: str) -> tuple[str, str]:
     """(prompt, the rest) of a line typed at a REPL or shell prompt; ('', text) otherwise."""
+    if text[:1] not in _PROMPT_STARTS and "@" not in text[:102] and text[1:3] != ":\\":
+        return "", text
     m = _REPL_RE.match(text) or _SHELL_RE.match(text)
     if m is None:
         return "", text

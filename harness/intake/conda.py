@@ -52,8 +52,11 @@ def read(b: Builder, lines: list[Line]) -> None:
         text = line.text
         if not text:
             continue
-        if _COMMAND_RE.search(text):
+        low = text.lower()
+        if ("conda" in low or "mamba" in low) and _COMMAND_RE.search(text):
             _read_command(b, line)
+        if "torch" not in low and "cpuonly" not in low:
+            continue
         found = _ROW_RE.search(text) or _SPEC_RE.search(text) or _FILE_RE.search(text)
         if found:
             build = _PACKAGE_SUFFIX_RE.sub("", found.group("build") or "")

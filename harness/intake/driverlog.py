@@ -18,6 +18,8 @@ from harness.intake.match import Found
 from harness.intake.parsed import Builder, Line
 from harness.schema import DRIVER_BROKEN
 
+# What one of nvidia-smi's lines holds (its header, a table row or border, a `-L` row, a memory cell).
+_SMI_WORDS = ("NVIDIA-SMI", "|", "GPU ", "MiB", "No devices were found")
 DRIVER_RE = re.compile(r"[1-9]\d{2}\.\d{1,3}(?:\.\d{1,3})?")
 _OLD_HEADER_RE = re.compile(r"NVIDIA-SMI\s{1,8}(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s{1,40}Driver Version:\s{0,4}"
                             r"(?P<driver>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
@@ -82,6 +84,8 @@ def _read_query(b: Builder, header: Line, rows: list[Line]) -> None:
 
 def _read_smi(b: Builder, line: Line) -> None:
     text = line.text
+    if not any(k in text for k in _SMI_WORDS):
+        return
     header = _OLD_HEADER_RE.search(text)
     if header:
         b.put("driver.nvml.driver_version", header.group("driver"), line)

@@ -45,11 +45,16 @@ _SMI_HEADER_RE = re.compile(
 def read(b: Builder, lines: list[Line]) -> None:
     """Every hint in the report; the dump's own fields, read first, win over them."""
     for i, line in enumerate(lines):
-        if not line.text:
+        text = line.text
+        if not text:
             continue
-        _read_env(b, line)
-        _read_run(b, lines, i)
-        _read_smi(b, line)
+        upper = text.upper()
+        if any(name in upper for name in ENV_FACTS):
+            _read_env(b, line)
+        if " run" in text or "run " in text:
+            _read_run(b, lines, i)
+        if "NVIDIA-SMI" in text or "NVML library" in text:
+            _read_smi(b, line)
 
 
 def _read_env(b: Builder, line: Line) -> None:

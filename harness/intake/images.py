@@ -27,6 +27,8 @@ _CUDA_BASE_RE = re.compile(r"^(?P<c>\d{1,2}\.\d)(?:\.\d{1,3})?(?=[-_]|$)")
 _SMI_MISSING_RE = re.compile(r"nvidia-smi\W{0,6}(?:->|=>|\u2192|:)?\s{0,3}(?:command )?not found|"
                              r"nvidia-smi[^.\n]{0,30}\b(?:is )?not (?:found|installed|available)", re.I)
 _DOCKERENV_RE = re.compile(r"/\.dockerenv\b")
+_TOOLS_RE = re.compile("docker|podman|nerdctl")
+_KEYS_RE = re.compile("image|镜像|イメージ|образ|imagen|imagem")
 
 
 def read(b: Builder, lines: list[Line]) -> None:
@@ -34,10 +36,13 @@ def read(b: Builder, lines: list[Line]) -> None:
         text = line.text
         if not text:
             continue
-        ref = _FROM_RE.match(text) or _RUN_RE.search(text) or _KEY_RE.search(text)
+        low = text.lower()
+        ref = (_FROM_RE.match(text) if text.startswith("FROM") else None) or (
+            _RUN_RE.search(text) if _TOOLS_RE.search(low) else None) or (
+            _KEY_RE.search(text) if _KEYS_RE.search(low) else None)
         if ref and "/" not in ref.group("ref").split(":", 1)[1]:
             _read_image(b, ref.group("ref"), line)
-        if _SMI_MISSING_RE.search(text):
+        if "nvidia-smi" in low and _SMI_MISSING_RE.search(text):
             b.put("driver.nvidia_smi.works", False, line)
             b.note(f"line {line.number}: nvidia-smi is not found where it ran: no driver tools there (in a container: "
                    "the NVIDIA runtime did not mount them)")

@@ -32,16 +32,17 @@ def read(b: Builder, lines: list[Line]) -> None:
         text = line.text
         if not text:
             continue
-        pin = _PIN_RE.search(text)
+        low = text.lower()
+        pin = _PIN_RE.search(text) if "torch" in text else None
         if pin and any(_NOT_FOUND_RE.search(ln.text) for ln in lines[i:i + _AFTER]):
             b.detail("torch_not_found", pin.group("version"), line)
             b.note(f"line {line.number}: pip found no torch {pin.group('version')}: it was not installed")
             continue
-        if _PIP_RE.search(text):
+        if "pip" in low and _PIP_RE.search(text):
             _read_pip(b, line, pin)
         elif pin and b.put("torch.version", pin.group("version"), line):  # a requirements line or prose
             b.note(f"line {line.number}: torch {pin.group('version')} is pinned")
-        label = _LABEL_RE.search(text)
+        label = _LABEL_RE.search(text) if "+" in text else None
         if label:
             read_label(b, line, label.group("version"), label.group("variant"))
 

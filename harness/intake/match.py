@@ -23,6 +23,7 @@ PARAGRAPH_LINES = 40      # a paragraph is read in pieces of at most this many l
 PARAGRAPH_CHARS = 8_192   # ... and characters: a message spans a few lines, a log does not
 WINDOW = 8                # a message that runs on is read over at most this many lines
 SEAM = 120                # an anchor broken across lines lies within this many characters of the break
+CLOSING = 24             # characters of a wording's end that say where a message stops
 CUT_MIN = 16              # characters of a wording (folded) a paste cut short must keep to be recognised
 _CUT_MARKS = "[].…"       # what a reporter leaves where they cut: '[...]', '…'
 
@@ -99,13 +100,19 @@ def _cased(anchor: str, span: str) -> str:
     return "".join(ch if ch.isspace() or ch == "-" else next(letters, ch) for ch in anchor)
 
 
+@lru_cache(maxsize=256)
+def _closing(entry: Entry) -> str:
+    """The last words of a row's newest wording, folded, when they hold no parameter ('' otherwise)."""
+    tail = entry.text[-CLOSING:]
+    return "" if "{" in tail or "}" in tail or len(entry.text) < 2 * CLOSING else _FOLD_RE.sub("", tail.lower())
+
+
 def _folded_counts(low: str) -> tuple[Counter[str], int]:
     """Anchors named within lines (folded), and how many are named when line breaks fold away too."""
     pattern, _ = _anchors()
     within = _FOLD_LINE_RE.sub("", low)
-    counts = Counter(m.group(0) for m in pattern.finditer(within))
-    across = sum(1 for _ in pattern.finditer(within.replace("\n", "")))
-    return counts, across
+    counts = Counter(pattern.findall(within))
+    return counts, len(pattern.findall(within.replace("\n", ""))) if counts or "\n" in within else 0
 
 
 def respell_lines(texts: list[str]) -> list[str]:
@@ -162,12 +169,25 @@ class Found:
         return self.hit.id
 
     def tail(self) -> str:
-        """The message from the hit to the end of the line it ends on."""
+        """The message from the hit to the end of the line it ends on, or to the end of the row's wording when
+        the line goes on past it (a wrapped paste joined the next line to it)."""
         if self.cut:
             return self.hit.text
         last = max(self.hit.end, self.hit.start + 1)
         end = next((e for e in self.ends if e >= last), len(self.text))
-        return self.text[self.hit.start:end]
+        said = self.text[self.hit.start:end]
+        closing = _closing(self.hit.entry)
+        if closing:
+            low = said.lower()
+            where = [i for i, ch in enumerate(low) if not (ch.isspace() or ch == "-")]
+            at = "".join(low[i] for i in where).find(closing)
+            if at >= 0:
+                stop = where[at + len(closing) - 1] + 1
+                rest = said[stop:]
+                # torch's own suffix stays with its message; anything else after the wording is not its.
+                keep = rest[:rest.find(")") + 1] if rest.lstrip().startswith("(Triggered") else ""
+                said = said[:stop] + keep
+        return said
 
     def before(self) -> str:
         """What its line says before the hit."""
@@ -181,6 +201,7 @@ def find_all(lines: list[Line]) -> list[list[Found]]:
         if line.text:
             found[i] = [Found(h, i, line.text) for h in scan(line.text)]
     _cut_off(lines, found)
+    _run_on(lines, found)
     counts, across = _folded_counts("\n".join(line.text for line in lines).lower())
     seams = across > sum(counts.values())  # an anchor is broken across a line break somewhere
     for piece in _paragraphs(lines):
@@ -188,6 +209,25 @@ def find_all(lines: list[Line]) -> list[list[Found]]:
             window = piece[k:k + WINDOW]
             _across(lines, window, found)
     return found
+
+
+def _run_on(lines: list[Line], found: list[list[Found]]) -> None:
+    """A message found on one line whose wording closes on a later one (torch printed it over several lines,
+    or a paste broke it at a sentence): its text runs on to where the wording closes."""
+    for i, hits in enumerate(found):
+        for k, f in enumerate(hits):
+            closing = _closing(f.hit.entry)
+            if f.cut or f.ends or not closing or closing in _FOLD_RE.sub("", f.text[f.hit.start:].lower()):
+                continue
+            window = [j for j in range(i, min(len(lines), i + WINDOW)) if lines[j].text]
+            text = " ".join(lines[j].text for j in window)
+            folded = _FOLD_RE.sub("", text[f.hit.start:].lower())
+            at = folded.find(closing)
+            if at < 0 or window[:1] != [i]:
+                continue
+            where = [p for p in range(f.hit.start, len(text)) if not (text[p].isspace() or text[p] == "-")]
+            end = where[at + len(closing) - 1] + 1
+            hits[k] = Found(f.hit, i, text, 0, (end,))
 
 
 def _cut_off(lines: list[Line], found: list[list[Found]]) -> None:

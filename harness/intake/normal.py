@@ -23,9 +23,15 @@ _RUN = 3  # consecutive numbers before a listing is believed
 # What a line that starts a new record looks like: it is never the tail of a wrapped line.
 _RECORD_RE = re.compile(
     r"^(?:[-*+\u2022]\s|\d{1,3}[.)]\s|[|+#\[{<>]|Traceback|File \"|[A-Z][\w()/.-]{0,30}(?: [\w()/.-]{1,30}){0,5}"
-    r"[:\uff1a]\s|\w{1,40}=|GPU \d|NVIDIA-SMI|\d{4}-\d\d-\d\d)")
+    r"[:\uff1a]\s|\w{1,40}=|GPU \d|NVIDIA-SMI|\d{4}-\d\d-\d\d|"
+    # a command typed on a line of its own
+    r"(?:export|set|python\d?(?:\.\d{1,2})?|pip\d?|conda|mamba|docker|podman|sudo|cd|git|nvidia-smi|srun|sbatch|"
+    r"uv|apt(?:-get)?|import|kubectl)\s)")
+# A line that ends on a word no sentence or record ends on goes on, whatever the next line looks like.
+_OPEN_END_RE = re.compile(r"\b(?:the|a|an|of|to|from|and|or|with|in|on|for|your|by|at|is|are|be|that)$", re.I)
 _MIN_WRAPS = 2     # lines that must end at the wrap width before the text is believed wrapped
 _SLACK = 0.5       # a wrapped line fills at least this share of the width
+_GAP = 8           # spaces a table row may have held where it was wrapped
 _NARROWEST = 40    # no editor, mail client or terminal wraps narrower
 
 
@@ -72,6 +78,18 @@ def _unnumbered(plain: list[str]) -> list[str]:
     return out
 
 
+def _open_end(text: str) -> bool:
+    """A line that cannot end where it does: on a word no sentence ends on, or a table row not yet closed."""
+    text = text.strip()
+    return bool(_OPEN_END_RE.search(text)) or (text.startswith("|") and not text.endswith("|"))
+
+
+def _closed_row(text: str) -> bool:
+    """A table row or border closed at its right edge ('| ... |', '+----+'): whatever follows is a line of its own."""
+    text = text.strip()
+    return text[:1] in "|+" and text[-1:] in "|+"
+
+
 def _first_word(text: str) -> str:
     return text.split(" ", 1)[0]
 
@@ -87,10 +105,16 @@ def _wrapped(plain: list[str]) -> list[bool]:
         return joins
     candidates = [
         i for i in range(len(plain) - 1)
-        if " " in plain[i].strip() and plain[i + 1].strip() and not plain[i + 1][:1].isspace()
-        and len(plain[i]) >= _SLACK * width
-        and len(plain[i].rstrip()) + 1 + len(_first_word(plain[i + 1])) > width
-        and not _RECORD_RE.match(plain[i + 1]) and not split_prompt(plain[i + 1])[0]
+        if len(plain[i]) + 1 + len(_first_word(plain[i + 1])) > width - _GAP
+        and plain[i].strip() and plain[i + 1].strip() and not plain[i + 1][:1].isspace()
+        and max(len(plain[i]), len(_first_word(plain[i + 1]))) >= _SLACK * width
+        # the run of spaces a wrap drops is unknown: a line that cannot end there needs less proof
+        and len(plain[i].rstrip()) + 1 + len(_first_word(plain[i + 1])) > width - (_GAP if _open_end(plain[i]) else 0)
+        and (_open_end(plain[i]) or not _RECORD_RE.match(plain[i + 1]))
+        # a sentence that ends where a capital begins the next line is as likely a line of its own
+        and not (plain[i].rstrip().endswith((".", "!", "?")) and plain[i + 1][:1].isupper())
+        and not _closed_row(plain[i])
+        and not split_prompt(plain[i + 1])[0]
     ]
     if len(candidates) >= _MIN_WRAPS:
         for i in candidates:

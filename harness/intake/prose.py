@@ -32,16 +32,17 @@ def read(b: Builder, lines: list[Line]) -> None:
         text = line.text
         if not text:
             continue
-        smi = _DRIVER_ANYWHERE.search(text)
+        low = text.lower()
+        smi = _DRIVER_ANYWHERE.search(text) if "Driver Version" in text else None
         if smi:
             b.put("driver.nvml.driver_version", smi.group(1), line)
-        available = _AVAILABLE_RE.search(text)
+        available = _AVAILABLE_RE.search(text) if "is_a" in low or "available" in low else None
         if available and not _CODE_RE.search(text[:available.start()] + available.group("gap")) and not (
                 _NEGATION_RE.search(available.group("gap"))):
             b.put("torch.is_available", available.group("answer").lower() == "true", line)
-        cvd = _CVD_PROSE_RE.search(text)
+        cvd = _CVD_PROSE_RE.search(text) if "visible_devices" in low else None
         if cvd and b.put("visibility.cuda_visible_devices", cvd.group("value"), line):
             b.note(f"line {line.number}: CUDA_VISIBLE_DEVICES is set to {cvd.group('value')!r}, as the report says")
-        count = _COUNT_RE.search(text)
+        count = _COUNT_RE.search(text) if "device_count" in text else None
         if count:
             b.put("torch.device_count", int(count.group("count")), line)

@@ -27,6 +27,7 @@ PYTHON = ("python",)
 OS = frozenset(("os", "os version", "system", "operating system", "os の種類", "操作系统", "作業系統", "系统", "系統",
                 "オペレーティングシステム", "운영체제", "ос", "операционная система", "система", "sistema operativo",
                 "sistema operacional", "so", "betriebssystem", "système d'exploitation", "platform"))
+_VOCABULARY = re.compile("|".join(re.escape(w) for w in (*TORCH, *CUDA, *DRIVER, *GPU, *PYTHON)))
 _NOISE_RE = re.compile(r"[`*_#\"'()\[\]?¿:：]|\bthe\b")
 
 
@@ -40,7 +41,7 @@ def field_of(label: str) -> str | None:
     CUDA toolkit), python_platform, python, os, cuda (a bare 'CUDA version': toolkit, driver or torch's, the
     label does not say), or None."""
     low = " ".join(_NOISE_RE.sub(" ", label.lower()).split())
-    if not low or len(low) > 60:
+    if not low or len(low) > 60 or not (_VOCABULARY.search(low) or low in OS or _strip_version(low) in OS):
         return None
     if _has(low, CUDA) and _has(low, TORCH) and _has(low, BUILD):
         return "cuda_built"

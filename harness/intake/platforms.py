@@ -5,11 +5,10 @@ sign of the operating system also sets host.os, marked inferred.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 
 from harness.catalogue import lookup
+from harness.intake.clues import Text
 from harness.intake.parsed import Builder, Line
 
 # (clue, pattern): the first line matching each pattern is kept as the clue's evidence.
@@ -77,23 +76,16 @@ _KNOWN_CAPS = ("compute", "utility", "graphics", "video", "display", "compat32",
 
 
 def read(b: Builder, lines: list[Line]) -> None:
-    # One search per clue over the whole text (not one per line): the first hit's line is the evidence.
-    # A prompt says where a line was typed ('PS C:\\Users\\me>', '(env) u@host:~$'): it is read too.
-    whole = "\n".join(line.full for line in lines)
-    low = whole.lower()
-    starts = list(itertools.accumulate((len(line.full) + 1 for line in lines), initial=0))
+    # The first line that holds each clue is its evidence. A prompt says where a line was typed
+    # ('PS C:\\Users\\me>', '(env) u@host:~$'): it is read too.
+    report = Text(lines)
     for name, pattern in CLUES:
-        found = [at for at in (low.find(k) for k in KEYWORDS[name]) if at >= 0]
-        if not found:
-            continue
-        # Start at the line of the first keyword: an earlier match would hold a keyword too.
-        first = starts[bisect.bisect_right(starts, min(found)) - 1]
-        m = pattern.search(whole, first)
-        if m and name not in b.clues:
-            b.clue(name, lines[bisect.bisect_right(starts, m.start()) - 1])
+        found = report.first(KEYWORDS[name], pattern)
+        if found is not None and name not in b.clues:
+            b.clue(name, found)
     # torch's words for a CPU-only build, as the catalogue has them, in any letter case (users retype them).
     cpu_only = lookup.entry("torch.not_compiled").patterns[0].anchor.lower()
-    hit = next((line for line in lines if cpu_only in line.text.lower()), None)
+    hit = next((lines[i] for i in report.holding((cpu_only,))), None)
     if hit is not None:
         b.clue("not_compiled", hit)
     for line in lines:

@@ -9,13 +9,12 @@ Spanish, Portuguese, German); a clue says where it was read and never becomes a 
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 from functools import lru_cache
 
 from harness.catalogue import entries, lookup
 from harness.intake import match
+from harness.intake.clues import Text
 from harness.intake.parsed import Builder, Line
 
 # The stack a paraphrase must be about (on the same line), in those languages.
@@ -50,6 +49,7 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
 # any other code only on a line that names CUDA.
 _CODE_RE = re.compile(r"\berror\s{0,2}(?:code\s{0,2})?[#(]?(?P<code>\d{1,3})\b", re.I)
 # Words (lower case) one of which a clue's match holds: a clue's pattern runs only on a text that has one.
+_CONTEXTUAL = ("init_failed_words", "too_old_words", "cpu_build_words")  # must be about the stack, on their line
 KEYWORDS = {
     "init_failed_words": ("initiali", "初始化", "初期化", "초기화", "инициализ", "inicializ"),
     "too_old_words": ("old", "outdated", "太老", "太旧", "过旧", "过低", "版本低", "古い", "오래", "устарел", "стар",
@@ -59,7 +59,6 @@ KEYWORDS = {
     "failure_trace": ("traceback", "error: ", "exception: "),
 }
 _DISTINCTIVE = (802, 803, 804)
-_TRIES = 64  # matches looked at per clue: a log repeating a phrase cannot cost more
 
 
 @lru_cache(maxsize=1)
@@ -70,24 +69,12 @@ def _names() -> re.Pattern[str]:
 
 
 def read(b: Builder, lines: list[Line]) -> None:
-    # One search per clue over the whole text (not one per line): the first line that holds it is the evidence.
-    texts = [line.full for line in lines]
-    whole = "\n".join(texts)
-    starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
-
-    def line_at(offset: int) -> Line:
-        return lines[bisect.bisect_right(starts, offset) - 1]
-
-    low = whole.lower()
+    text = Text(lines)
     for name, pattern in CLUES:
-        if not any(k in low for k in KEYWORDS[name]):
-            continue
-        contextual = name not in ("works_alone", "arch_words", "failure_trace", "torch_named_device")
-        for m in itertools.islice(pattern.finditer(whole), _TRIES):
-            line = line_at(m.start())
-            if not contextual or _ABOUT_RE.search(line.full):
-                b.clue(name, line)
-                break
+        about = _ABOUT_RE if name in _CONTEXTUAL else None
+        line = text.first(KEYWORDS[name], pattern, about)
+        if line is not None:
+            b.clue(name, line)
     # A paste cut off inside one of the stack's messages (its last line, or a line the reporter cut '[...]').
     for line in [ln for ln in lines if ln.text.endswith(("[...]", "\u2026"))] + [ln for ln in lines if ln.text][-1:]:
         cut = match.cut_short(line.text)
@@ -98,15 +85,15 @@ def read(b: Builder, lines: list[Line]) -> None:
     if "torch.is_available" in b.conflicts:
         number, raw = b.conflicts["torch.is_available"]
         b.clue("available_both", Line(number, raw, raw))
-    for m in itertools.islice(_names().finditer(whole) if "error" in low else iter(()), _TRIES):
-        entry = lookup.by_code_name(m.group(0))
-        if entry is not None and entry.verdict:
-            b.clue(f"error_code_{entry.verdict}", line_at(m.start()))
-    for m in itertools.islice(_CODE_RE.finditer(whole) if "error" in low else iter(()), _TRIES):
-        code = int(m.group("code"))
-        entry = lookup.by_cuda_error(code)
-        line = line_at(m.start())
-        if entry is None or not entry.verdict or not (code in _DISTINCTIVE or "cuda" in line.full.lower()):
-            continue
-        b.clue(f"error_code_{entry.verdict}", line)
-        b.detail("error_code", f"{code} ({entry.code.name if entry.code else entry.id})", line)
+    for i in text.holding(("error",)):
+        for m in _names().finditer(text.texts[i]):
+            entry = lookup.by_code_name(m.group(0))
+            if entry is not None and entry.verdict:
+                b.clue(f"error_code_{entry.verdict}", lines[i])
+        for m in _CODE_RE.finditer(text.texts[i]):
+            code = int(m.group("code"))
+            entry = lookup.by_cuda_error(code)
+            if entry is None or not entry.verdict or not (code in _DISTINCTIVE or "cuda" in text.texts[i].lower()):
+                continue
+            b.clue(f"error_code_{entry.verdict}", lines[i])
+            b.detail("error_code", f"{code} ({entry.code.name if entry.code else entry.id})", lines[i])

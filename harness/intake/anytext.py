@@ -28,6 +28,7 @@ from harness.intake import (
     unknowns,
 )
 from harness.intake.clean import check_text
+from harness.intake.clues import Text
 from harness.intake.normal import normalise
 from harness.intake.parsed import Builder, Line, ParsedReport, ReportError
 from harness.intake.sections import read_dump
@@ -63,23 +64,24 @@ def read_lines(lines: list[Line]) -> ParsedReport:
     dump = read_dump(lines)
     is_dump = collect_env.is_dump(dump)
     b = Builder("collect_env" if is_dump else "text")
+    text = Text(lines)
     if is_dump:
         collect_env.read(b, lines, dump, found)
     else:
         messages.read(b, lines, found)
-        hints.read(b, lines)
-        repl.read(b, lines)
+        for reader in (hints, repl):
+            if reader.GATE.search(text.low):
+                reader.read(b, lines)
     driverlog.read(b, lines, found)
-    installs.read(b, lines)
-    conda.read(b, lines)
-    images.read(b, lines)
-    labelled.read(b, lines)
-    prose.read(b, lines)
-    platforms.read(b, lines)
-    symptoms.read(b, lines)
+    # A reader runs only on a text that holds its words: a long log costs one search each.
+    for reader in (installs, conda, images, labelled, prose):
+        if reader.GATE.search(text.low):
+            reader.read(b, lines)
+    platforms.read(b, lines, text)
+    symptoms.read(b, lines, text)
     implied.read(b, with_capabilities=not is_dump)
     stated = [p for p in b.provenance if p.startswith(_STACK) and p not in b.inferred]
-    if not stated and not set(b.clues) - _PLACES and not any(_NAMES_RE.search(line.full) for line in lines):
+    if not stated and not set(b.clues) - _PLACES and not _NAMES_RE.search(text.whole):
         if dump.header is not None and not dump.fields:
             raise ReportError(f"the collect_env output stops at line {dump.header.number}, before its first "
                               "field ('PyTorch version: ...'): paste the whole output")

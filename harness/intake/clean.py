@@ -49,8 +49,16 @@ def check_text(text: str) -> None:
 
 def unquote(raw: str) -> str:
     """A pasted line without colours, e-mail quoting and odd characters, its indentation kept."""
-    text = _ANSI_RE.sub("", raw[:MAX_LINE]).translate(_QUOTES).expandtabs(4)
-    return QUOTE_RE.sub("", text).rstrip()
+    text = raw[:MAX_LINE]
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
+    if not text.isascii():
+        text = text.translate(_QUOTES)
+    if "\t" in text:
+        text = text.expandtabs(4)
+    if ">" in text[:12]:
+        text = QUOTE_RE.sub("", text)
+    return text.rstrip()
 
 
 def is_fence(text: str) -> bool:
@@ -69,7 +77,9 @@ def split_prompt(text: str) -> tuple[str, str]:
 
 def fold(text: str) -> str:
     """Markup removed and whitespace folded to single spaces."""
-    return " ".join(_MARKUP_RE.sub("", text).split())
+    if "*" in text or "<" in text:
+        text = _MARKUP_RE.sub("", text)
+    return " ".join(text.split())
 
 
 def clean(raw: str) -> str:

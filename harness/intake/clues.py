@@ -29,6 +29,8 @@ class Text:
 
     def holding(self, keywords: tuple[str, ...]) -> Iterator[int]:
         """The indexes of the lines that hold one of the keywords (lower case), first first, at most TRIES."""
+        if not any(k in self.low for k in keywords):
+            return
         found = _any_of(keywords).finditer(self.low)
         seen = -1
         for m in itertools.islice(found, TRIES):

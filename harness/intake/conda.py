@@ -32,6 +32,8 @@ _FILE_RE = re.compile(r"(?<![\w-])pytorch-(?P<version>\d{1,3}\.\d{1,3}(?:\.\d{1,
 _PACKAGE_SUFFIX_RE = re.compile(r"\.(?:tar\.bz2|tar|conda)$")
 _MUTEX_RE = re.compile(r"(?:^|(?<=\s))pytorch-mutex\s{1,40}\d[\d.]{0,8}\s{1,40}(?P<kind>cpu|cuda)\b")
 _CPUONLY_RE = re.compile(r"(?:^|(?<=\s))cpuonly\s{1,40}\d")
+# What a text must hold (lower-cased) for this reader to find anything in it.
+GATE = re.compile(r"conda|mamba|torch|cpuonly")
 BUILD_CUDA_RE = re.compile(r"cuda_?(?P<cuda>\d{1,2}\.\d{1,2}|\d{3,4})(?!\d)")
 
 

@@ -19,7 +19,7 @@ from harness.intake.parsed import Builder, Line
 from harness.schema import DRIVER_BROKEN
 
 # What one of nvidia-smi's lines holds (its header, a table row or border, a `-L` row, a memory cell).
-_SMI_WORDS = ("NVIDIA-SMI", "|", "GPU ", "MiB", "No devices were found")
+_SMI_WORDS_RE = re.compile(r"NVIDIA-SMI|\||GPU |MiB|No devices were found")
 DRIVER_RE = re.compile(r"[1-9]\d{2}\.\d{1,3}(?:\.\d{1,3})?")
 _OLD_HEADER_RE = re.compile(r"NVIDIA-SMI\s{1,8}(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s{1,40}Driver Version:\s{0,4}"
                             r"(?P<driver>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
@@ -53,9 +53,11 @@ def read(b: Builder, lines: list[Line], found: list[list[Found]] | None = None) 
         _read_smi(b, line)
         if "driver_version" in text and "," in text:
             _read_query(b, line, lines[i + 1:i + 1 + _QUERY_ROWS])
-        _read_kernel(b, line, hits)
-        _read_runtime(b, line, hits)
-        nvcc = _NVCC_RE.search(text)
+        if hits or "NVRM" in text or "driver=nvidia" in text:
+            _read_kernel(b, line, hits)
+        if hits or "rror" in text:
+            _read_runtime(b, line, hits)
+        nvcc = _NVCC_RE.search(text) if "compilation tools" in text else None
         if nvcc:
             b.detail("nvcc", nvcc.group("release"), line)
             b.note(f"line {line.number}: nvcc {nvcc.group('release')} is the system CUDA toolkit, not the runtime "
@@ -84,7 +86,7 @@ def _read_query(b: Builder, header: Line, rows: list[Line]) -> None:
 
 def _read_smi(b: Builder, line: Line) -> None:
     text = line.text
-    if not any(k in text for k in _SMI_WORDS):
+    if not _SMI_WORDS_RE.search(text):
         return
     header = _OLD_HEADER_RE.search(text)
     if header:

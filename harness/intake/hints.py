@@ -33,6 +33,10 @@ _LITERAL = {
     "CUDA_DEVICE_ORDER": re.compile(r"PCI_BUS_ID|FASTEST_FIRST"),
     "PYTORCH_NVML_BASED_CUDA_CHECK": re.compile(r"[01]"),
 }
+# What a text must hold (lower-cased) for this reader to find anything in it.
+GATE = re.compile(r"visible_devices|driver_capabilities|device_order|nvml_based|docker|podman|nvidia-smi|"
+                  r"nvml library")
+_NAMED_RE = re.compile(_NAMES, re.I)
 _RUN_RE = re.compile(r"(?:^|[\s$#>;&])(?:sudo\s+)?(?P<tool>nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
 _GPU_FLAG_RE = re.compile(r"--gpus[\s=]|--runtime[\s=]+nvidia\b|--device[\s=]+(?:nvidia\.com/gpu|/dev/nvidia)")
 _CONTINUED = ("\\", "`", "^")
@@ -48,8 +52,7 @@ def read(b: Builder, lines: list[Line]) -> None:
         text = line.text
         if not text:
             continue
-        upper = text.upper()
-        if any(name in upper for name in ENV_FACTS):
+        if _NAMED_RE.search(text):
             _read_env(b, line)
         if " run" in text or "run " in text:
             _read_run(b, lines, i)

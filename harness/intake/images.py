@@ -26,6 +26,8 @@ _CUDA_TAG_RE = re.compile(r"(?:^|[-_])(?:cuda[-_]?(?P<c>\d{1,2}\.\d)(?:\.\d{1,3}
 _CUDA_BASE_RE = re.compile(r"^(?P<c>\d{1,2}\.\d)(?:\.\d{1,3})?(?=[-_]|$)")
 _SMI_MISSING_RE = re.compile(r"nvidia-smi\W{0,6}(?:->|=>|\u2192|:)?\s{0,3}(?:command )?not found|"
                              r"nvidia-smi[^.\n]{0,30}\b(?:is )?not (?:found|installed|available)", re.I)
+# What a text must hold (lower-cased) for this reader to find anything in it.
+GATE = re.compile(r"docker|podman|nerdctl|image|from |nvidia-smi|镜像|イメージ|образ|imagen|imagem")
 _DOCKERENV_RE = re.compile(r"/\.dockerenv\b")
 _TOOLS_RE = re.compile("docker|podman|nerdctl")
 _KEYS_RE = re.compile("image|镜像|イメージ|образ|imagen|imagem")

@@ -7,15 +7,23 @@ capability (harness/data/gpu_specs.json, then the architecture of its product li
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from harness import compat
 from harness.facts import GpuFact
-from harness.gpus.names import capability_of
+from harness.gpus import names
 from harness.intake.parsed import Builder, Line
 
 # Default CUDA of PyPI's Linux wheels before compat.json's first series (1.13): the PyTorch "previous
 # versions" install page (pytorch.org/get-started/previous-versions), one pip line per release.
 OLD_DEFAULTS = {"1.2": "10.0", "1.3": "10.1", "1.4": "10.1", "1.5": "10.2", "1.6": "10.2", "1.7": "10.2",
                 "1.8": "10.2", "1.9": "10.2", "1.10": "10.2", "1.11": "10.2", "1.12": "10.2"}
+
+
+@lru_cache(maxsize=1024)  # a pasted log names the same GPUs again and again
+def capability_of(name: str) -> str | None:
+    """A GPU name's compute capability, from the one GPU table (harness.gpus)."""
+    return names.capability_of(name)
 
 
 def default_cuda(version: str, os_name: str | None) -> tuple[str | None, str] | None:

@@ -24,6 +24,8 @@ _NOT_FOUND_RE = re.compile(r"No matching distribution found|Could not find a ver
 # A torch version with its label anywhere in prose: '2.0.0+cpu', '1.8.1+cu102'.
 _LABEL_RE = re.compile(r"(?<![\w.])(?P<version>\d\.\d{1,2}\.\d{1,2})"
                        r"\+(?P<variant>cpu|cu\d{2,3}|rocm\d{1,2}(?:\.\d{1,2}){0,2})\b")
+# What a text must hold (lower-cased) for this reader to find anything in it.
+GATE = re.compile(r"torch|pip|\+(?:cpu|cu\d|rocm)")
 _AFTER = 4  # pip reports a missing distribution within a few lines of the command
 
 

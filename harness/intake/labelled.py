@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import re
 
-from harness.gpus.names import capability_of
 from harness.intake import labels
+from harness.intake.implied import capability_of
 from harness.intake.parsed import Builder, Line
 
 # "- Key: value", "* Key = value", "1. Key：value", "Key is value", "Key是value" (the key is short).
 _KEY_VALUE_RE = re.compile(
     r"^(?:[-*+\u2022]\s{0,3}|\d{1,2}[.)]\s{0,3})?(?:\[[ xX]\]\s)?(?P<key>[^:\uff1a=]{1,60}?)\s{0,3}"
     r"(?:[:\uff1a=]|\bis\b|\u662f(?!\u5426)|\u4e3a)\s{0,3}(?P<value>\S.{0,200})")
+# What a text must hold (lower-cased) for this reader to find anything in it.
+GATE = re.compile(r"[:\uff1a=]|\bis\b|\u662f|\u4e3a|^#{2,4} ", re.M)
 _SEP_RE = re.compile(r"[:\uff1a] ")
 _LABEL_WORDS = 5   # a label is at most this many words ('CUDA used to build PyTorch')
 _MAX_PAIRS = 40    # a line is not read for more labelled values than a dump has fields
@@ -114,7 +116,7 @@ def _take(b: Builder, field: str, value: str, line: Line) -> None:
 
 
 def _gpu(b: Builder, value: str, line: Line) -> None:
-    m = GPU_NAME.search(value)
+    m = GPU_NAME.search(value) if "gpu" not in b.details else None  # the first GPU named is the one kept
     if not m:
         return
     name = m.group(0).strip()

@@ -9,6 +9,8 @@ for a message that runs across lines. Every hit names the logical line it starts
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -107,6 +109,7 @@ def _closing(entry: Entry) -> str:
     return "" if "{" in tail or "}" in tail or len(entry.text) < 2 * CLOSING else _FOLD_RE.sub("", tail.lower())
 
 
+@lru_cache(maxsize=2)  # normalise() and find_all() ask of the same text
 def _folded_counts(low: str) -> tuple[Counter[str], int]:
     """Anchors named within lines (folded), and how many are named when line breaks fold away too."""
     pattern, _ = _anchors()
@@ -202,13 +205,22 @@ def find_all(lines: list[Line]) -> list[list[Found]]:
             found[i] = [Found(h, i, line.text) for h in scan(line.text)]
     _cut_off(lines, found)
     _run_on(lines, found)
-    counts, across = _folded_counts("\n".join(line.text for line in lines).lower())
+    low = "\n".join(line.text for line in lines).lower()
+    counts, across = _folded_counts(low)
     seams = across > sum(counts.values())  # an anchor is broken across a line break somewhere
+    if not seams and not _unanswered(lines, low, found):
+        return found  # every line that names an anchor gave a hit: no message runs on
     for piece in _paragraphs(lines):
         for k in _open_ends(lines, piece, found, seams):
             window = piece[k:k + WINDOW]
             _across(lines, window, found)
     return found
+
+
+def _unanswered(lines: list[Line], low: str, found: list[list[Found]]) -> bool:
+    """Whether a line names an anchor and gave no hit (its pattern may need the next line)."""
+    starts = list(itertools.accumulate((len(line.text) + 1 for line in lines), initial=0))
+    return any(not found[bisect.bisect_right(starts, m.start()) - 1] for m in _exact_anchors().finditer(low))
 
 
 def _run_on(lines: list[Line], found: list[list[Found]]) -> None:

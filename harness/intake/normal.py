@@ -41,8 +41,10 @@ def normalise(text: str) -> list[Line]:
     plain = [unquote(raw) for raw in raws]
     fences = [is_fence(p) for p in plain]
     plain = _unnumbered(["" if fences[k] else p for k, p in enumerate(plain)])
-    margin = min((len(p) - len(p.lstrip()) for p in plain if p.strip()), default=0)
-    plain = [p[margin:] for p in plain]
+    # The common indentation: none as soon as a line starts at the margin (the usual case, found at once).
+    if not any(p[:1] not in ("", " ") for p in plain):
+        margin = min((len(p) - len(p.lstrip()) for p in plain if p.strip()), default=0)
+        plain = [p[margin:] for p in plain]
     joins = _wrapped(plain)
     lines: list[Line] = []
     i = 0
@@ -51,18 +53,22 @@ def normalise(text: str) -> list[Line]:
         while j < len(joins) and joins[j]:
             j += 1
         prompt, body = split_prompt(plain[i].strip())
-        rest = [plain[k].strip() for k in range(i + 1, j + 1)]
-        lines.append(Line(i + 1, raws[i].rstrip(), fold(" ".join([body, *rest])), prompt, j + 1 if j > i else 0))
+        if j > i:
+            body = " ".join([body, *(plain[k].strip() for k in range(i + 1, j + 1))])
+        lines.append(Line(i + 1, raws[i].rstrip(), fold(body), prompt, j + 1 if j > i else 0))
         i = j + 1
-    texts = respell_lines([line.text for line in lines])
-    return [line._replace(text=t) for line, t in zip(lines, texts)]  # noqa: B905  (strict= is 3.10+)
+    texts = [line.text for line in lines]
+    spelled = respell_lines(texts)
+    if spelled is texts:
+        return lines
+    return [line if t is line.text else line._replace(text=t) for line, t in zip(lines, spelled)]  # noqa: B905
 
 
 def _unnumbered(plain: list[str]) -> list[str]:
     """Lines of a numbered listing (three or more consecutive numbers) without their numbers."""
-    numbers = []
+    numbers: list[int | None] = []
     for p in plain:
-        m = _NUMBER_RE.match(p)
+        m = _NUMBER_RE.match(p) if p[:1].isdigit() or p[:1] == " " else None
         numbers.append(int(m.group("n")) if m else None)
     out = list(plain)
     i = 0

@@ -75,10 +75,10 @@ _CAPS_RE = re.compile(r"(?:--gpus\s{1,3}['\"]?|,)capabilities=(?P<caps>[a-z,]{1,
 _KNOWN_CAPS = ("compute", "utility", "graphics", "video", "display", "compat32", "all", "gpu")
 
 
-def read(b: Builder, lines: list[Line]) -> None:
+def read(b: Builder, lines: list[Line], report: Text | None = None) -> None:
     # The first line that holds each clue is its evidence. A prompt says where a line was typed
     # ('PS C:\\Users\\me>', '(env) u@host:~$'): it is read too.
-    report = Text(lines)
+    report = report or Text(lines)
     for name, pattern in CLUES:
         found = report.first(KEYWORDS[name], pattern)
         if found is not None and name not in b.clues:

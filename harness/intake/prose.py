@@ -23,6 +23,8 @@ _NEGATION_RE = re.compile(r"\b(?:not|never|instead of)\b|n't\b|\u4e0d|\u6ca1|\u3
 # Prose about the variable: 'sets `CUDA_VISIBLE_DEVICES` to -1'.
 _CVD_PROSE_RE = re.compile(r"CUDA_VISIBLE_DEVICES\W{0,3}\s(?:to|as)\s[`'\"]?(?P<value>-?\d{1,3}(?:,\d{1,3}){0,15})\b",
                            re.I)
+# What a text must hold (lower-cased) for this reader to find anything in it.
+GATE = re.compile(r"driver version|is_a|available|visible_devices|device_count")
 _COUNT_RE = re.compile(r"device_count\(\)[^A-Za-z0-9\n]{0,8}(?:(?:returns?|gives?|is|prints?)\s{1,3}){0,2}"
                        r"[`'\"]?(?P<count>\d{1,3})\b")
 

@@ -31,6 +31,8 @@ _VERSION_RE = re.compile(r"^[`'\"]?(?P<v>\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:(?:a|b
                          r"(?:\+[A-Za-z0-9.]{1,24})?)[`'\"]?$")
 _CUDA_RE = re.compile(r"^[`'\"]?(?P<v>\d{1,2}\.\d{1,2})(?:\.\d{1,4})?[`'\"]?$")
 _CAPABILITY_RE = re.compile(r"^\((?P<major>\d{1,2}),\s?(?P<minor>\d)\)$")
+# What a text must hold (lower-cased) for this reader to find anything in it.
+GATE = re.compile(r"torch\.")
 _LOOKAHEAD = 6  # an answer is within this many lines of its expression
 # `assert torch.cuda.is_available()`, then what became of it: an AssertionError, or the report saying so.
 _ASSERTED_RE = re.compile(r"\bassert\s{1,4}(?:torch\.)?cuda\.is_a[a-z]{3,8}le\(\)")

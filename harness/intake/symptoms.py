@@ -68,8 +68,8 @@ def _names() -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
 
 
-def read(b: Builder, lines: list[Line]) -> None:
-    text = Text(lines)
+def read(b: Builder, lines: list[Line], text: Text | None = None) -> None:
+    text = text or Text(lines)
     for name, pattern in CLUES:
         about = _ABOUT_RE if name in _CONTEXTUAL else None
         line = text.first(KEYWORDS[name], pattern, about)

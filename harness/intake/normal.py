@@ -24,7 +24,8 @@ _RUN = 3  # consecutive numbers before a listing is believed
 _RECORD_RE = re.compile(
     r"^(?:[-*+\u2022]\s|\d{1,3}[.)]\s|[|+#\[{<>]|Traceback|File \"|[A-Z][\w()/.-]{0,30}(?: [\w()/.-]{1,30}){0,5}"
     r"[:\uff1a]\s|\w{1,40}=|GPU \d|NVIDIA-SMI|\d{4}-\d\d-\d\d|"
-    # a command typed on a line of its own
+    # a package list's row ('pytorch   1.12.1   py3.9_cpu_0'), a command typed on a line of its own
+    r"[a-z][\w.-]{0,40}\s{1,40}\d{1,3}\.\d{1,3}[\w.+]{0,30}(?:\s|$)|"
     r"(?:export|set|python\d?(?:\.\d{1,2})?|pip\d?|conda|mamba|docker|podman|sudo|cd|git|nvidia-smi|srun|sbatch|"
     r"uv|apt(?:-get)?|import|kubectl)\s)")
 # A line that ends on a word no sentence or record ends on goes on, whatever the next line looks like.

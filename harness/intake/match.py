@@ -1,26 +1,22 @@
 """The failure catalogue over the normalised text: the reader's tolerance of how a message was pasted.
 
-A catalogue row keeps one pattern, in the stack's own spelling. The reader finds each row's anchor with
-letter case, whitespace and hyphens folded away (torch 0.x printed 'too old(found version 8000)', a
-message retyped in prose loses its capitals, a wrapped one its line break), writes the anchor back in
-the row's spelling, and then runs the row's own pattern: on each logical line, and over each paragraph
-for a message that runs across lines. Every hit names the logical line it starts on.
+A catalogue row keeps one pattern, in the stack's own spelling. Its anchors are written back as the row
+spells them (spelling.py), and the row's own pattern runs: on each logical line, over a few lines where a
+message runs on or an anchor is broken across a line, and on a last line the paste cut inside a message.
+Every hit names the logical line it starts on.
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
-import re
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
 from harness.catalogue import Entry, Hit, entries, scan
 from harness.intake.parsed import Line
+from harness.intake.spelling import FOLD_RE, anchors, exact_anchors, folded_counts, respell
 
-_FOLD_RE = re.compile(r"[\s\-]+")
-_FOLD_LINE_RE = re.compile(r"[^\S\n]+|-+")  # folds within lines, keeps line breaks
 PARAGRAPH_LINES = 40      # a paragraph is read in pieces of at most this many lines ...
 PARAGRAPH_CHARS = 8_192   # ... and characters: a message spans a few lines, a log does not
 WINDOW = 8                # a message that runs on is read over at most this many lines
@@ -36,7 +32,7 @@ def _openings() -> tuple[tuple[str, Entry], ...]:
     out = []
     for e in entries():
         for t in e.texts:
-            opening = _FOLD_RE.sub("", t.template.split("{", 1)[0].lower())
+            opening = FOLD_RE.sub("", t.template.split("{", 1)[0].lower())
             if len(opening) >= CUT_MIN:
                 out.append((opening, e))
     return tuple(out)
@@ -55,103 +51,11 @@ def cut_short(text: str) -> tuple[Entry, int] | None:
     return None
 
 
-@lru_cache(maxsize=1)
-def _anchors() -> tuple[re.Pattern[str], dict[str, str]]:
-    """One alternation of every anchor, folded (longest first), and folded anchor -> its spelling."""
-    spelling: dict[str, str] = {}
-    for e in entries():
-        for p in e.patterns:
-            spelling.setdefault(_FOLD_RE.sub("", p.anchor.lower()), p.anchor)
-    folded = sorted(spelling, key=len, reverse=True)
-    return re.compile("|".join(re.escape(f) for f in folded)), spelling
-
-
-@lru_cache(maxsize=1)
-def _exact_anchors() -> re.Pattern[str]:
-    """Every anchor as the catalogue spells it, lower-cased: a respelled line names one this way."""
-    _, spelling = _anchors()
-    return re.compile("|".join(re.escape(s.lower()) for s in sorted(set(spelling.values()), key=len, reverse=True)))
-
-
-def _respellings(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, spelling) of every anchor the text spells otherwise than the catalogue. Linear: one
-    folding pass and one search of an alternation of literals."""
-    pattern, spelling = _anchors()
-    low = text.lower()
-    named = {m.group(0) for m in pattern.finditer(_FOLD_RE.sub("", low))}
-    # Most lines that name an anchor spell it as the catalogue does: nothing to map back.
-    if all(spelling[f] in text if spelling[f] != spelling[f].lower() else spelling[f] in low for f in named):
-        return []
-    where = [i for i, ch in enumerate(low) if not (ch.isspace() or ch == "-")]
-    folded = "".join(low[i] for i in where)
-    spans = []
-    for m in pattern.finditer(folded):
-        start, end = where[m.start()], where[m.end() - 1] + 1
-        spelled = _cased(spelling[m.group(0)], text[start:end])
-        if text[start:end] != spelled:
-            spans.append((start, end, spelled))
-    return spans
-
-
-def _cased(anchor: str, span: str) -> str:
-    """The anchor's spacing; its letter case where it has capitals (its row matches case), else the text's
-    (an all-lower-case anchor belongs to a row that matches any case)."""
-    if anchor != anchor.lower():
-        return anchor
-    letters = iter(ch for ch in span if not (ch.isspace() or ch == "-"))
-    return "".join(ch if ch.isspace() or ch == "-" else next(letters, ch) for ch in anchor)
-
-
 @lru_cache(maxsize=256)
 def _closing(entry: Entry) -> str:
     """The last words of a row's newest wording, folded, when they hold no parameter ('' otherwise)."""
     tail = entry.text[-CLOSING:]
-    return "" if "{" in tail or "}" in tail or len(entry.text) < 2 * CLOSING else _FOLD_RE.sub("", tail.lower())
-
-
-@lru_cache(maxsize=2)  # normalise() and find_all() ask of the same text
-def _folded_counts(low: str) -> tuple[Counter[str], int]:
-    """Anchors named within lines (folded), and how many are named when line breaks fold away too."""
-    pattern, _ = _anchors()
-    within = _FOLD_LINE_RE.sub("", low)
-    counts = Counter(pattern.findall(within))
-    return counts, len(pattern.findall(within.replace("\n", ""))) if counts or "\n" in within else 0
-
-
-def respell_lines(texts: list[str]) -> list[str]:
-    """respell() on each line; one pass over the whole text first finds whether any line needs it."""
-    _, spelling = _anchors()
-    joined = "\n".join(texts)
-    low = joined.lower()
-    counts, _ = _folded_counts(low)
-    exact = all((joined if spelling[f] != spelling[f].lower() else low).count(spelling[f]) >= n
-                for f, n in counts.items())
-    return texts if exact else [respell(t) for t in texts]
-
-
-def respell(text: str, marks: list[int] | None = None) -> str:
-    """The text with every catalogue anchor written as the catalogue spells it, whatever its case, spacing
-    or hyphens here; `marks` (offsets into the text, ascending) are moved to where they land."""
-    spans = _respellings(text)
-    if not spans:
-        return text
-    out, done, shift, k = [], 0, 0, 0
-    for start, end, spelled in spans:
-        while marks is not None and k < len(marks) and marks[k] <= start:
-            marks[k] += shift
-            k += 1
-        while marks is not None and k < len(marks) and marks[k] < end:
-            marks[k] = start + shift + len(spelled)  # a bound inside an anchor moves past it
-            k += 1
-        out.append(text[done:start])
-        out.append(spelled)
-        shift += len(spelled) - (end - start)
-        done = end
-    while marks is not None and k < len(marks):
-        marks[k] += shift
-        k += 1
-    out.append(text[done:])
-    return "".join(out)
+    return "" if "{" in tail or "}" in tail or len(entry.text) < 2 * CLOSING else FOLD_RE.sub("", tail.lower())
 
 
 @dataclass(frozen=True)
@@ -206,7 +110,7 @@ def find_all(lines: list[Line]) -> list[list[Found]]:
     _cut_off(lines, found)
     _run_on(lines, found)
     low = "\n".join(line.text for line in lines).lower()
-    counts, across = _folded_counts(low)
+    counts, across = folded_counts(low)
     seams = across > sum(counts.values())  # an anchor is broken across a line break somewhere
     if not seams and not _unanswered(lines, low, found):
         return found  # every line that names an anchor gave a hit: no message runs on
@@ -220,7 +124,7 @@ def find_all(lines: list[Line]) -> list[list[Found]]:
 def _unanswered(lines: list[Line], low: str, found: list[list[Found]]) -> bool:
     """Whether a line names an anchor and gave no hit (its pattern may need the next line)."""
     starts = list(itertools.accumulate((len(line.text) + 1 for line in lines), initial=0))
-    return any(not found[bisect.bisect_right(starts, m.start()) - 1] for m in _exact_anchors().finditer(low))
+    return any(not found[bisect.bisect_right(starts, m.start()) - 1] for m in exact_anchors().finditer(low))
 
 
 def _run_on(lines: list[Line], found: list[list[Found]]) -> None:
@@ -229,11 +133,11 @@ def _run_on(lines: list[Line], found: list[list[Found]]) -> None:
     for i, hits in enumerate(found):
         for k, f in enumerate(hits):
             closing = _closing(f.hit.entry)
-            if f.cut or f.ends or not closing or closing in _FOLD_RE.sub("", f.text[f.hit.start:].lower()):
+            if f.cut or f.ends or not closing or closing in FOLD_RE.sub("", f.text[f.hit.start:].lower()):
                 continue
             window = [j for j in range(i, min(len(lines), i + WINDOW)) if lines[j].text]
             text = " ".join(lines[j].text for j in window)
-            folded = _FOLD_RE.sub("", text[f.hit.start:].lower())
+            folded = FOLD_RE.sub("", text[f.hit.start:].lower())
             at = folded.find(closing)
             if at < 0 or window[:1] != [i]:
                 continue
@@ -257,8 +161,8 @@ def _cut_off(lines: list[Line], found: list[list[Found]]) -> None:
 def _open_ends(lines: list[Line], piece: list[int], found: list[list[Found]], seams: bool) -> list[int]:
     """Where in a paragraph a message may run on into the next line: a line that names an anchor but gave
     no hit (its pattern needs more than the line), or an anchor broken across two lines."""
-    pattern, _ = _anchors()
-    exact = _exact_anchors()
+    pattern, _ = anchors()
+    exact = exact_anchors()
     starts = []
     for k, i in enumerate(piece[:-1]):
         text = lines[i].text
@@ -267,7 +171,7 @@ def _open_ends(lines: list[Line], piece: list[int], found: list[list[Found]], se
             continue
         if not seams:
             continue
-        head, tail = _FOLD_RE.sub("", text[-SEAM:].lower()), _FOLD_RE.sub("", lines[piece[k + 1]].text[:SEAM].lower())
+        head, tail = FOLD_RE.sub("", text[-SEAM:].lower()), FOLD_RE.sub("", lines[piece[k + 1]].text[:SEAM].lower())
         seam = head + tail
         if any(m.start() < len(head) < m.end() for m in pattern.finditer(seam)):
             starts.append(k)

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 
 from harness.intake.clean import fold, is_fence, split_prompt, unquote
-from harness.intake.match import respell_lines
 from harness.intake.parsed import Line
+from harness.intake.spelling import respell_lines
 
 # A numbered listing: '12 | x', '12: x', '  12  x' (an editor's or a pager's line numbers).
 _NUMBER_RE = re.compile(r"^\s{0,4}(?P<n>\d{1,5})(?:\s{0,2}[|:\u2502]\s?|\s{2,})(?=\S)")

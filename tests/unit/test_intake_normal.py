@@ -7,8 +7,9 @@ import textwrap
 
 import pytest
 
-from harness.intake.match import cut_short, find_all, respell
+from harness.intake.match import cut_short, find_all
 from harness.intake.normal import normalise
+from harness.intake.spelling import respell
 
 WARNING = ("UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). "
            "Please update your GPU driver by downloading and installing a new version from the URL: "

@@ -198,7 +198,8 @@ def _failing(facts: Any, verdict: str, title: str, stated: set[str], inferred: s
             "torch.arch_list" in inferred or any(p.endswith("compute_capability") for p in inferred)):
         confidence = MEDIUM  # the architectures or the capability come from the tables, not from torch
     elif measured:
-        confidence = HIGH
+        # A CPU build inferred from where pip installs from (not seen) is not beyond doubt.
+        confidence = MEDIUM if verdict == CPU_WHEEL and "torch.cuda" in inferred and not torch_texts(facts) else HIGH
     elif inferred and not torch_texts(facts):
         confidence = LOW
     else:

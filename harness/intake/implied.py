@@ -26,6 +26,9 @@ def capability_of(name: str) -> str | None:
     return names.capability_of(name)
 
 
+_LAST_CPU_ONLY_ARM = (2, 9)
+
+
 def default_cuda(version: str, os_name: str | None) -> tuple[str | None, str] | None:
     """(CUDA or None for CPU, why) of the wheel `pip install torch==version` gets from PyPI."""
     series = compat.torch_series(version)
@@ -63,6 +66,18 @@ def _torch_cuda(b: Builder) -> None:
         line = Line(where[0], where[1], where[1])
         if b.infer("torch.cuda", None, line, "a Jetson runs JetPack builds of torch; `pip install torch` gets the "
                    "generic aarch64 wheel, which has no CUDA for its integrated GPU"):
+            b.infer("torch.importable", True, line, "torch was installed with pip")
+        return
+    arm = "aarch64" in b.clues or b.get("host.machine") in ("aarch64", "arm64")
+    if arm and "pip_install" in b.clues and not any(c.startswith("index_") for c in b.clues) and not (
+            version and "+" in str(version)) and not b.known("torch.cuda") and (
+            not version or compat.parse_version(compat.torch_series(str(version))) <= _LAST_CPU_ONLY_ARM):
+        # PyPI's Linux aarch64 wheels of torch are CPU-only up to 2.9; the CUDA ones (for Grace) are on
+        # download.pytorch.org/whl/cuXYZ (pytorch/pytorch#160162, #168065).
+        where = b.clues["pip_install"]
+        line = Line(where[0], where[1], where[1])
+        if b.infer("torch.cuda", None, line, "PyPI's Linux aarch64 wheels of torch (up to 2.9) are CPU-only; the "
+                   "CUDA builds come from download.pytorch.org/whl/cuXYZ"):
             b.infer("torch.importable", True, line, "torch was installed with pip")
         return
     if not version or b.known("torch.cuda") or b.get("torch.hip") or "+" in str(version):

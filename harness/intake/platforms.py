@@ -17,7 +17,8 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                            re.I)),
     ("wsl1", re.compile(r"\bWSL\s?1\b")),
     ("wsl", re.compile(r"\bWSL\s?2?\b|microsoft-standard|/mnt/[c-e]/", re.I)),
-    ("macos", re.compile(r"\bmac\s?OS\b|\bOS\s?X\b|\bOSX\b|\bMacBook\b|\bDarwin\b|\biMac\b|/Users/\w", re.I)),
+    ("macos", re.compile(r"\bmac\s?OS\b|\bOS\s?X\b|\bOSX\b|\bMacBook\b|\bDarwin\b|\biMac\b|/Users/\w|"
+                         r"\bMac\s(?:mini|Studio|Pro)\b", re.I)),
     ("apple_silicon", re.compile(r"\bApple\s(?:Silicon|M\d)\b|\bM[1-4]\s(?:Pro|Max|Ultra|chip|Mac(?:Book)?)\b|"
                                  r"\bMacBook\s(?:Air|Pro)\s?M[1-4]\b|\bMac\sM[1-4]\b", re.I)),
     ("rocm", re.compile(r"\bROCm\s?\d|\+rocm\d|\bhipErr|\bAMD\s(?:Radeon|Instinct)\b|\bROCm (?:build|wheel)", re.I)),
@@ -43,6 +44,7 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"\bIntel\s(?:Arc|XPU)|\bArc\s[AB]\d{3}\b|\bXPU\b|\bDG2\b|"
                              r"\bAMD\s?(?:显卡|グラフィック|그래픽)", re.I)),
     ("jetson", re.compile(r"\bJetson\b|\bJetPack\b|\bL4T\b|\bOrin\b|\bXavier\b|\btegra\b", re.I)),
+    ("aarch64", re.compile(r"\baarch64\b|\barm64\b|\bsbsa\b|Grace[- ](?:Hopper|Blackwell)|\bG[HB]200\b", re.I)),
     ("compose_gpu", re.compile(r"capabilities:\s{0,3}\[")),
     ("smi_cuda_na", re.compile(r"CUDA Version:?\s{0,3}(?:of\s)?n/a|CUDA version of n/a", re.I)),
     ("smi_ok", re.compile(r"nvidia-smi\W{0,3}(?:ok|works|worked|is fine|runs fine|shows? (?:the|my) GPU)", re.I)),
@@ -54,7 +56,7 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
 KEYWORDS = {
     "windows": (":\\", "win", "powershell"), "wsl1": ("wsl",), "wsl": ("wsl", "microsoft-standard", "/mnt/"),
     "macos": ("mac", "os x", "osx", "darwin", "/users/"),
-    "apple_silicon": ("apple", "macbook", " m1", " m2", " m3", " m4", "mac m"),
+    "apple_silicon": ("apple", "macbook", "m1", "m2", "m3", "m4", "mac m"),
     "rocm": ("rocm", "hiperr", "amd "), "colab": ("colab",),
     "no_gpu": ("gpu", "graphics", "nvidia card", "vps", "virtual", "intel", "nvidia devices found", "cpu"),
     "scheduler": ("slurm", "sbatch", "srun", "qsub", "pbs", "lsf", "bsub"), "gpu_requested": ("--gres", "--gpus", "-g"),
@@ -65,6 +67,7 @@ KEYWORDS = {
     "one_gpu": ("one", "1 gpu", "single", "只有一", "一张", "一块", "only"),
     "other_gpu": ("amd", "radeon", "rx", "arc", "xpu", "dg2", "intel"),
     "jetson": ("jetson", "jetpack", "l4t", "orin", "xavier", "tegra"),
+    "aarch64": ("aarch64", "arm64", "sbsa", "grace", "gh200", "gb200"),
     "compose_gpu": ("capabilities:",), "smi_cuda_na": ("n/a",), "smi_ok": ("nvidia-smi",),
     "nvidia_gpu": ("geforce", "quadro", "tesla", "titan", "rtx", "gtx", "a100", "h100", "h200", "v100", "a6000",
                    "a40", "l40", "t4", "p100", "k80"),

@@ -89,6 +89,10 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     "paraphrase-zh-too-old.txt": ("DRIVER_TOO_OLD", "low", {"torch.is_available": False}, set()),
     "cut-message.txt": ("NOT_VISIBLE", "low", {"torch.init_error": "No CUDA GPUs are available"}, set()),
     "returns-true-ja.txt": ("OK", "high", {"torch.is_available": True}, set()),
+    # pip's generic aarch64 wheel (up to 2.9) on a Grace machine is CPU-only: inferred, so not high.
+    "grace-pip.txt": ("CPU_WHEEL", "medium", {"torch.version": "2.5.1", "torch.cuda": None}, {"torch.cuda"}),
+    # An Apple machine named by its model.
+    "mac-model.txt": ("OTHER", "high", {"host.os": "Darwin"}, {"host.os"}),
 }
 
 

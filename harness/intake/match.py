@@ -82,19 +82,7 @@ class Found:
             return self.hit.text
         last = max(self.hit.end, self.hit.start + 1)
         end = next((e for e in self.ends if e >= last), len(self.text))
-        said = self.text[self.hit.start:end]
-        closing = _closing(self.hit.entry)
-        if closing:
-            low = said.lower()
-            where = [i for i, ch in enumerate(low) if not (ch.isspace() or ch == "-")]
-            at = "".join(low[i] for i in where).find(closing)
-            if at >= 0:
-                stop = where[at + len(closing) - 1] + 1
-                rest = said[stop:]
-                # torch's own suffix stays with its message; anything else after the wording is not its.
-                keep = rest[:rest.find(")") + 1] if rest.lstrip().startswith("(Triggered") else ""
-                said = said[:stop] + keep
-        return said
+        return _closed(_closing(self.hit.entry), self.text[self.hit.start:end])
 
     def before(self) -> str:
         """What its line says before the hit."""
@@ -133,17 +121,35 @@ def _run_on(lines: list[Line], found: list[list[Found]]) -> None:
     for i, hits in enumerate(found):
         for k, f in enumerate(hits):
             closing = _closing(f.hit.entry)
-            if f.cut or f.ends or not closing or closing in FOLD_RE.sub("", f.text[f.hit.start:].lower()):
+            if f.cut or f.ends or not closing or _closes(closing, f.text[f.hit.start:]):
                 continue
             window = [j for j in range(i, min(len(lines), i + WINDOW)) if lines[j].text]
             text = " ".join(lines[j].text for j in window)
-            folded = FOLD_RE.sub("", text[f.hit.start:].lower())
-            at = folded.find(closing)
-            if at < 0 or window[:1] != [i]:
+            if window[:1] != [i] or not _closes(closing, text[f.hit.start:]):
                 continue
+            at = FOLD_RE.sub("", text[f.hit.start:].lower()).find(closing)
             where = [p for p in range(f.hit.start, len(text)) if not (text[p].isspace() or text[p] == "-")]
             end = where[at + len(closing) - 1] + 1
             hits[k] = Found(f.hit, i, text, 0, (end,))
+
+
+@lru_cache(maxsize=256)  # a log repeats its messages line for line
+def _closes(closing: str, said: str) -> bool:
+    return closing in FOLD_RE.sub("", said.lower())
+
+
+@lru_cache(maxsize=256)
+def _closed(closing: str, said: str) -> str:
+    """The message up to where its wording closes (torch's own '(Triggered internally at ...)' after it kept),
+    or all of it when the wording's close is not in it."""
+    if not closing or not _closes(closing, said):
+        return said
+    low = said.lower()
+    where = [i for i, ch in enumerate(low) if not (ch.isspace() or ch == "-")]
+    stop = where["".join(low[i] for i in where).find(closing) + len(closing) - 1] + 1
+    rest = said[stop:]
+    keep = rest[:rest.find(")") + 1] if rest.lstrip().startswith("(Triggered") else ""
+    return said[:stop] + keep
 
 
 def _cut_off(lines: list[Line], found: list[list[Found]]) -> None:

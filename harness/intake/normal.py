@@ -24,7 +24,9 @@ _RUN = 3  # consecutive numbers before a listing is believed
 _RECORD_RE = re.compile(
     r"^(?:[-*+\u2022]\s|\d{1,3}[.)]\s|[|+#\[{<>]|Traceback|File \"|[A-Z][\w()/.-]{0,30}(?: [\w()/.-]{1,30}){0,5}"
     r"[:\uff1a]\s|\w{1,40}=|GPU \d|NVIDIA-SMI|\d{4}-\d\d-\d\d|"
-    # a package list's row ('pytorch   1.12.1   py3.9_cpu_0'), a command typed on a line of its own
+    # a log record that opens with a path ('/opt/x/__init__.py:52: UserWarning'), a package list's row
+    # ('pytorch   1.12.1   py3.9_cpu_0'), a command typed on a line of its own
+    r"(?:[A-Za-z]:)?[~.\w-]{0,40}[/\\][^\s:]{1,300}:|"
     r"[a-z][\w.-]{0,40}\s{1,40}\d{1,3}\.\d{1,3}[\w.+]{0,30}(?:\s|$)|"
     r"(?:export|set|python\d?(?:\.\d{1,2})?|pip\d?|conda|mamba|docker|podman|sudo|cd|git|nvidia-smi|srun|sbatch|"
     r"uv|apt(?:-get)?|import|kubectl)\s)")
@@ -32,6 +34,7 @@ _RECORD_RE = re.compile(
 _OPEN_END_RE = re.compile(r"\b(?:the|a|an|of|to|from|and|or|with|in|on|for|your|by|at|is|are|be|that)$", re.I)
 _MIN_WRAPS = 2     # lines that must end at the wrap width before the text is believed wrapped
 _SLACK = 0.5       # a wrapped line fills at least this share of the width
+_MAX_JOINED = 64   # physical lines one logical line may join: a wrapped paragraph, not a log
 _GAP = 8           # spaces a table row may have held where it was wrapped
 _NARROWEST = 40    # no editor, mail client or terminal wraps narrower
 
@@ -51,7 +54,7 @@ def normalise(text: str) -> list[Line]:
     i = 0
     while i < len(plain):
         j = i
-        while j < len(joins) and joins[j]:
+        while j < len(joins) and joins[j] and j - i < _MAX_JOINED:
             j += 1
         prompt, body = split_prompt(plain[i].strip())
         if j > i:
@@ -121,6 +124,7 @@ def _wrapped(plain: list[str]) -> list[bool]:
         # a sentence that ends where a capital begins the next line is as likely a line of its own
         and not (plain[i].rstrip().endswith((".", "!", "?")) and plain[i + 1][:1].isupper())
         and not _closed_row(plain[i])
+        and plain[i + 1] != plain[i]  # a line repeated is a log's repetition, not a wrap
         and not split_prompt(plain[i + 1])[0]
     ]
     if len(candidates) >= _MIN_WRAPS:

@@ -85,9 +85,9 @@ def test_a_report_inside_a_megabyte_log_is_read_in_under_a_second() -> None:
 
 
 def _read_seconds(text: str) -> float:
-    start = time.perf_counter()
+    start = time.process_time()  # the reader's own time: other work on a shared machine does not count
     outcome(text.encode())
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 @pytest.mark.parametrize("per_line", [1, 10])

@@ -90,12 +90,13 @@ def _guarded(body: Callable[P, R]) -> Callable[P, R]:
     "verbose": "stream every build log line",
     "compare": "an environment to compare with: it runs too, and the summary says what changes on each host",
     "backend": "local | slurm | kubernetes: where the cells run (default: run.backend)",
+    "engine": "docker | podman: the local engine the cells run in (default: run.engine, else docker)",
 })
 @_guarded
 def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None, host: list[str] | None = None,
            scenario: list[str] | None = None, rerun: bool = False, parallel: int = 0, results: str = "results",
            dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False,
-           compare: str | None = None, backend: str | None = None) -> None:
+           compare: str | None = None, backend: str | None = None, engine: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.errors import RefenvError
     from refenv.model.matrix import MODES
@@ -125,9 +126,10 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
         options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
                           use_cache=not rerun, relock=relock, probes=probes,
                           selection={"env": env or [], "host": host or [], "scenario": scenario or []})
+        if engine is not None and engine not in ("docker", "podman"):
+            raise Exit(f"refenv: --engine {engine!r}: expected docker or podman", code=2)
         try:
-            engine = engine_for(where, m)
-            outcome = run_matrix(m, options, ui, engine)
+            outcome = run_matrix(m, options, ui, engine_for(where, m, engine))
         finally:
             ui.close()
     except RefenvError as exc:
@@ -209,9 +211,11 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 
 
 @task(help={"env": "the environment", "host": "the host", "scenario": "the scenario",
-            "matrix": "the matrix file", "rerun": "do not reuse a cached result"})
+            "matrix": "the matrix file", "rerun": "do not reuse a cached result",
+            "engine": "docker | podman: the local engine (default: run.engine, else docker)"})
 @_guarded
-def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
+def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False,
+        engine: str | None = None) -> None:
     """Run one cell and print its diagnosis in full."""
     from harness.diagnosis_text import render_diagnosis
     from refenv.errors import RefenvError
@@ -230,8 +234,10 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
         try:
             # Where matrix.yaml says cells run (run.backend), as `invoke matrix` does: a real host of a cluster
             # is a node there, not this machine.
+            if engine is not None and engine not in ("docker", "podman"):
+                raise Exit(f"refenv: --engine {engine!r}: expected docker or podman", code=2)
             outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui,
-                                 engine_for(m.run.backend, m))
+                                 engine_for(m.run.backend, m, engine))
         finally:
             ui.close()
     except RefenvError as exc:

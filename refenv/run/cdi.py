@@ -15,6 +15,7 @@ way refenv does it for every cell: a linker cache made for the image and driver,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,8 +41,9 @@ def _mount(m: Mount) -> dict[str, Any]:
 
 def spec_for(profile: Profile, driver: SimDriver, *, config_host_path: str,
              node_dir: str = toolkit.NO_NODE_DIR, lib_dir: str = toolkit.LIB_DIR) -> Spec | None:
-    """The host's spec as its CDI spec directory holds it; None when none was generated (fault `absent`)."""
-    if profile.faults.cdi_spec == "absent":
+    """The host's spec as its CDI spec directory holds it; None when none was generated (fault `absent`, or a
+    host without the toolkit, whose nvidia-ctk writes it)."""
+    if profile.faults.cdi_spec == "absent" or profile.faults.no_runtime:
         return None
     full = toolkit.inject(profile, driver, {}, gpu_access=True, config_host_path=config_host_path, gpus="all",
                           node_dir=node_dir, lib_dir=lib_dir)
@@ -64,6 +66,11 @@ def spec_for(profile: Profile, driver: SimDriver, *, config_host_path: str,
             "mounts": [_mount(m) for m in full.mounts],
         },
     }
+
+
+def dumps(spec: Spec) -> str:
+    """The spec as the file an engine reads (JSON is YAML too; CDI reads both by extension)."""
+    return json.dumps(spec, indent=2, sort_keys=False) + "\n"
 
 
 def config_text(profile: Profile) -> str:

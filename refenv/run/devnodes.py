@@ -70,3 +70,10 @@ def ensure(node_dir: str, nodes: set[Node]) -> None:
         tmp = target.with_name(target.name + f".{os.getpid()}")
         os.mknod(tmp, 0o666 | stat.S_IFCHR, os.makedev(node.major, node.minor))
         tmp.replace(target)
+
+
+def standard(gpus: int) -> set[Node]:
+    """Every node a simulated host's faults may name: the control nodes (live and stale), `gpus` GPU nodes."""
+    control = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools")
+    return ({numbers(p) for p in control} | {numbers(p, stale_uvm=True) for p in control}
+            | {Node(NVIDIA_MAJOR, i) for i in range(gpus)})

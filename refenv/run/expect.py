@@ -24,7 +24,7 @@ from refenv.build.simdriver import SimDriver
 from refenv.model.matrix import Environment, Host, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import Expected
-from refenv.run import toolkit
+from refenv.run import cdi, toolkit
 
 # The placeholder driver: prediction needs to know which libraries are injected, not where they live.
 _NOWHERE = Path("/nonexistent")
@@ -40,8 +40,16 @@ def selection(scenario: Scenario) -> str | None:
 
 
 def injection(profile: Profile, scenario: Scenario) -> toolkit.Injection:
+    """What the container gets: by the toolkit (--gpus, NVIDIA_VISIBLE_DEVICES), or by the engine's CDI."""
+    if scenario.devices:
+        return cdi.inject(profile, _DRIVER, scenario.devices, config_host_path="/nonexistent/simdriver.conf")
     return toolkit.inject(profile, _DRIVER, scenario.env_dict, gpu_access=scenario.gpu_access,
                           config_host_path="/nonexistent/simdriver.conf", gpus=selection(scenario))
+
+
+def refused_gpus() -> str:
+    """Docker's words for --gpus without the NVIDIA runtime (the failure catalogue's row)."""
+    return catalogue.entry("docker.no_gpu_runtime").text.replace("{driver}", "")
 
 
 def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scenario) -> Expected:
@@ -56,6 +64,9 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
         nvml_error = cuinit_error = 0
         stub = False
     else:
+        if profile.faults.no_runtime and scenario.gpu_access and not scenario.devices:
+            return Expected("", (), None, f"the container cannot start: the engine has no NVIDIA runtime "
+                            f"({refused_gpus()})")
         try:
             inj = injection(profile, scenario)
         except toolkit.ToolkitError as exc:
@@ -65,6 +76,14 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
         gpus = tuple((g.uuid, g.compute_capability) for g in inj.gpus)
         faults = profile.faults
         nvml_error, cuinit_error, stub = faults.nvml_init_error, faults.cuinit_error, faults.stub
+        denied, uvm_dead = toolkit.node_state(inj)
+        if denied:  # the control node cannot be opened: NVML "Unknown Error", cuInit 999 (images/simdriver)
+            nvml_error, cuinit_error = 999, 999
+        elif uvm_dead and cuinit_error in (0, 100):
+            cuinit_error = 999
+        if denied or uvm_dead:
+            reasons.append("the device cgroup denies the GPU nodes" if denied else
+                           "/dev/nvidia-uvm reaches no driver (a stale CDI spec)")
 
     # Driver layer.
     nvml_works = nvml and not nvml_error

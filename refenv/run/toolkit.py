@@ -118,7 +118,7 @@ def device_nodes(profile: Profile, gpus: tuple[Gpu, ...], *, node_dir: str = NO_
     nvidia-uvm carries the old major number (refenv/run/devnodes.py says why each).
     """
     denied = profile.faults.device_cgroup_denied
-    wanted = [(n, None) for n in CONTROL_NODES] if control else []
+    wanted: list[tuple[str, int | None]] = [(n, None) for n in CONTROL_NODES] if control else []
     wanted += [(f"/dev/nvidia{g.minor}", g.minor) for g in gpus]
     out = []
     for path, minor in wanted:
@@ -180,3 +180,14 @@ def inject(
         mounts.append(Mount(config_host_path, CONFIG_PATH, True))
     devices = device_nodes(profile, selected, node_dir=node_dir)
     return Injection(tuple(mounts), devices, selected, caps, config_text, bool(mounts))
+
+
+def node_state(injection: Injection) -> tuple[bool, bool]:
+    """(the GPU nodes are there but may not be opened, nvidia-uvm is missing or reaches no driver), for a
+    container that was given the driver; both False when nothing was injected."""
+    if not injection.devices:
+        return False, False
+    denied = any(set(d.permissions) <= {"m"} for d in injection.devices)
+    stale = devnodes.Node(devnodes.STALE_UVM_MAJOR, 0).name
+    uvm = [d for d in injection.devices if d.container_path == "/dev/nvidia-uvm"]
+    return denied, not uvm or uvm[0].host_path.endswith("/" + stale)

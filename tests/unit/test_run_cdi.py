@@ -1,0 +1,156 @@
+"""CDI specs for simulated hosts: valid by the spec's rules, resolved as an engine resolves them, predicted."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.schema import DRIVER_BROKEN, DRIVER_TOO_OLD, OK
+from refenv.build.simdriver import SimDriver
+from refenv.model import profiles
+from refenv.model.matrix import Environment, Host, Scenario
+from refenv.run import cdi, cdi_rules, devnodes, expect, toolkit
+
+DRIVER = SimDriver(Path("/cache/sim"), Path("/cache/sim/libcuda.so.1"), Path("/cache/sim/libnvidia-ml.so.1"),
+                   Path("/cache/sim/nvidia-smi"), "0" * 64)
+CONF = "/run/hosts/r580--cdi.conf"
+NODES = "/cache/devnodes"
+CU130 = Environment("cu130", "2.14.1", "cu130")
+
+
+def spec(name: str) -> dict[str, Any]:
+    got = cdi.spec_for(profiles.get(name), DRIVER, config_host_path=CONF, node_dir=NODES)
+    assert got is not None
+    return got
+
+
+def cdi_scenario(*names: str) -> Scenario:
+    return Scenario("cdi", "none", (), "", names)
+
+
+@pytest.mark.parametrize("name", [p.name for p in profiles.all() if p.faults.cdi_spec != "absent"
+                                  and not p.faults.no_runtime])
+def test_every_hosts_spec_keeps_the_cdi_rules(name: str) -> None:
+    got = spec(name)
+    assert cdi_rules.problems(got) == []
+    assert cdi_rules.problems(json.loads(cdi.dumps(got))) == []  # as the file holds it
+
+
+def test_the_spec_has_the_shape_nvidia_ctk_writes() -> None:
+    got, r580 = spec("r580"), profiles.get("r580")
+    assert got["kind"] == "nvidia.com/gpu" and got["cdiVersion"] == "0.5.0"
+    names = [d["name"] for d in got["devices"]]
+    assert names == ["0", r580.gpus[0].uuid, "1", r580.gpus[1].uuid, "all"]
+    edits = got["containerEdits"]
+    assert edits["env"] == ["NVIDIA_VISIBLE_DEVICES=void"]
+    assert [n["path"] for n in edits["deviceNodes"]] == list(toolkit.CONTROL_NODES)
+    assert {m["containerPath"] for m in edits["mounts"]} == {
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1", "/usr/bin/nvidia-smi",
+        toolkit.CONFIG_PATH}
+    assert all(m["options"] == ["ro", "nosuid", "nodev", "bind"] for m in edits["mounts"])
+    by_name = {d["name"]: d["containerEdits"]["deviceNodes"] for d in got["devices"]}
+    assert [n["path"] for n in by_name["all"]] == ["/dev/nvidia0", "/dev/nvidia1"]
+    assert by_name["1"] == by_name[r580.gpus[1].uuid] == [{"path": "/dev/nvidia1", "hostPath": "/dev/null",
+                                                            "permissions": "rwm"}]
+
+
+def test_faulty_hosts_name_nodes_with_nvidias_numbers() -> None:
+    denied = spec("r580-cgroup-reload")
+    nodes = denied["containerEdits"]["deviceNodes"] + denied["devices"][-1]["containerEdits"]["deviceNodes"]
+    assert {n["permissions"] for n in nodes} == {"m"}
+    assert nodes[0]["hostPath"] == f"{NODES}/c195-255" and nodes[-1]["hostPath"] == f"{NODES}/c195-1"
+    stale = spec("r580-stale-cdi")["containerEdits"]["deviceNodes"]
+    assert [n["hostPath"] for n in stale] == ["/dev/null", f"{NODES}/c508-0", f"{NODES}/c508-1"]
+    assert cdi.spec_for(profiles.get("r580-no-cdi"), DRIVER, config_host_path=CONF) is None
+
+
+def test_the_stale_major_is_held_by_no_driver_here() -> None:
+    """The simulation relies on open() of 508:0 failing with ENXIO: no driver on this machine may own 508."""
+    majors = {int(line.split()[0]) for line in Path("/proc/devices").read_text().splitlines()
+              if line[:4].strip().isdigit()}
+    assert devnodes.STALE_UVM_MAJOR not in majors and devnodes.NVIDIA_MAJOR not in majors
+
+
+@pytest.mark.parametrize("broken", [
+    ("kind", "nvidia.com"), ("kind", "nvidia.com/gpu/x"), ("cdiVersion", "0.4.0"), ("cdiVersion", "1"),
+    ("devices", []), ("extra", 1),
+])
+def test_the_validator_refuses_what_the_rules_refuse(broken: tuple[str, Any]) -> None:
+    bad = copy.deepcopy(spec("r580"))
+    bad[broken[0]] = broken[1]
+    assert cdi_rules.problems(bad), broken
+
+
+def test_the_validator_names_the_place_of_a_bad_device() -> None:
+    bad = copy.deepcopy(spec("r580"))
+    bad["devices"][1]["name"] = "-bad"
+    bad["devices"][2]["containerEdits"] = {}
+    bad["containerEdits"]["deviceNodes"][0]["permissions"] = "rwx"
+    bad["containerEdits"]["mounts"][0]["containerPath"] = "relative"
+    bad["containerEdits"]["env"].append("NOEQUALS")
+    bad["devices"][3]["name"] = "0"
+    problems = "\n".join(cdi_rules.problems(bad))
+    for where in ("spec.devices[1].name", "spec.devices[2].containerEdits", "deviceNodes[0].permissions",
+                  "mounts[0].containerPath", "env[1]", "'0' is defined twice"):
+        assert where in problems, problems
+    hooked = copy.deepcopy(spec("r580"))
+    hooked["containerEdits"]["hooks"] = [{"hookName": "onBoot", "path": "usr/bin/nvidia-ctk"}]
+    assert len(cdi_rules.problems(hooked)) == 2
+    old = copy.deepcopy(spec("r580"))
+    old["cdiVersion"] = "0.4.0"
+    assert any("hostPath needs 0.5.0" in p for p in cdi_rules.problems(old))
+
+
+def test_resolution_takes_spec_wide_edits_then_each_device() -> None:
+    r580 = profiles.get("r580")
+    one = cdi.inject(r580, DRIVER, ["nvidia.com/gpu=1"], config_host_path=CONF)
+    assert one.gpus == (r580.gpus[1],)
+    assert [d.container_path for d in one.devices] == [*toolkit.CONTROL_NODES, "/dev/nvidia1"]
+    by_uuid = cdi.inject(r580, DRIVER, [f"nvidia.com/gpu={r580.gpus[0].uuid}"], config_host_path=CONF)
+    assert by_uuid.gpus == (r580.gpus[0],)
+    every = cdi.inject(r580, DRIVER, ["nvidia.com/gpu=all", "nvidia.com/gpu=0"], config_host_path=CONF)
+    assert every.gpus == r580.gpus and len(every.devices) == 5
+    assert every.config_text == profiles.render_config(r580, r580.gpus, require_device_nodes=True)
+
+
+@pytest.mark.parametrize(("host", "names", "missing"), [
+    ("r580-no-cdi", ["nvidia.com/gpu=all"], "nvidia.com/gpu=all"),
+    ("r580", ["nvidia.com/gpu=2"], "nvidia.com/gpu=2"),
+    ("r535", [f"nvidia.com/gpu={profiles.get('r580').gpus[0].uuid}"], profiles.get("r580").gpus[0].uuid),
+    ("r580", ["amd.com/gpu=all"], "amd.com/gpu=all"),
+])
+def test_what_no_spec_defines_is_unresolvable(host: str, names: list[str], missing: str) -> None:
+    with pytest.raises(toolkit.ToolkitError, match=f"unresolvable CDI devices .*{missing}"):
+        cdi.inject(profiles.get(host), DRIVER, names, config_host_path=CONF)
+
+
+def test_the_runtimes_cdi_mode_resolves_nvidia_visible_devices() -> None:
+    r580 = profiles.get("r580")
+    got = toolkit.inject(r580, DRIVER, {"NVIDIA_VISIBLE_DEVICES": "nvidia.com/gpu=0"}, gpu_access=True,
+                         config_host_path=CONF)
+    assert got.gpus == (r580.gpus[0],)
+    with pytest.raises(toolkit.ToolkitError, match="nvidia-container-runtime: .*unresolvable CDI devices"):
+        toolkit.inject(profiles.get("r580-no-cdi"), DRIVER, {"NVIDIA_VISIBLE_DEVICES": "nvidia.com/gpu=all"},
+                       gpu_access=True, config_host_path=CONF)
+    assert toolkit.cdi_names("0,GPU-1") is None and toolkit.cdi_names("nvidia.com/gpu=all") == ("nvidia.com/gpu=all",)
+
+
+@pytest.mark.parametrize(("host", "scenario", "verdict", "words"), [
+    ("r580", cdi_scenario("nvidia.com/gpu=all"), OK, "accepts"),
+    ("r535", cdi_scenario("nvidia.com/gpu=0"), DRIVER_TOO_OLD, "12020"),
+    ("r580-stale-cdi", cdi_scenario("nvidia.com/gpu=all"), DRIVER_BROKEN, "stale CDI spec"),
+    ("r580-stale-cdi", Scenario("gpu"), OK, "accepts"),   # the legacy hook reads the live nodes
+    ("r580-cgroup-reload", Scenario("gpu"), DRIVER_BROKEN, "device cgroup"),
+    ("r580-cgroup-reload", cdi_scenario("nvidia.com/gpu=0"), DRIVER_BROKEN, "device cgroup"),
+    ("r580-no-cdi", cdi_scenario("nvidia.com/gpu=all"), "", "unresolvable CDI devices nvidia.com/gpu=all"),
+    ("r580-no-runtime", Scenario("gpu"), "", "could not select device driver"),
+])
+def test_cdi_and_container_faults_are_predicted(host: str, scenario: Scenario, verdict: str, words: str) -> None:
+    got = expect.expect(CU130, Host(host, "simulated", host), profiles.get(host), scenario)
+    assert got.verdict == verdict and words in got.reason, got
+    if verdict == DRIVER_BROKEN:
+        assert got.torch_text is not None and "CUDA unknown error" in got.torch_text

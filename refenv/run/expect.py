@@ -58,6 +58,8 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
     verdicts: list[str] = []
     texts: list[str] = []
     reasons: list[str] = []
+    if profile is None and scenario.devices:  # no driver, no toolkit, so no spec: the engine cannot resolve them
+        return Expected("", (), None, f"the container cannot start: {cdi.unresolvable(scenario.devices)}")
     if profile is None:  # host `none`: nothing is injected
         libcuda = nvml = False
         gpus: tuple[tuple[str, str], ...] = ()

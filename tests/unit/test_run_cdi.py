@@ -133,7 +133,7 @@ def test_the_runtimes_cdi_mode_resolves_nvidia_visible_devices() -> None:
     got = toolkit.inject(r580, DRIVER, {"NVIDIA_VISIBLE_DEVICES": "nvidia.com/gpu=0"}, gpu_access=True,
                          config_host_path=CONF)
     assert got.gpus == (r580.gpus[0],)
-    with pytest.raises(toolkit.ToolkitError, match="nvidia-container-runtime: .*unresolvable CDI devices"):
+    with pytest.raises(toolkit.ToolkitError, match=r"nvidia-container-runtime: .*unresolvable CDI devices"):
         toolkit.inject(profiles.get("r580-no-cdi"), DRIVER, {"NVIDIA_VISIBLE_DEVICES": "nvidia.com/gpu=all"},
                        gpu_access=True, config_host_path=CONF)
     assert toolkit.cdi_names("0,GPU-1") is None and toolkit.cdi_names("nvidia.com/gpu=all") == ("nvidia.com/gpu=all",)

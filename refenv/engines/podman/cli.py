@@ -10,6 +10,8 @@ calls (create, start, wait, inspect, rm) cost little beside the container itself
 
 from __future__ import annotations
 
+import re
+
 from harness import catalogue
 from harness.catalogue.remedies import render
 from refenv.errors import NotStarted, RefenvError
@@ -77,7 +79,9 @@ def wants_gpu(spec: ContainerSpec) -> bool:
 def translate(words: str, spec: ContainerSpec | None = None) -> RefenvError:
     """Podman's error output as refenv's error: a refusal of the container's GPUs is NotStarted (the cell
     is NOT_RUN with podman's words and the catalogue's fix), anything else a RefenvError."""
-    text = " ".join(words.strip().split()) or "podman failed and said nothing"
+    # Podman names the container by its 64-hex id; the cell's reason needs its words, not the id.
+    text = re.sub(r'container "[0-9a-f]{64}": ', "container: ", " ".join(words.strip().split())) \
+        or "podman failed and said nothing"
     hit = catalogue.find(text, GPU_REFUSALS)
     if hit is not None or (spec is not None and wants_gpu(spec) and "CDI" in text):
         remedy = hit.entry.remedy if hit is not None else None

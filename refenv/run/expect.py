@@ -25,6 +25,7 @@ from refenv.model.matrix import Environment, Host, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import Expected
 from refenv.run import cdi, toolkit
+from refenv.run import injection as injection_of
 
 # The placeholder driver: prediction needs to know which libraries are injected, not where they live.
 _NOWHERE = Path("/nonexistent")
@@ -32,19 +33,12 @@ _DRIVER = SimDriver(_NOWHERE, _NOWHERE / "libcuda.so.1", _NOWHERE / "libnvidia-m
 
 
 
-def selection(scenario: Scenario) -> str | None:
-    """The --gpus selection, or None when NVIDIA_VISIBLE_DEVICES decides (the NVIDIA runtime without --gpus)."""
-    if "NVIDIA_VISIBLE_DEVICES" in scenario.env_dict:
-        return None
-    return "all" if scenario.gpus == "all" else scenario.gpus.removeprefix("device=")
+selection = injection_of.selection  # the --gpus selection (kept here for the planners that import it)
 
 
 def injection(profile: Profile, scenario: Scenario) -> toolkit.Injection:
-    """What the container gets: by the toolkit (--gpus, NVIDIA_VISIBLE_DEVICES), or by the engine's CDI."""
-    if scenario.devices:
-        return cdi.inject(profile, _DRIVER, scenario.devices, config_host_path="/nonexistent/simdriver.conf")
-    return toolkit.inject(profile, _DRIVER, scenario.env_dict, gpu_access=scenario.gpu_access,
-                          config_host_path="/nonexistent/simdriver.conf", gpus=selection(scenario))
+    """What the container gets: by the toolkit (--gpus, NVIDIA_VISIBLE_DEVICES), or by CDI."""
+    return injection_of.inject(profile, _DRIVER, scenario, config_host_path="/nonexistent/simdriver.conf")
 
 
 def refused_gpus() -> str:

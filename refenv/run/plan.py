@@ -6,19 +6,44 @@ and returns plans; it writes nothing. The runner writes the plans' files just be
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from refenv.build.environment import EnvBuild
 from refenv.build.simdriver import SimDriver
 from refenv.errors import NoGpuRuntime
 from refenv.model import profiles
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import BUILD_FAILED, NOT_RUN, Expected
 from refenv.run import cdi, devnodes, expect, toolkit
-from refenv.run.cells import CellPlan, cache_key
-from refenv.run.containers import cell_spec
+from refenv.run import injection as injection_of
+from refenv.run.containers import ContainerSpec, cell_spec
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """One cell ready to run: its expectation, its container (or why it is not run), where it writes."""
+
+    id: str
+    environment: str
+    host: str
+    scenario: str
+    expected: Expected
+    spec: ContainerSpec | None      # None: the cell is not run (see `skip`)
+    skip: tuple[str, str] | None    # (status, reason) for cells that cannot run
+    cache_key: str | None           # None: never cached
+    out_dir: Path
+    timeout_s: float
+    files: tuple[tuple[Path, str], ...] = ()  # what the container mounts, written just before the cells run
+
+
+def cache_key(parts: Mapping[str, object]) -> str:
+    """The digest of everything that decides a container's answer: a cached answer is found under it."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -73,7 +98,8 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
         return CellPlan(spec.id, env.name, host.name, scenario.name, expected, None, (status, reason), None, out_dir,
                         settings.timeout_s)
 
-    if build.status == "FAILED" or build.tag is None:
+    image = build.image
+    if image is None:
         return skipped(BUILD_FAILED, f"the image did not build: {build.error}")
     real_error = prepared.real_errors.get(host.name, prepared.real_error)
     if host.kind == "real" and scenario.gpu_access and real_error is not None:
@@ -106,9 +132,8 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
         else:
             config = folder / "hosts" / f"{host.name}--{scenario.name}.conf"
             try:
-                injection = toolkit.inject(profile, driver, scenario.env_dict, gpu_access=scenario.gpu_access,
-                                           config_host_path=str(config), gpus=expect.selection(scenario),
-                                           node_dir=node_dir)
+                injection = injection_of.inject(profile, driver, scenario, config_host_path=str(config),
+                                                node_dir=node_dir)
             except toolkit.ToolkitError as exc:
                 return skipped(NOT_RUN, str(exc))
             if injection.config_text is not None:
@@ -120,7 +145,7 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
                       if d.host_path != toolkit.HEALTHY_NODE]
             if faulty:
                 key_parts.update(nodes=faulty)
-    container = cell_spec(build.tag, spec.id, run_id, str(out_dir), scenario, settings, injection,
+    container = cell_spec(image, spec.id, run_id, str(out_dir), scenario, settings, injection,
                           prepared.ldcaches.get(env.name), real_host=engine_gpus, threads=threads,
                           cdi_specs=cdi_specs)
     # Real hardware is measured every time: it is never cached (nor is an engine's refusal of --gpus).

@@ -11,8 +11,8 @@ The toolkit also refreshes the container's linker cache (its update-ldcache hook
 runner must do the same before the command, or `dlopen("libcuda.so.1")` finds nothing.
 
 NVIDIA_VISIBLE_DEVICES may also name CDI devices (`nvidia.com/gpu=all`, `=0`, `=UUID`): the runtime's CDI
-mode, which resolves them against the host's CDI spec (refenv/run/cdi.py) instead of its own enumeration,
-and refuses the container when the spec cannot resolve them.
+mode, which resolves them against the host's CDI spec instead of its own enumeration (refenv/run/injection.py
+chooses the way in; refenv/run/cdi.py resolves).
 """
 
 from __future__ import annotations
@@ -148,8 +148,7 @@ def inject(
     NVIDIA runtime); `gpus` the `--gpus` selection ("all", "0,1", a UUID), which replaces
     NVIDIA_VISIBLE_DEVICES. Device nodes are the host's /dev/null mapped to the /dev/nvidia* paths, so that
     each node exists inside the container, or nodes under `node_dir` for a host's faults (`device_nodes`).
-    `config_host_path` is where the caller writes `config_text` on the host. CDI names in
-    NVIDIA_VISIBLE_DEVICES are resolved against the host's spec (the runtime's CDI mode).
+    `config_host_path` is where the caller writes `config_text` on the host.
     """
     if not gpu_access:
         return Injection()
@@ -157,12 +156,9 @@ def inject(
         # Docker's own refusal comes from the engine (containers.cell_spec asks it for --gpus).
         return Injection()
     value = gpus if gpus is not None else env.get("NVIDIA_VISIBLE_DEVICES")
-    names = cdi_names(value)
-    if names is not None:
-        from refenv.run import cdi  # the spec is built from this module's description: imported late
-
-        return cdi.inject(profile, driver, names, config_host_path=config_host_path, node_dir=node_dir,
-                          lib_dir=lib_dir, runtime=True)
+    if cdi_names(value) is not None:
+        # CDI names are resolved against the host's spec (refenv/run/injection.py), not enumerated here.
+        raise ToolkitError(f"CDI device names in NVIDIA_VISIBLE_DEVICES={value!r} need the runtime's CDI mode")
     selected = select_gpus(profile, value)
     if selected is None:
         return Injection()

@@ -13,7 +13,7 @@ from harness.schema import DRIVER_BROKEN, DRIVER_TOO_OLD, OK
 from refenv.build.simdriver import SimDriver
 from refenv.model import profiles
 from refenv.model.matrix import Environment, Host, Scenario
-from refenv.run import cdi, cdi_rules, devnodes, expect, toolkit
+from refenv.run import cdi, cdi_rules, devnodes, expect, injection, toolkit
 
 DRIVER = SimDriver(Path("/cache/sim"), Path("/cache/sim/libcuda.so.1"), Path("/cache/sim/libnvidia-ml.so.1"),
                    Path("/cache/sim/nvidia-smi"), "0" * 64)
@@ -130,13 +130,17 @@ def test_what_no_spec_defines_is_unresolvable(host: str, names: list[str], missi
 
 def test_the_runtimes_cdi_mode_resolves_nvidia_visible_devices() -> None:
     r580 = profiles.get("r580")
-    got = toolkit.inject(r580, DRIVER, {"NVIDIA_VISIBLE_DEVICES": "nvidia.com/gpu=0"}, gpu_access=True,
-                         config_host_path=CONF)
+    runtime = Scenario("nvd", "all", (("NVIDIA_VISIBLE_DEVICES", "nvidia.com/gpu=0"),))
+    got = injection.inject(r580, DRIVER, runtime, config_host_path=CONF)
     assert got.gpus == (r580.gpus[0],)
     with pytest.raises(toolkit.ToolkitError, match=r"nvidia-container-runtime: .*unresolvable CDI devices"):
-        toolkit.inject(profiles.get("r580-no-cdi"), DRIVER, {"NVIDIA_VISIBLE_DEVICES": "nvidia.com/gpu=all"},
-                       gpu_access=True, config_host_path=CONF)
+        injection.inject(profiles.get("r580-no-cdi"), DRIVER, runtime, config_host_path=CONF)
     assert toolkit.cdi_names("0,GPU-1") is None and toolkit.cdi_names("nvidia.com/gpu=all") == ("nvidia.com/gpu=all",)
+    # The classic enumeration does not take CDI names: only the runtime's CDI mode does.
+    with pytest.raises(toolkit.ToolkitError, match="CDI mode"):
+        toolkit.inject(r580, DRIVER, {"NVIDIA_VISIBLE_DEVICES": "nvidia.com/gpu=0"}, gpu_access=True,
+                       config_host_path=CONF)
+    assert injection.selection(runtime) is None and injection.selection(Scenario("d", "device=1")) == "1"
 
 
 @pytest.mark.parametrize(("host", "scenario", "verdict", "words"), [

@@ -14,8 +14,8 @@ import re
 
 from harness import catalogue
 from harness.catalogue.remedies import render
+from refenv.engines.seam import ContainerSpec
 from refenv.errors import NotStarted, RefenvError
-from refenv.run.containers import ContainerSpec
 
 # Podman's runc fails to start a container under its default rlimits on this kind of host ("error setting
 # rlimit type 7: operation not permitted": the default nofile exceeds what the sandbox's hard limit allows);

@@ -21,13 +21,12 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from refenv.build.environment import EnvBuild
 from refenv.engines.docker.engine import DockerEngine
-from refenv.engines.labels import KIND, MANAGED, of_run
 from refenv.engines.podman import cli
-from refenv.engines.seam import ImageRequest, Inventory, Progress, RunOutcome
+from refenv.engines.seam import ContainerSpec, ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import EngineUnavailable, NoGpuRuntime, NotStarted, RefenvError
-from refenv.run.containers import ContainerSpec
+from refenv.model.builds import EnvBuild
+from refenv.model.labels import KIND, MANAGED, of_run
 
 LOG = logging.getLogger(__name__)
 CDI_DIR = Path("/var/run/cdi")

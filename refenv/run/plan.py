@@ -109,6 +109,8 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
     key_parts: dict[str, object] = {"image": build.content_hash, "host": host.kind,
                                     "scenario": [scenario.gpus, scenario.env], "probes": settings.probes,
                                     "memory": settings.memory_check}
+    if scenario.devices:  # CDI names make another container than the same scenario without them
+        key_parts["devices"] = list(scenario.devices)
     if prepared.engine != "docker":  # a document another engine measured does not stand for this one's
         key_parts["engine"] = prepared.engine
     engine_gpus = host.kind == "real"   # the engine itself is asked for GPUs (--gpus, the NVIDIA runtime)
@@ -126,7 +128,7 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
                 spec_file = folder / "cdi" / f"{host.name}.json"
                 files = ((config, cdi.config_text(profile)), (spec_file, cdi.dumps(host_spec)))
                 cdi_specs = (str(spec_file),)
-            key_parts.update(driver=driver.digest, cdi=host_spec, devices=list(scenario.devices))
+            key_parts.update(driver=driver.digest, cdi=host_spec)
         elif profile.faults.no_runtime and scenario.gpu_access:
             engine_gpus = True  # the engine's own refusal: no NVIDIA runtime to honour --gpus
         else:

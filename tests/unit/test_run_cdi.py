@@ -158,3 +158,26 @@ def test_cdi_and_container_faults_are_predicted(host: str, scenario: Scenario, v
     assert got.verdict == verdict and words in got.reason, got
     if verdict == DRIVER_BROKEN:
         assert got.torch_text is not None and "CUDA unknown error" in got.torch_text
+
+
+def test_cdi_names_make_their_own_container_and_cache_key(tmp_path: Path) -> None:
+    """A `devices:` scenario without --gpus is not the same container as a plain no-GPU one, on any host."""
+    from refenv.model.builds import EnvBuild
+    from refenv.model.matrix import CellSpec, RunSettings
+    from refenv.run.plan import Prepared, plan_cell
+
+    build = EnvBuild(CU130.name, "CACHED", "refenv/env-cu130:abc", "abc", 0.0, None)
+    prepared = Prepared({CU130.name: build}, DRIVER)
+    none = Host("none", "none")
+    plain = plan_cell(CellSpec(CU130, none, Scenario("no-gpu", "none")), prepared, "r", tmp_path, RunSettings())
+    cdi_cell = plan_cell(CellSpec(CU130, none, cdi_scenario("nvidia.com/gpu=all")), prepared, "r", tmp_path,
+                         RunSettings())
+    assert plain.cache_key != cdi_cell.cache_key
+    assert cdi_cell.spec is not None and cdi_cell.spec.cdi_devices == ("nvidia.com/gpu=all",)
+    assert cdi_cell.spec.cdi_specs == ()  # no driver, no toolkit: no spec for the engine to read
+    r580 = Host("r580", "simulated", "r580")
+    on_r580 = plan_cell(CellSpec(CU130, r580, cdi_scenario("nvidia.com/gpu=all")), prepared, "r", tmp_path,
+                        RunSettings())
+    assert on_r580.spec is not None and len(on_r580.spec.cdi_specs) == 1
+    written = dict(on_r580.files)
+    assert cdi_rules.problems(json.loads(written[Path(on_r580.spec.cdi_specs[0])])) == []

@@ -298,6 +298,12 @@ def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: boo
             for image_id in engine.images_labelled({MANAGED: "true", "refenv.kind": kind}):
                 engine.remove_image(image_id)
         print(f"removed {len(ids)} image(s)")
+    if shutil.which("podman"):
+        # What runs with --engine podman left in Podman's storage: its containers, and the images copied there.
+        from refenv.engines.podman.engine import remove_labelled
+
+        containers, images = remove_labelled({MANAGED: "true"}, images=not keep_images)
+        print(f"podman: removed {containers} container(s), {images} image(s)")
     if cache and paths.cache_root().exists():
         shutil.rmtree(paths.cache_root())
         print(f"removed {paths.cache_root()}")

@@ -158,14 +158,22 @@ class PodmanEngine:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
     def remove_containers(self, labels: dict[str, str]) -> int:
-        filters = [arg for key, value in labels.items() for arg in ("--filter", f"label={key}={value}")]
-        found = podman("ps", "--all", "--quiet", *filters, timeout=60).stdout.split()
-        if found:
-            podman("rm", "--force", "--volumes", *found, timeout=300)
-        return len(found)
+        return remove_labelled(labels, images=False)[0]
 
     def cancel(self, run_id: str) -> int:
         return self.images.cancel(run_id) + self.remove_containers(of_run(run_id))
 
 
-__all__ = ["NotStarted", "PodmanEngine"]
+def remove_labelled(labels: dict[str, str], images: bool = True) -> tuple[int, int]:
+    """Every podman container (and, with `images`, image) carrying all of `labels`: (containers, images) removed."""
+    filters = [arg for key, value in labels.items() for arg in ("--filter", f"label={key}={value}")]
+    found = podman("ps", "--all", "--quiet", *filters, timeout=60).stdout.split()
+    if found:
+        podman("rm", "--force", "--volumes", *found, timeout=300)
+    ids = sorted(set(podman("images", "--quiet", *filters, timeout=60).stdout.split())) if images else []
+    if ids:
+        podman("rmi", "--force", *ids, timeout=600)
+    return len(found), len(ids)
+
+
+__all__ = ["NotStarted", "PodmanEngine", "remove_labelled"]

@@ -39,9 +39,9 @@ def test_cdi_scenarios_and_container_faults_on_podman(podman: PodmanEngine, tmp_
         assert broken["status"] == PASS and broken["observed"]["verdict"] == "DRIVER_BROKEN", describe(broken)
         assert "CUDA unknown error" in broken["observed"]["torch_message"], describe(broken)
     fix = cell(outcome, CU130, "r580-stale-cdi", "cdi-all")["observed"]["findings"][0]
-    assert "/dev/nvidia-uvm" in fix["title"] and any("nvidia-ctk cdi generate" in f for f in fix["fix"]), fix
+    assert "/dev/nvidia-uvm" in fix["title"] and any("nvidia-ctk cdi generate" in f for f in fix["remediation"]), fix
     denied = cell(outcome, CU130, "r580-cgroup-reload", "cdi-all")["observed"]["findings"][0]
-    assert any("EPERM" in e for e in denied["evidence"]) and any("restart the container" in f for f in denied["fix"])
+    assert any("EPERM" in e for e in denied["evidence"]) and any("restart the container" in f for f in denied["remediation"])
     # The legacy hook reads the live nodes: the stale spec only hurts through CDI.
     assert cell(outcome, CU130, "r580-stale-cdi", "gpu")["observed"]["verdict"] == "OK"
     refused = cell(outcome, CU130, "r580-no-cdi", "cdi-all")

@@ -25,6 +25,7 @@ NVIDIA_MAJOR = 195
 CTL_MINOR = 255
 UVM_MAJOR = 510          # the simulated host's live nvidia-uvm
 STALE_UVM_MAJOR = 508    # the number a stale spec still names
+MODE = 0o666             # /dev/nvidia* as the driver creates them
 
 
 class Node(NamedTuple):
@@ -66,10 +67,14 @@ def ensure(node_dir: str, nodes: set[Node]) -> None:
         if target.exists():
             if not stat.S_ISCHR(target.stat().st_mode) or target.stat().st_rdev != os.makedev(*node):
                 raise OSError(f"{target} is not the character device {node.major}:{node.minor}")
-            continue
-        tmp = target.with_name(target.name + f".{os.getpid()}")
-        os.mknod(tmp, 0o666 | stat.S_IFCHR, os.makedev(node.major, node.minor))
-        tmp.replace(target)
+        else:
+            tmp = target.with_name(target.name + f".{os.getpid()}")
+            os.mknod(tmp, MODE | stat.S_IFCHR, os.makedev(node.major, node.minor))
+            tmp.replace(target)
+        # The engines copy the host node's mode into the container: crw-rw-rw- as the driver makes its nodes,
+        # so that only the device cgroup (not the mode, which mknod's umask narrows) decides who may open it.
+        if stat.S_IMODE(target.stat().st_mode) != MODE:
+            os.chmod(target, MODE)
 
 
 def standard(gpus: int) -> set[Node]:

@@ -181,3 +181,24 @@ def test_cdi_names_make_their_own_container_and_cache_key(tmp_path: Path) -> Non
     assert on_r580.spec is not None and len(on_r580.spec.cdi_specs) == 1
     written = dict(on_r580.files)
     assert cdi_rules.problems(json.loads(written[Path(on_r580.spec.cdi_specs[0])])) == []
+
+
+def test_the_fault_nodes_are_made_with_the_drivers_mode(tmp_path: Path) -> None:
+    """mknod's mode passes through the umask: the nodes must still be crw-rw-rw-, so that a container's user
+    is refused by the device cgroup (EPERM), not by the mode (EACCES)."""
+    import os
+    import stat
+
+    if os.geteuid() != 0:
+        pytest.skip("mknod needs root (the engines' daemons, and CI here, run as root)")
+    old = os.umask(0o022)
+    try:
+        devnodes.ensure(str(tmp_path), {devnodes.Node(195, 255)})
+    finally:
+        os.umask(old)
+    made = (tmp_path / "c195-255").stat()
+    assert stat.S_ISCHR(made.st_mode) and stat.S_IMODE(made.st_mode) == 0o666
+    assert made.st_rdev == os.makedev(195, 255)
+    os.chmod(tmp_path / "c195-255", 0o600)  # a node left by an older run is put right
+    devnodes.ensure(str(tmp_path), {devnodes.Node(195, 255)})
+    assert stat.S_IMODE((tmp_path / "c195-255").stat().st_mode) == 0o666

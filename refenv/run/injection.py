@@ -10,7 +10,7 @@ indices and UUIDs: refenv/run/toolkit.py). The CDI spec is itself built from the
 
 from __future__ import annotations
 
-from refenv.build.simdriver import SimDriver
+from refenv.builder.simdriver import SimDriver
 from refenv.model.matrix import Scenario
 from refenv.model.profiles import Profile
 from refenv.run import cdi, toolkit

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from refenv.build.environment import EnvBuild
+from refenv.model.builds import EnvBuild
 from refenv.model.records import NOT_RUN, PASS
 from tests.docker.support import CU130, DIAGNOSIS_ONLY, cell, describe, run_grid, small_matrix
 

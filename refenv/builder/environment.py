@@ -5,16 +5,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from refenv import paths
-from refenv.build import baseimage, images, wheelhouse
+from refenv.builder import baseimage, images, wheelhouse
+from refenv.builder.store import ImageStore
 from refenv.errors import BuildError, LockError, RefenvError
 from refenv.model.builds import CACHED, FAILED, EnvBuild
 from refenv.model.matrix import Environment, Matrix
-from refenv.build.store import ImageStore
-
 
 LOG = logging.getLogger(__name__)
 Progress = Callable[[str, str], None]  # (environment, message)
@@ -75,10 +73,10 @@ def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environmen
             tail_text = getattr(exc, "log_tail", "") or "\n".join(tail[-30:])
             return EnvBuild(env.name, FAILED, plan.env_tag if plan else None,
                             plan.content_hash if plan else None, round(time.monotonic() - start, 1), log_path,
-                            str(exc), tail_text)
+                            str(exc), tail_text, lock.sha256 if lock else None)
         log(f"{built.status.lower()}: {built.tag}")
     return EnvBuild(env.name, built.status, built.tag, plan.content_hash, round(time.monotonic() - start, 1),
-                    log_path, None, None)
+                    log_path, None, None, lock.sha256)
 
 
 def given_image(engine: ImageStore, env: Environment, ref: str) -> EnvBuild:

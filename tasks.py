@@ -214,9 +214,11 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
     """Run one cell and print its diagnosis in full."""
     from harness.diagnosis_text import render_diagnosis
+    from harness.schema.envelope import CellDocument
     from refenv.errors import RefenvError
     from refenv.report import measures
     from refenv.run.executor import read_document
+    from refenv.run.judge import read_answer
     from refenv.run.pipeline import Options, run_matrix
     from refenv.run.progress import ConsoleUI
 
@@ -237,9 +239,10 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
     except RefenvError as exc:
         raise _fail(exc) from None
     cell = outcome.document.cells[0]
-    doc = read_document(Path(cell.result_path)) if cell.result_path else None  # None: missing or not JSON
-    if doc is not None and doc.get("diagnosis"):
-        print(render_diagnosis(doc["diagnosis"]))
+    # The cell's own document: None when it is missing, not JSON, or not a document this refenv reads.
+    doc = read_answer(CellDocument, read_document(Path(cell.result_path))) if cell.result_path else None
+    if isinstance(doc, CellDocument) and doc.diagnosis is not None:
+        print(render_diagnosis(doc.diagnosis))
     expected = cell.expected.verdict if cell.expected else None
     print(f"{cell.id}: {cell.status} (expected {expected}) — {cell.reason}")
     for line in measures.lines(outcome.document):  # the environment's, measured once for this cell too
@@ -257,6 +260,7 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
     from refenv.build.environment import build_environment
     from refenv.engines.docker.sdk import Engine
     from refenv.errors import RefenvError
+    from refenv.model.status import FAILED
     from refenv.run.progress import ConsoleUI
 
     try:
@@ -269,7 +273,7 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
         ui.stage(f"environment {e.name}")
         result = build_environment(engine, m, e, ui.build_line, relock=relock)
         ui.build_done(result)
-        if result.status == "FAILED":
+        if result.status == FAILED:
             failed.append(f"{e.name}: {result.error}")
     if failed:
         raise Exit("builds failed:\n  " + "\n  ".join(failed), code=1)

@@ -112,3 +112,33 @@ def empty_facts(source: str = "probed") -> Facts:
         "visibility": {},
         "source": source,
     }
+
+
+# A section a report did not fill may be missing altogether: these read each as empty then, so a reader
+# asks for a value and gets None for unknown, wherever the facts came from.
+def host_of(facts: Facts | None) -> HostFacts:
+    return (facts or {}).get("host") or {}
+
+
+def driver_of(facts: Facts | None) -> DriverFacts:
+    return (facts or {}).get("driver") or {}
+
+
+def libcuda_of(facts: Facts | None) -> LibcudaFact:
+    return driver_of(facts).get("libcuda") or {}
+
+
+def nvml_of(facts: Facts | None) -> NvmlFact:
+    return driver_of(facts).get("nvml") or {}
+
+
+def smi_of(facts: Facts | None) -> SmiFact:
+    return driver_of(facts).get("nvidia_smi") or {}
+
+
+def torch_of(facts: Facts | None) -> TorchFacts:
+    return (facts or {}).get("torch") or {}
+
+
+def visibility_of(facts: Facts | None) -> VisibilityFacts:
+    return (facts or {}).get("visibility") or {}

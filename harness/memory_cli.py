@@ -17,7 +17,7 @@ from harness.memory.params import count_params
 from harness.memory.presets import load_config_file, preset, presets
 from harness.memory.shape import BareModel, MemoryInputError, Model, bare_model
 from harness.memory.training import REGIMES
-from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_OK
+from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_OK, PASS, encode
 
 # Input bounds: far beyond any real model or run, small enough that no loop or product runs away.
 MAX_PARAMS = 1e15
@@ -125,8 +125,8 @@ def _verify(args: argparse.Namespace) -> int:
     from harness.memory.verify import render_verification, run_verification
 
     doc = run_verification(quick=not args.full, device=args.device)
-    print(dumps_json(finite_or_null(doc), indent=2) if args.json else render_verification(doc))
-    return EXIT_OK if doc["status"] == "PASS" else EXIT_FAILING
+    print(dumps_json(finite_or_null(encode(doc)), indent=2) if args.json else render_verification(doc))
+    return EXIT_OK if doc.status == PASS else EXIT_FAILING
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,11 +8,12 @@ needs only the standard library). What the node would give each environment is r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from harness import compat, schema
+from harness.facts import nvml_of
+from harness.schema.envelope import DiagnoseDocument
 from refenv import readiness
 from refenv.engines import realhost
 from refenv.model.matrix import Environment, Host, Scenario
@@ -29,7 +30,7 @@ class NodeProbe:
     node: str
     features: tuple[str, ...] = ()
     gres: str = ""
-    document: Mapping[str, Any] | None = None
+    document: DiagnoseDocument | None = None
     error: str | None = None
 
 
@@ -45,10 +46,9 @@ class NodeReport:
     error: str | None = None               # the probe job itself failed
 
 
-def profile_of(document: Mapping[str, Any]) -> tuple[Profile | None, str | None]:
+def profile_of(document: DiagnoseDocument) -> tuple[Profile | None, str | None]:
     """The node's driver profile from `harness diagnose --json`, or None with the reason NVML gave."""
-    facts = document.get("facts") or {}
-    fact = (facts.get("driver") or {}).get("nvml") or {}
+    fact = nvml_of(document.facts)
     profile = realhost.from_nvml(fact)
     return profile, None if profile else str(fact.get("init_error") or "no NVIDIA driver answers")
 

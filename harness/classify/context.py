@@ -7,7 +7,23 @@ from typing import Any
 
 from harness import compat
 from harness.catalogue import Hit, scan_text
-from harness.facts import Facts, GpuFact
+from harness.facts import (
+    DriverFacts,
+    Facts,
+    GpuFact,
+    LibcudaFact,
+    NvmlFact,
+    SmiFact,
+    TorchFacts,
+    VisibilityFacts,
+    driver_of,
+    host_of,
+    libcuda_of,
+    nvml_of,
+    smi_of,
+    torch_of,
+    visibility_of,
+)
 
 
 @dataclass(frozen=True)
@@ -15,32 +31,32 @@ class Context:
     facts: Facts
 
     @property
-    def driver(self) -> dict[str, Any]:
-        return dict(self.facts.get("driver") or {})
+    def driver(self) -> DriverFacts:
+        return driver_of(self.facts)
 
     @property
-    def libcuda(self) -> dict[str, Any]:
-        return dict(self.driver.get("libcuda") or {})
+    def libcuda(self) -> LibcudaFact:
+        return libcuda_of(self.facts)
 
     @property
-    def nvml(self) -> dict[str, Any]:
-        return dict(self.driver.get("nvml") or {})
+    def nvml(self) -> NvmlFact:
+        return nvml_of(self.facts)
 
     @property
-    def smi(self) -> dict[str, Any]:
-        return dict(self.driver.get("nvidia_smi") or {})
+    def smi(self) -> SmiFact:
+        return smi_of(self.facts)
 
     @property
-    def torch(self) -> dict[str, Any]:
-        return dict(self.facts.get("torch") or {})
+    def torch(self) -> TorchFacts:
+        return torch_of(self.facts)
 
     @property
-    def vis(self) -> dict[str, Any]:
-        return dict(self.facts.get("visibility") or {})
+    def vis(self) -> VisibilityFacts:
+        return visibility_of(self.facts)
 
     @property
     def os_name(self) -> str | None:
-        return (self.facts.get("host") or {}).get("os")
+        return host_of(self.facts).get("os")
 
     @property
     def in_container(self) -> bool | None:

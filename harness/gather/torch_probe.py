@@ -13,7 +13,8 @@ import sys
 import warnings
 from typing import Any
 
-INIT_PREFIX = "CUDA initialization: "
+from harness.catalogue.load import torch_init_prefix
+
 RUNTIME_PACKAGES = ("nvidia-cuda-runtime", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu11")
 
 
@@ -93,9 +94,10 @@ def probe() -> dict[str, Any]:
                 out["init_error"] = str(exc)
         out["simulated_stage"] = _simulated_stage()
         caught = [str(r.message) for r in records]
-    init = [w[len(INIT_PREFIX):] for w in caught if w.startswith(INIT_PREFIX)]
+    prefix = torch_init_prefix()
+    init = [w[len(prefix):] for w in caught if w.startswith(prefix)]
     out["init_warning"] = init[0] if init else None
-    out["warnings"] = [w for w in caught if not w.startswith(INIT_PREFIX)][:10]
+    out["warnings"] = [w for w in caught if not w.startswith(prefix)][:10]
     return out
 
 

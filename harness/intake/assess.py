@@ -18,7 +18,6 @@ from harness.schema import (
     CPU_WHEEL,
     DRIVER_BROKEN,
     DRIVER_TOO_OLD,
-    ERROR,
     FAILING,
     NO_DRIVER,
     NOT_VISIBLE,
@@ -90,7 +89,7 @@ def assess(facts: Any, diagnosis: Diagnosis, stated: set[str], inferred: set[str
     outside = _outside(facts, clues)
     if outside:
         return outside
-    failing = [f for f in diagnosis.findings if f.severity == ERROR and f.verdict in FAILING]
+    failing = diagnosis.failing
     if failing and failing[0].title == GENERIC:
         # The classifier's last resort is a symptom, not a measurement: a lead in the prose comes first.
         leads = [lead for lead in _leads(facts, clues) if lead[0] != NOT_VISIBLE]

@@ -14,7 +14,6 @@ from harness.facts import GpuFact
 from harness.intake.clean import strip_triggered
 from harness.intake.parsed import Builder, Line
 
-_INIT_PREFIX = "CUDA initialization: "
 # The catalogue rows torch raises (or, before 2.x, warned) when CUDA cannot start: the message starts there.
 _INIT_IDS = ("torch.driver_too_old", "torch.no_driver", "torch.unknown_error", "torch.init_failed",
              "torch.unexpected_error", "torch.no_gpus", "torch.not_compiled", "cuda.insufficient_driver")
@@ -47,10 +46,11 @@ def _raised(text: str, at: int) -> bool:
 
 def _read_init(b: Builder, line: Line, hits: list[Hit], found: dict[str, Hit]) -> None:
     text = line.text
-    at = text.find(_INIT_PREFIX)
+    prefix = catalogue.torch_init_prefix()
+    at = text.find(prefix)
     init = next((h for h in hits if h.id in _INIT_IDS), None)
     if at >= 0:
-        message = strip_triggered(text[at + len(_INIT_PREFIX):])
+        message = strip_triggered(text[at + len(prefix):])
         if not b.put("torch.init_warning", message, line):
             b.add_warning(message, line)
     elif init is not None and _raised(text, init.start):

@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 import re
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from harness.schema.probe_document import CpuPeak, DeviceInfo
 
 _SYS_CPU = Path("/sys/devices/system/cpu")
 
@@ -29,11 +31,11 @@ class CpuInfo:
     flags: tuple[str, ...]
     llc_bytes: int | None
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["vector_isa"] = vector_isa(self.flags)
-        del d["flags"]
-        return d
+    def to_dict(self) -> DeviceInfo:
+        """What the probe document says of the CPU: the flags as the vector ISA they announce."""
+        return DeviceInfo(model=self.model, logical_cpus=self.logical_cpus, physical_cores=self.physical_cores,
+                          mhz=self.mhz, mhz_source=self.mhz_source, llc_bytes=self.llc_bytes,
+                          vector_isa=vector_isa(self.flags))
 
 
 def parse_cpuinfo(text: str) -> dict[str, Any]:
@@ -88,7 +90,7 @@ SP_FLOPS_PER_CYCLE = {"avx512": 64, "avx2+fma": 32, "avx": 16, "sse2": 8}
 
 
 def estimate_peak_gflops(cores: float | None, mhz: float | None, flags: tuple[str, ...],
-                         given_by: str | None = None) -> dict[str, Any] | None:
+                         given_by: str | None = None) -> CpuPeak | None:
     """cores x GHz x SP FLOPs/cycle, with its inputs; None where the processor is not known.
 
     `cores` is the CPU share the probe was given (cpushare.given_cpus), fractional under a quota;
@@ -98,16 +100,9 @@ def estimate_peak_gflops(cores: float | None, mhz: float | None, flags: tuple[st
     if not cores or not mhz or isa is None:
         return None
     per_cycle = SP_FLOPS_PER_CYCLE[isa]
-    return {
-        "gflops": round(cores * mhz / 1000.0 * per_cycle, 1),
-        "cores": cores,
-        "mhz": mhz,
-        "isa": isa,
-        "sp_flops_per_cycle": per_cycle,
-        "given_by": given_by,
-        "note": "cores x clock x FLOPs/cycle; avx512 assumes two FMA units; the clock is the one the OS "
-                "reports, so boost can exceed it",
-    }
+    return CpuPeak(round(cores * mhz / 1000.0 * per_cycle, 1), cores, mhz, isa, per_cycle, given_by,
+                   "cores x clock x FLOPs/cycle; avx512 assumes two FMA units; the clock is the one the OS "
+                   "reports, so boost can exceed it")
 
 
 def _read(path: Path) -> str | None:

@@ -13,6 +13,7 @@ from refenv import paths
 from refenv.build import baseimage, images, wheelhouse
 from refenv.errors import BuildError, LockError, RefenvError
 from refenv.model.matrix import Environment, Matrix
+from refenv.model.status import CACHED, FAILED
 
 if TYPE_CHECKING:
     from refenv.engines.docker.sdk import Engine
@@ -24,7 +25,7 @@ Progress = Callable[[str, str], None]  # (environment, message)
 @dataclass(frozen=True)
 class EnvBuild:
     environment: str
-    status: str                 # "BUILT", "CACHED", "FAILED"
+    status: str                 # BUILT, CACHED or FAILED (refenv/model/status.py)
     tag: str | None
     content_hash: str | None
     wall_s: float
@@ -88,7 +89,7 @@ def build_environment(engine: Engine, matrix: Matrix | None, env: Environment, p
         except (BuildError, LockError, RefenvError) as exc:
             log(f"FAILED: {exc}")
             tail_text = getattr(exc, "log_tail", "") or "\n".join(tail[-30:])
-            return EnvBuild(env.name, "FAILED", plan.env_tag if plan else None,
+            return EnvBuild(env.name, FAILED, plan.env_tag if plan else None,
                             plan.content_hash if plan else None, round(time.monotonic() - start, 1), log_path,
                             str(exc), tail_text, plan, lock)
         log(f"{built.status.lower()}: {built.tag}")
@@ -100,5 +101,5 @@ def given_image(engine: Engine, env: Environment, ref: str) -> EnvBuild:
     """An image to run as it is (a pulled release), found like a cached build; FAILED when it is not here."""
     labels = engine.image_labels(ref)
     if labels is None:
-        return EnvBuild(env.name, "FAILED", None, None, 0.0, None, f"image {ref} is not in the engine")
-    return EnvBuild(env.name, "CACHED", ref, labels.get("refenv.content-hash"), 0.0, None)
+        return EnvBuild(env.name, FAILED, None, None, 0.0, None, f"image {ref} is not in the engine")
+    return EnvBuild(env.name, CACHED, ref, labels.get("refenv.content-hash"), 0.0, None)

@@ -27,6 +27,7 @@ from refenv.build.context import tar_context
 from refenv.engines.labels import DEPS_BUILD, ENVIRONMENT, KIND, MANAGED
 from refenv.model.matrix import Environment
 from refenv.build.wheelhouse import Lock, requirements_text
+from refenv.model.status import BUILT, CACHED
 
 if TYPE_CHECKING:
     from refenv.engines.docker.sdk import Engine
@@ -139,7 +140,7 @@ def plan(env: Environment, base_id: str, lock: Lock, harness_hash: str, template
 
 @dataclass(frozen=True)
 class Built:
-    status: str            # "BUILT", "CACHED"
+    status: str            # BUILT or CACHED (refenv/model/status.py)
     tag: str
     wall_s: float
     log: Path | None
@@ -150,7 +151,7 @@ def ensure(engine: Engine, p: ImagePlan, base_ref: str, wheelhouse: Path, uv_bin
     """Build whatever of the plan is not in the engine yet."""
     start = time.monotonic()
     if engine.image_id(p.env_tag):
-        return Built("CACHED", p.env_tag, 0.0, None)
+        return Built(CACHED, p.env_tag, 0.0, None)
     if not engine.image_id(p.deps_tag):
         staging = paths.cache_root() / "staging" / p.environment
         staging.mkdir(parents=True, exist_ok=True)
@@ -168,4 +169,4 @@ def ensure(engine: Engine, p: ImagePlan, base_ref: str, wheelhouse: Path, uv_bin
     log(f"building {p.env_tag}")
     context = tar_context({"Dockerfile": p.dockerfile.encode(), "harness": paths.project_root() / "harness"})
     engine.build(context, p.env_tag, log)
-    return Built("BUILT", p.env_tag, round(time.monotonic() - start, 1), log_path)
+    return Built(BUILT, p.env_tag, round(time.monotonic() - start, 1), log_path)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any
 
 from harness import compat
+from harness.facts import NvmlFact
 from harness.gather import nvml
 from refenv.model.profiles import Faults, Gpu, Profile
 
@@ -19,7 +18,7 @@ def probe() -> Profile | None:
     return from_nvml(fact)
 
 
-def from_nvml(fact: Mapping[str, Any]) -> Profile | None:
+def from_nvml(fact: NvmlFact) -> Profile | None:
     """A profile of what the harness's NVML probe found (here, or on a node in `harness diagnose --json`'s
     facts.driver.nvml), or None without a working driver."""
     driver, cuda = fact.get("driver_version"), fact.get("cuda_driver_version")

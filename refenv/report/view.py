@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.schema import ERROR as SEVERITY_ERROR
-from harness.schema import WARNING as SEVERITY_WARNING
-from harness.schema import Finding
+from harness.schema import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from refenv.model.records import CellResult
 from refenv.model.rundoc import EnvironmentRecord, HostRecord, RunDocument
-from refenv.model.status import ATTENTION_ORDER, BAD, NOT_RUN, PASS, STATUSES
+from refenv.model.status import ATTENTION_ORDER, BAD, FAILED, NOT_RUN, PASS, STATUSES
 from refenv.report.formats import MISSING, fmt_seconds, text
 
 NO_FIX = ("the harness recorded no remediation: the rules and the observation disagree, so compare the expected "
@@ -111,7 +109,7 @@ def attention(doc: RunDocument) -> list[CellResult]:
 
 def build_failures(doc: RunDocument) -> list[EnvironmentRecord]:
     """Environments whose image failed to build."""
-    return [e for e in doc.environments if e.build.status.upper() == "FAILED"]
+    return [e for e in doc.environments if e.build.status.upper() == FAILED]
 
 
 def _selection(sel: dict[str, tuple[str, ...]]) -> str:

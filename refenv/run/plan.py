@@ -19,6 +19,7 @@ from refenv.model import profiles
 from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import BUILD_FAILED, NOT_RUN, Expected
+from refenv.model.status import FAILED
 from refenv.run import expect, toolkit
 from refenv.run.containers import ContainerSpec, cell_spec
 
@@ -96,7 +97,7 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
         return CellPlan(spec.id, env.name, host.name, scenario.name, expected, None, (status, reason), None, out_dir,
                         settings.timeout_s)
 
-    if build.status == "FAILED" or build.tag is None:
+    if build.status == FAILED or build.tag is None:
         return skipped(BUILD_FAILED, f"the image did not build: {build.error}")
     real_error = prepared.real_errors.get(host.name, prepared.real_error)
     if host.kind == "real" and scenario.gpu_access and real_error is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import subprocess
 import sys
 from typing import Any
@@ -21,13 +21,15 @@ from harness.memory.probe_predict import (
     state_prediction,
 )
 from harness.memory.verify import judge_case, judge_peaks, predict
+from harness.schema import encode
 
 pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
 def quick_doc() -> dict[str, Any]:
-    return run_verification(quick=True, device="cpu")
+    doc: dict[str, Any] = encode(run_verification(quick=True, device="cpu"))  # as the harness writes it
+    return doc
 
 
 def test_quick_cpu_verification_passes(quick_doc: dict[str, Any]) -> None:
@@ -68,18 +70,17 @@ def test_every_regime_leaves_its_own_mark(quick_doc: dict[str, Any]) -> None:
 def test_judge_fails_a_wrong_measurement() -> None:
     case = cases("cpu")[0]
     measured = measure_cpu(case)
-    assert judge_case(case, "cpu", measured)["status"] == "PASS"
-    off_by_one = copy.deepcopy(measured)
-    off_by_one["ledgers"]["gradients"] += 1
-    assert judge_case(case, "cpu", off_by_one)["ledgers"]["gradients"]["status"] == "FAIL"
+    assert judge_case(case, "cpu", measured).status == "PASS"
+    ledgers = measured.ledgers
+    off_by_one = dataclasses.replace(measured, ledgers={**ledgers, "gradients": ledgers["gradients"] + 1})
+    assert judge_case(case, "cpu", off_by_one).ledgers["gradients"].status == "FAIL"
     for factor, status in ((1.04, "PASS"), (1.06, "FAIL")):
-        drifted = copy.deepcopy(measured)
-        drifted["ledgers"]["activations"] = int(drifted["ledgers"]["activations"] * factor)
-        assert judge_case(case, "cpu", drifted)["ledgers"]["activations"]["status"] == status
-    renamed = copy.deepcopy(measured)
-    renamed["parameters"][0] = ("wte.weight", renamed["parameters"][0][1])
+        drifted = dataclasses.replace(measured, ledgers={**ledgers, "activations": int(ledgers["activations"] * factor)})
+        assert judge_case(case, "cpu", drifted).ledgers["activations"].status == status
+    first = measured.parameters[0]
+    renamed = dataclasses.replace(measured, parameters=(("wte.weight", first[1]), *measured.parameters[1:]))
     judged = judge_case(case, "cpu", renamed)
-    assert judged["status"] == "FAIL" and "differ from the count" in judged["detail"][0]
+    assert judged.status == "FAIL" and judged.detail is not None and "differ from the count" in judged.detail[0]
 
 
 @pytest.mark.parametrize("case", cases("cuda", quick=False), ids=lambda c: c.name)
@@ -102,7 +103,7 @@ def test_cuda_asked_for_without_a_gpu_is_a_failed_document() -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     doc = run_verification(device="cuda")
-    assert doc["status"] == "FAIL" and "is_available() is False" in doc["error"]
+    assert doc.status == "FAIL" and doc.error is not None and "is_available() is False" in doc.error
 
 
 def test_the_command_modules_do_not_import_torch() -> None:
@@ -133,11 +134,12 @@ def test_checkpointing_is_measured_with_torch_utils_checkpoint(quick_doc: dict[s
 def test_judge_fails_a_wrong_peak() -> None:
     case = cases("cpu")[0]
     measured = measure_cpu(case)
-    assert judge_case(case, "cpu", measured)["status"] == "PASS"
-    bigger = copy.deepcopy(measured)
-    bigger["phase_deltas"]["optimizer_step"]["peak_bytes"] += 4096  # one stray fp32 copy of 1024 values
+    assert judge_case(case, "cpu", measured).status == "PASS"
+    step = measured.phase_deltas["optimizer_step"]
+    bigger = dataclasses.replace(measured, phase_deltas={  # one stray fp32 copy of 1024 values
+        **measured.phase_deltas, "optimizer_step": {**step, "peak_bytes": step["peak_bytes"] + 4096}})
     judged = judge_case(case, "cpu", bigger)
-    assert judged["status"] == "FAIL" and judged["peaks"]["optimizer_step"]["status"] == "FAIL"
+    assert judged.status == "FAIL" and judged.peaks is not None and judged.peaks["optimizer_step"].status == "FAIL"
 
 
 @pytest.mark.parametrize("case", [c for c in cases("cuda") if c.regime != "adafactor"], ids=lambda c: c.name)
@@ -145,9 +147,9 @@ def test_gpu_peaks_are_judged_within_ten_percent(case: Any) -> None:
     # The GPU tier's judgement, fed the prediction itself and then 20% more (no GPU needed to judge).
     bands = phase_prediction(case, "cuda")
     exact = {name: {"peak_bytes": band[1]} for name, band in bands.items() if band is not None}
-    assert all(v["status"] == "PASS" for v in judge_peaks(case, "cuda", exact).values())
+    assert all(v.status == "PASS" for v in judge_peaks(case, "cuda", exact).values())
     off = {name: {"peak_bytes": round(v["peak_bytes"] * 1.2)} for name, v in exact.items()}
-    assert all(v["status"] == "FAIL" for v in judge_peaks(case, "cuda", off).values())
+    assert all(v.status == "FAIL" for v in judge_peaks(case, "cuda", off).values())
 
 
 def test_peft_lora_is_measured_and_matches(quick_doc: dict[str, Any]) -> None:

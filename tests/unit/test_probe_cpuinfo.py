@@ -61,8 +61,8 @@ def test_parse_cache_size(text: str, nbytes: int | None) -> None:
 def test_peak_estimate_by_isa(flags: tuple[str, ...], isa: str, per_cycle: int) -> None:
     est = cpuinfo.estimate_peak_gflops(2, 2500.0, flags)
     assert est is not None
-    assert (est["isa"], est["sp_flops_per_cycle"]) == (isa, per_cycle)
-    assert est["gflops"] == pytest.approx(2 * 2.5 * per_cycle)
+    assert (est.isa, est.sp_flops_per_cycle) == (isa, per_cycle)
+    assert est.gflops == pytest.approx(2 * 2.5 * per_cycle)
 
 
 def test_peak_unknown_without_clock_or_isa() -> None:

@@ -12,26 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from harness import compat, schema
-from harness.facts import nvml_of
-from harness.schema.envelope import DiagnoseDocument
 from refenv import readiness
-from refenv.engines import realhost
+from refenv.engines.realhost import profile_of
+from refenv.engines.seam import NodeProbe
 from refenv.model.matrix import Environment, Host, Scenario
 from refenv.model.profiles import Profile
 from refenv.run import expect
 
 GPU = Scenario("gpu", "all", (), "plain GPU access")
-
-
-@dataclass(frozen=True)
-class NodeProbe:
-    """What one node said: its diagnosis document, or why there is none."""
-
-    node: str
-    features: tuple[str, ...] = ()
-    gres: str = ""
-    document: DiagnoseDocument | None = None
-    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -44,13 +32,6 @@ class NodeReport:
     why_no_driver: str | None
     readiness: tuple[readiness.Readiness, ...]
     error: str | None = None               # the probe job itself failed
-
-
-def profile_of(document: DiagnoseDocument) -> tuple[Profile | None, str | None]:
-    """The node's driver profile from `harness diagnose --json`, or None with the reason NVML gave."""
-    fact = nvml_of(document.facts)
-    profile = realhost.from_nvml(fact)
-    return profile, None if profile else str(fact.get("init_error") or "no NVIDIA driver answers")
 
 
 def node_readiness(node: str, profile: Profile | None,

@@ -11,7 +11,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from harness.probe import cpuinfo, cpushare, specs
+from harness.gpus import specs
+from harness.probe import cpuinfo, cpushare
 from harness.schema.probe_document import CpuPeak, CpuShareInfo, DeviceInfo, ProbeEnvironment
 
 

@@ -12,8 +12,8 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from harness.gpus.specs import GpuSpec
 from harness.probe import accounting
-from harness.probe.specs import GpuSpec
 from harness.schema.probe_document import Measurement, ProbeDocument, RoofFigures, RooflineSection, Sweep, SweepPoint
 
 

@@ -1,12 +1,14 @@
-"""This machine's own GPUs, read through NVML on the host, as a profile the predictor understands."""
+"""A real host's GPUs as a profile the predictor understands: this machine's, read through NVML, or a
+cluster node's, read from the diagnosis document its probe job wrote."""
 
 from __future__ import annotations
 
 import logging
 
 from harness import compat
-from harness.facts import NvmlFact
+from harness.facts import NvmlFact, nvml_of
 from harness.gather import nvml
+from harness.schema.envelope import DiagnoseDocument
 from refenv.model.profiles import Faults, Gpu, Profile
 
 LOG = logging.getLogger(__name__)
@@ -29,3 +31,10 @@ def from_nvml(fact: NvmlFact) -> Profile | None:
                      str(d.get("uuid")), str(d.get("pci_bus_id")), int(d.get("index") or i))
                  for i, d in enumerate(fact.get("devices") or []))
     return Profile("real", "this machine's GPUs", driver, compat.int_to_cuda(cuda), gpus, Faults())
+
+
+def profile_of(document: DiagnoseDocument) -> tuple[Profile | None, str | None]:
+    """The node's driver profile from `harness diagnose --json`, or None with the reason NVML gave."""
+    fact = nvml_of(document.facts)
+    profile = from_nvml(fact)
+    return profile, None if profile else str(fact.get("init_error") or "no NVIDIA driver answers")

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from harness.schema.outcomes import ERROR, FAIL, NOT_RUN, PASS
 
 __all__ = [
-    "AGREED", "ATTENTION_ORDER", "BAD", "BUILD_FAILED", "BUILD_STATUSES", "BUILT", "CACHED", "DISAGREED", "ERROR",
-    "FAIL", "FAILED", "FAMILIES", "LOOKS", "NOT_RUN", "NO_ANSWER", "OOM_KILLED", "PASS", "SKIPPED", "STATUSES",
-    "TIMEOUT", "UNKNOWN", "Look", "family", "is_bad", "look",
+    "AGREED", "ATTENTION_ORDER", "BAD", "BUILD_FAILED", "DISAGREED", "ERROR", "FAIL", "FAMILIES", "LOOKS", "NOT_RUN",
+    "NO_ANSWER", "OOM_KILLED", "PASS", "SKIPPED", "STATUSES", "TIMEOUT", "UNKNOWN", "Look", "family", "is_bad", "look",
 ]
 
 # A cell's statuses. PASS, FAIL, ERROR and NOT_RUN are the harness's outcomes (harness/schema/outcomes.py,
@@ -26,12 +25,6 @@ BUILD_FAILED = "BUILD_FAILED"  # the environment's image could not be built
 TIMEOUT = "TIMEOUT"            # the container outlived its time limit and was killed
 OOM_KILLED = "OOM_KILLED"      # the kernel killed the container for memory
 STATUSES = (PASS, FAIL, ERROR, BUILD_FAILED, TIMEOUT, OOM_KILLED, NOT_RUN)
-
-# How an environment's image came to be (its build record's status), or NOT_RUN when the run stopped first.
-BUILT = "BUILT"                # built in this run
-CACHED = "CACHED"              # found already built (its content-addressed tag), or a pulled image found
-FAILED = "FAILED"              # the build failed: its cells are BUILD_FAILED
-BUILD_STATUSES = (BUILT, CACHED, FAILED, NOT_RUN)
 
 AGREED = "agreed"
 DISAGREED = "disagreed"

@@ -9,9 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.schema import SEVERITY_ERROR, SEVERITY_WARNING, Finding
+from refenv.model.builds import FAILED
 from refenv.model.records import CellResult
 from refenv.model.rundoc import EnvironmentRecord, HostRecord, RunDocument
-from refenv.model.status import ATTENTION_ORDER, BAD, FAILED, NOT_RUN, PASS, STATUSES
+from refenv.model.status import ATTENTION_ORDER, BAD, NOT_RUN, PASS, STATUSES
 from refenv.report.formats import MISSING, fmt_seconds, text
 
 NO_FIX = ("the harness recorded no remediation: the rules and the observation disagree, so compare the expected "

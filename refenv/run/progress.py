@@ -17,9 +17,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from refenv.build.environment import EnvBuild
+from refenv.model.builds import BUILT, CACHED, FAILED, EnvBuild
 from refenv.model.records import NOT_RUN, PASS, CellResult, MeasurementRecord
-from refenv.model.status import BUILT, CACHED, FAILED, look
+from refenv.model.status import look
 from refenv.report.formats import fmt_seconds
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from harness.probe import bands, results, roofline, specs
+from harness.gpus import specs
+from harness.probe import bands, results, roofline
 from harness.schema import encode
 from harness.schema.probe_document import DeviceInfo, Measurement, ProbeDocument, Sweep, SweepPoint
 

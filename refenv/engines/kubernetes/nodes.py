@@ -15,7 +15,7 @@ from kubernetes import client
 
 from harness.facts import DriverFacts, Facts, GpuFact, NvmlFact
 from harness.schema.envelope import DiagnoseDocument
-from refenv.fleet import NodeProbe
+from refenv.engines.seam import NodeProbe
 from refenv.model.profiles import Faults, Gpu, Profile
 
 P = "nvidia.com/"

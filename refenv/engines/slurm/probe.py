@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 from harness.schema.envelope import DiagnoseDocument
+from refenv.engines.seam import NodeProbe
 from refenv.engines.slurm import state
 from refenv.engines.slurm.client import Commands
 from refenv.errors import RefenvError
-from refenv.fleet import NodeProbe
 from refenv.model import codec
 from refenv.model.placement import SlurmPlacement
 

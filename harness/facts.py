@@ -8,7 +8,48 @@ document are judged by the same code.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
+
+
+class SimulatedStage(TypedDict, total=False):
+    """How far a process got with refenv's simulated libcuda (the stage record of images/simdriver/libcuda.c)."""
+
+    driver_version_queried: bool
+    cuinit_called: bool
+    cuinit_result: int | None
+    device_count_queried: bool
+    device_count: int | None
+    export_table_requested: bool
+    runtime_accepted: bool       # the runtime read the driver's version and went on to cuInit
+    proc_address_requests: int
+    unsupported_calls: int
+    first_unsupported_call: str | None
+
+
+class SimulatedLibrary(TypedDict, total=False):
+    """What a library of refenv's simulated driver says of itself (refenvSimulatedDriverInfo and
+    refenvSimulatedNvmlInfo in images/simdriver), or `unparsable` with what it printed."""
+
+    simulated: bool
+    library: str
+    config_path: str
+    config_found: bool
+    config_error: str | None
+    profile: str
+    driver_version: str
+    cuda_driver_version: int
+    gpu_count: int
+    visible_devices: list[int] | None   # libcuda: the ordinals CUDA_VISIBLE_DEVICES left this process
+    stage: SimulatedStage               # libcuda
+    init_calls: int                     # NVML
+    init_result: int | None             # NVML
+    device_count_queried: bool          # NVML
+    unparsable: str
+
+
+class SimulatedDriver(TypedDict, total=False):
+    libcuda: SimulatedLibrary | None
+    nvml: SimulatedLibrary | None
 
 
 class GpuFact(TypedDict, total=False):
@@ -55,7 +96,7 @@ class DriverFacts(TypedDict, total=False):
     libcuda: LibcudaFact
     nvml: NvmlFact
     nvidia_smi: SmiFact
-    simulated: dict[str, Any] | None     # what refenv's simulated driver says of itself
+    simulated: SimulatedDriver | None    # what refenv's simulated driver says of itself
 
 
 class TorchFacts(TypedDict, total=False):
@@ -72,7 +113,7 @@ class TorchFacts(TypedDict, total=False):
     init_warning: str | None       # the "CUDA initialization: ..." text, without the prefix
     init_error: str | None         # what torch.cuda.init() raised
     nvml_based_check: bool | None  # PYTORCH_NVML_BASED_CUDA_CHECK=1
-    simulated_stage: dict[str, Any] | None  # the simulated driver's stage record, read in torch's process
+    simulated_stage: SimulatedLibrary | None  # the simulated libcuda's record, read in torch's process
     warnings: list[str] | None     # other warnings torch raised (e.g. "... sm_120 is not compatible ...")
     error: str | None              # why the torch facts could not be gathered (timeout, crash)
     devices: list[GpuFact] | None

@@ -12,8 +12,9 @@ from harness.memory.budget import Budget, gpu_budget, gpu_table, judge, parse_bu
 from harness.memory.estimate import InferSetup, TrainSetup, estimate_inference, estimate_training
 from harness.memory.ladder import ladder
 from harness.memory.lora import DEFAULT_TARGETS, LoraSpec, resolve_targets
-from harness.memory.output import document, render_text
+from harness.memory.output import render_text
 from harness.memory.params import count_params
+from harness.memory.prediction import document
 from harness.memory.presets import load_config_file, preset, presets
 from harness.memory.shape import BareModel, MemoryInputError, Model, bare_model
 from harness.memory.training import REGIMES
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     except (MemoryInputError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    print(dumps_json(finite_or_null(document(est, fit, plans)), indent=2) if args.json
+    print(dumps_json(finite_or_null(encode(document(est, fit, plans))), indent=2) if args.json
           else render_text(est, fit, plans))
     if fit is None or fit.fits or (plans and plans[-1].fit.fits):
         return EXIT_OK

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from harness import compat
 from harness.catalogue import Hit, scan_text
@@ -13,6 +12,8 @@ from harness.facts import (
     GpuFact,
     LibcudaFact,
     NvmlFact,
+    SimulatedDriver,
+    SimulatedStage,
     SmiFact,
     TorchFacts,
     VisibilityFacts,
@@ -111,14 +112,14 @@ class Context:
         return list(self.torch.get("devices") or [])
 
     @property
-    def simulated(self) -> dict[str, Any] | None:
+    def simulated(self) -> SimulatedDriver | None:
         return self.driver.get("simulated")
 
     @property
-    def stage(self) -> dict[str, Any]:
+    def stage(self) -> SimulatedStage:
         """The simulated driver's stage record from torch's own process."""
         sim = self.torch.get("simulated_stage") or {}
-        return dict(sim.get("stage") or {})
+        return sim.get("stage") or {}
 
     @property
     def simulated_visible(self) -> list[int]:

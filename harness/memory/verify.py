@@ -193,30 +193,27 @@ def run_verification(quick: bool = True, device: str = "auto") -> MemoryVerifica
     if device == "cuda" and not torch.cuda.is_available():
         return _document(device, quick, started, torch=torch.__version__,
                          error="device cuda was asked for but torch.cuda.is_available() is False")
-    extra: dict[str, Any] = {"torch": torch.__version__}
+    alloc_conf = None
     if device == "cuda":
         try:
             child = _run_cuda_child(quick)
         except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
             return _document(device, quick, started, torch=torch.__version__, error=str(exc))
-        measured = child.results
-        extra.update(device_name=child.device_name, alloc_conf=child.alloc_conf)
+        measured, name, alloc_conf = child.results, child.device_name, child.alloc_conf
     else:
-        measured = _measure_cpu(quick)
-        extra["device_name"] = "cpu"
+        measured, name = _measure_cpu(quick), "cpu"
     judged = []
     for case in cases(device, quick):
         m = measured.get(case.name, StepMeasurement(error="not measured"))
         judged.append(MemoryCase(case.name, FAIL, error=m.error) if m.error is not None
                       else judge_case(case, device, m))
     status = PASS if judged and all(c.status == PASS for c in judged) else FAIL
-    if device == "cpu":
-        sections = cpu_sections(quick)
-        extra.update(sections)
-        if any(s.status != PASS for s in sections.values()):
-            status = FAIL
-    extra["not_measured"] = not_measured(device, quick)
-    return _document(device, quick, started, status=status, cases=tuple(judged), **extra)
+    sections = cpu_sections(quick) if device == "cpu" else {}
+    if any(s.status != PASS for s in sections.values()):
+        status = FAIL
+    return _document(device, quick, started, status=status, torch=torch.__version__, device_name=name,
+                     cases=tuple(judged), alloc_conf=alloc_conf, not_measured=not_measured(device, quick),
+                     **sections)
 
 
 def render_verification(doc: MemoryVerification) -> str:

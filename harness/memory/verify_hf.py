@@ -39,8 +39,7 @@ def _measure(attention: str, dtype_name: str, batch: int, seq: int) -> tuple[int
 
     torch.manual_seed(0)
     dtype = torch.bfloat16 if dtype_name == "bf16" else torch.float32
-    cfg: dict[str, Any] = {k: v for k, v in CONFIG.items() if k != "model_type"}
-    config: Any = LlamaConfig(**cfg)
+    config: Any = LlamaConfig(**{k: v for k, v in CONFIG.items() if k != "model_type"})
     config._attn_implementation = attention  # what attn_implementation= sets (PretrainedConfig)
     model: Any = LlamaForCausalLM(config)
     model = model.to(dtype)

@@ -12,7 +12,6 @@ import re
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.schema.probe_document import CpuPeak, DeviceInfo
 
@@ -38,8 +37,9 @@ class CpuInfo:
                           vector_isa=vector_isa(self.flags))
 
 
-def parse_cpuinfo(text: str) -> dict[str, Any]:
-    """Model, logical CPUs, physical cores, median MHz and flags from /proc/cpuinfo's text."""
+def parse_cpuinfo(text: str) -> CpuInfo:
+    """Model, logical CPUs, physical cores, median MHz and flags from /proc/cpuinfo's text (the clock's
+    source and the cache are read elsewhere: None here)."""
     blocks = [b for b in text.strip().split("\n\n") if b.strip()]
     procs = []
     for block in blocks:
@@ -53,13 +53,9 @@ def parse_cpuinfo(text: str) -> dict[str, Any]:
     cores = {(p.get("physical id", "0"), p["core id"]) for p in procs if "core id" in p}
     mhz = [float(p["cpu MHz"]) for p in procs if re.fullmatch(r"[\d.]+", p.get("cpu MHz", ""))]
     flags = procs[0].get("flags", procs[0].get("Features", "")).split() if procs else []
-    return {
-        "model": procs[0].get("model name") if procs else None,
-        "logical_cpus": len(procs) or None,
-        "physical_cores": len(cores) or None,
-        "mhz": statistics.median(mhz) if mhz else None,
-        "flags": tuple(flags),
-    }
+    return CpuInfo(model=procs[0].get("model name") if procs else None, logical_cpus=len(procs) or None,
+                   physical_cores=len(cores) or None, mhz=statistics.median(mhz) if mhz else None, mhz_source=None,
+                   flags=tuple(flags), llc_bytes=None)
 
 
 def parse_cache_size(text: str) -> int | None:
@@ -127,7 +123,7 @@ def read_llc_bytes(sys_cpu: Path = _SYS_CPU) -> int | None:
 def read_cpu() -> CpuInfo:
     """Gather the CPU's description from /proc and sysfs; unknowns are None."""
     parsed = parse_cpuinfo(_read(Path("/proc/cpuinfo")) or "")
-    mhz, source = parsed["mhz"], "/proc/cpuinfo cpu MHz" if parsed["mhz"] else None
+    mhz, source = parsed.mhz, "/proc/cpuinfo cpu MHz" if parsed.mhz else None
     max_khz = _read(_SYS_CPU / "cpu0" / "cpufreq" / "cpuinfo_max_freq")
     if max_khz and max_khz.strip().isdigit():
         mhz, source = int(max_khz) / 1000.0, "cpufreq cpuinfo_max_freq"
@@ -135,8 +131,8 @@ def read_cpu() -> CpuInfo:
         allowed = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         allowed = os.cpu_count() or 0
-    logical, physical = parsed["logical_cpus"], parsed["physical_cores"]
+    logical, physical = parsed.logical_cpus, parsed.physical_cores
     # A container's cpuset hides CPUs that /proc/cpuinfo still lists: count what this process may use.
     if physical and logical and allowed and allowed < logical:
         physical = max(1, allowed * physical // logical)
-    return CpuInfo(parsed["model"], allowed or logical, physical, mhz, source, parsed["flags"], read_llc_bytes())
+    return CpuInfo(parsed.model, allowed or logical, physical, mhz, source, parsed.flags, read_llc_bytes())

@@ -112,7 +112,7 @@ def _decode(hint: Any, value: object, where: str) -> Any:
     raise DecodeError(f"{where}: cannot read a value of type {hint!r}")  # a model the codec does not know
 
 
-def _typeddict(cls: type, value: object, where: str) -> dict[str, Any]:
+def _typeddict(cls: type, value: object, where: str) -> dict[str, object]:
     """A TypedDict: the keys it declares, each read by its annotation; others are left out (a newer writer)."""
     if not isinstance(value, dict):
         raise _fail(where, f"an object ({cls.__name__})", value)
@@ -182,8 +182,9 @@ class Record:
     """A record that callers write and read by itself: `record.to_dict()` and `Cls.from_dict(data)`, both
     this codec's (the codec itself reads only a class's own from_dict/to_dict, never these inherited ones)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return cast("dict[str, Any]", encode(self))
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = encode(self)
+        return data
 
     @classmethod
     def from_dict(cls: type[R], data: object) -> R:

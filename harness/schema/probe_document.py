@@ -125,13 +125,12 @@ class Measurement:
     def median(self) -> Optional[float]:
         return self.figures.median if self.figures else None
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "title": self.title, "status": self.status, "reason": self.reason}
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"id": self.id, "title": self.title, "status": self.status, "reason": self.reason}
         if self.figures is not None:
-            f = self.figures
-            names = f.names()
-            out["unit"] = f.unit_label
-            out.update({names.get(k, k): v for k, v in encode(f).items() if k != "unit"})
+            names = self.figures.names()
+            out["unit"] = self.figures.unit_label
+            out.update({names.get(k, k): v for k, v in encode(self.figures).items() if k != "unit"})
         return out
 
     @classmethod

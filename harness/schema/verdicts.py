@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Dict, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, Union
 
 from harness.schema.jsondata import Record, optional_key
 
@@ -101,7 +101,7 @@ class Diagnosis(Record):
     # From a pasted report (`diagnose --from`): the classifier's own verdict over the facts, and how the
     # report's answer weighed them (written by harness/intake/assess.py).
     classifier_verdict: Optional[str] = optional_key()
-    assessment: Optional[Dict[str, Any]] = optional_key()
+    assessment: Optional[Dict[str, Union[str, List[str]]]] = optional_key()
 
     @property
     def failing(self) -> tuple[Finding, ...]:

@@ -9,16 +9,6 @@ from harness.schema.envelope import ErrorRecord
 MISSING = "—"
 
 
-def as_dict(value: Any) -> dict[str, Any]:
-    """`value` if it is a dict, else an empty one."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """`value` if it is a list, else an empty one."""
-    return value if isinstance(value, list) else []
-
-
 def text(value: Any) -> str:
     """A value as display text; None and empty strings read "—", booleans "yes"/"no"."""
     if value is None or (isinstance(value, (str, list, tuple, dict)) and not value):

@@ -35,16 +35,16 @@ flags		: fpu sse2 avx avx2 fma avx512f
 
 def test_parse_cpuinfo_counts_hyperthreads_once() -> None:
     parsed = cpuinfo.parse_cpuinfo(CPUINFO)
-    assert parsed["model"] == "Intel(R) Xeon(R) Platinum 8480+"
-    assert parsed["logical_cpus"] == 3
-    assert parsed["physical_cores"] == 2
-    assert parsed["mhz"] == 2100.0
-    assert "avx512f" in parsed["flags"]
+    assert parsed.model == "Intel(R) Xeon(R) Platinum 8480+"
+    assert parsed.logical_cpus == 3
+    assert parsed.physical_cores == 2
+    assert parsed.mhz == 2100.0
+    assert "avx512f" in parsed.flags
 
 
 def test_parse_empty_cpuinfo_is_all_unknown() -> None:
     parsed = cpuinfo.parse_cpuinfo("")
-    assert parsed == {"model": None, "logical_cpus": None, "physical_cores": None, "mhz": None, "flags": ()}
+    assert parsed == cpuinfo.CpuInfo(None, None, None, None, None, (), None)
 
 
 @pytest.mark.parametrize(("text", "nbytes"), [("32768K", 32 * 2**20), ("1M", 2**20), ("512", 512), ("x", None)])

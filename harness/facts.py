@@ -183,3 +183,15 @@ def torch_of(facts: Facts | None) -> TorchFacts:
 
 def visibility_of(facts: Facts | None) -> VisibilityFacts:
     return (facts or {}).get("visibility") or {}
+
+
+def devices_of(section: NvmlFact | TorchFacts) -> list[GpuFact]:
+    """The GPUs NVML (or torch) listed; none when it listed none or could not tell."""
+    return list(section.get("devices") or ())
+
+
+def torch_texts(facts: Facts | None) -> str:
+    """Everything torch said, one message a line: its init warning, what init raised, its other warnings."""
+    t = torch_of(facts)
+    parts = [t.get("init_warning") or "", t.get("init_error") or "", *(t.get("warnings") or ())]
+    return "\n".join(p for p in parts if p)

@@ -23,6 +23,7 @@ from harness.facts import (
     nvml_of,
     smi_of,
     torch_of,
+    torch_texts,
     visibility_of,
 )
 
@@ -66,9 +67,7 @@ class Context:
     @property
     def torch_texts(self) -> str:
         """Everything torch said: the init warning, the init error, other warnings."""
-        t = self.torch
-        parts = [t.get("init_warning") or "", t.get("init_error") or "", *(t.get("warnings") or [])]
-        return "\n".join(p for p in parts if p)
+        return torch_texts(self.facts)
 
     @property
     def torch_hits(self) -> list[Hit]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from harness import compat
-from harness.facts import NvmlFact, nvml_of
+from harness.facts import NvmlFact, devices_of, nvml_of
 from harness.gather import nvml
 from harness.schema.envelope import DiagnoseDocument
 from refenv.model.profiles import Faults, Gpu, Profile
@@ -29,7 +29,7 @@ def from_nvml(fact: NvmlFact) -> Profile | None:
         return None
     gpus = tuple(Gpu(str(d.get("name")), int(d.get("memory_total_bytes") or 0), str(d.get("compute_capability")), 0,
                      str(d.get("uuid")), str(d.get("pci_bus_id")), int(d.get("index") or i))
-                 for i, d in enumerate(fact.get("devices") or []))
+                 for i, d in enumerate(devices_of(fact)))
     return Profile("real", "this machine's GPUs", driver, compat.int_to_cuda(cuda), gpus, Faults())
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from harness import catalogue, compat
 from harness.classify import classify
-from harness.facts import Facts, host_of, libcuda_of, nvml_of, torch_of, visibility_of
+from harness.facts import Facts, devices_of, host_of, libcuda_of, nvml_of, torch_of, torch_texts, visibility_of
 from harness.intake import ParsedReport
 from harness.intake.hints import ENV_FACTS
 from refenv.model import faults as named
@@ -114,8 +114,7 @@ def _driver(facts: Facts, details: dict[str, str], os_name: str, evidence: list[
 
 
 def _gpus(facts: Facts) -> tuple[GpuGuess, ...]:
-    devices = nvml_of(facts).get("devices") or []
-    seen = torch_of(facts).get("devices") or []
+    devices, seen = devices_of(nvml_of(facts)), devices_of(torch_of(facts))
     capability = {d.get("name"): d.get("compute_capability") for d in seen if d.get("compute_capability")}
     rows = devices or seen
     return tuple(GpuGuess(str(d.get("name")), d.get("compute_capability") or capability.get(d.get("name")),
@@ -162,8 +161,7 @@ def infer(report: ParsedReport) -> Inferred:
     os_name = host.get("os") or "Linux"
     if not host.get("os"):
         evidence.append("the report does not name its operating system: Linux assumed")
-    said = (torch.get("init_warning"), torch.get("init_error"), *(torch.get("warnings") or []))
-    texts = "\n".join(str(t) for t in said if t)
+    texts = torch_texts(facts)
     faults = faults_from(facts, texts, evidence)
     driver, dcv = _driver(facts, report.details, os_name, evidence)
     vis = visibility_of(facts)

@@ -38,7 +38,7 @@ from harness.schema.memory_document import (
     PeakCheck,
     StepMeasurement,
 )
-from harness.schema.outcomes import FAIL, PASS, SKIP
+from harness.schema.outcomes import ERROR, FAIL, PASS, SKIP, worst
 
 ACTIVATION_TOLERANCE = 0.05
 # A phase's high point: on the CPU every allocation is seen, so within 2% (the optimizer step exactly, up to
@@ -122,9 +122,10 @@ def judge_peaks(case: ProbeCase, device: str, deltas: Mapping[str, Mapping[str, 
 
 
 def _document(device: str, quick: bool, started: float, **extra: Any) -> MemoryVerification:
+    """The document; one that stops with an `error` before any case is measured is ERROR (no answer)."""
     return MemoryVerification(device=device, quick=quick, activation_tolerance=ACTIVATION_TOLERANCE,
                               activation_model=ACTIVATION_MODEL, wall_s=round(time.monotonic() - started, 3),
-                              **extra)
+                              **{"status": ERROR, **extra})
 
 
 def _run_cuda_child(quick: bool) -> CudaMeasurements:
@@ -205,12 +206,12 @@ def run_verification(quick: bool = True, device: str = "auto") -> MemoryVerifica
     judged = []
     for case in cases(device, quick):
         m = measured.get(case.name, StepMeasurement(error="not measured"))
-        judged.append(MemoryCase(case.name, FAIL, error=m.error) if m.error is not None
+        # A case that could not be measured gave no answer (ERROR): only a measured number outside its band is
+        # a disagreement (FAIL).
+        judged.append(MemoryCase(case.name, ERROR, error=m.error) if m.error is not None
                       else judge_case(case, device, m))
-    status = PASS if judged and all(c.status == PASS for c in judged) else FAIL
     sections = cpu_sections(quick) if device == "cpu" else {}
-    if any(s.status != PASS for s in sections.values()):
-        status = FAIL
+    status = worst([c.status for c in judged] + [s.status for s in sections.values()]) if judged else ERROR
     return _document(device, quick, started, status=status, torch=torch.__version__, device_name=name,
                      cases=tuple(judged), alloc_conf=alloc_conf, not_measured=not_measured(device, quick),
                      **sections)

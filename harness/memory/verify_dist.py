@@ -24,7 +24,7 @@ from harness.memory.estimate import TrainSetup, estimate_training
 from harness.memory.params import count_params, layer_tensors, param_tensors
 from harness.schema.jsondata import decode, encode
 from harness.schema.memory_document import RankCounts, ShardingSection, SizeCheck
-from harness.schema.outcomes import FAIL, PASS
+from harness.schema.outcomes import ERROR, FAIL, PASS
 
 WORLD = 2
 SIZE = "small-llama"
@@ -201,7 +201,7 @@ def run_sharding_verification() -> ShardingSection:
     try:
         ranks = _run_ranks()
     except (RuntimeError, OSError, ValueError) as exc:
-        return ShardingSection(FAIL, str(exc), not_measured=NOT_MEASURED)
+        return ShardingSection(ERROR, str(exc), not_measured=NOT_MEASURED)  # no answer, not a disagreement
     checks = judge_sharding(ranks)
     return ShardingSection(PASS if checks and all(c.status == PASS for c in checks) else FAIL, None,
                            world_size=WORLD, model=SIZE, params=count_params(CPU_SIZES[SIZE][0]).total,

@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from harness import catalogue
 from harness.facts import torch_of
-from harness.schema import OK
+from harness.schema import OK, worst
 from harness.schema.envelope import CellDocument, Envelope, Failed, MemorySection, ProbesSection
 from refenv.model import codec
 from refenv.model.records import ERROR, FAIL, OOM_KILLED, PASS, TIMEOUT, CellResult, Expected, JobRecord, Observed
@@ -44,26 +44,40 @@ def observed_of(doc: CellDocument) -> Observed | None:
     )
 
 
-def memory_failure(memory: MemorySection | None) -> str | None:
+# What a measured section says against the record: (FAIL, why) when a measured figure is outside its band, (ERROR,
+# why) when the section could not give an answer; None when it holds.
+Problem = tuple[str, str]
+
+
+def memory_problem(memory: MemorySection | None) -> Problem | None:
     if memory is None:
         return None
     if isinstance(memory, Failed):
-        return f"memory verification could not run: {memory.error.message}"
+        return ERROR, f"memory verification could not run: {memory.error.message}"
     if memory.error and not memory.cases:
-        return f"memory verification could not run: {memory.error}"
+        return ERROR, f"memory verification could not run: {memory.error}"
     if memory.status == FAIL:
         bad = [c.name for c in memory.cases if c.status == FAIL]
-        return f"memory prediction disagrees with measurement ({', '.join(bad) or 'see the cell'})"
+        return FAIL, f"memory prediction disagrees with measurement ({', '.join(bad) or 'see the cell'})"
+    if memory.status == ERROR:
+        lost = [c.name for c in memory.cases if c.status == ERROR]
+        lost += [name for name, section in memory.sections() if section.status == ERROR]
+        return ERROR, f"memory verification could not measure {', '.join(lost) or 'its cases'}"
     return None
 
 
-def probe_failure(probes: ProbesSection | None, on_gpu: bool) -> str | None:
+def probe_problem(probes: ProbesSection | None, on_gpu: bool) -> Problem | None:
     """On a real GPU the probes must hold their bands; CPU figures are reported, not judged."""
     if probes is None or not on_gpu or isinstance(probes, Failed):
         return None
     if probes.gpu is not None and probes.gpu.status == FAIL:
-        return "GPU probes fell below their bands"
+        return FAIL, "GPU probes fell below their bands"
     return None
+
+
+def status_of(problems: list[Problem]) -> str:
+    """FAIL when any answer disagrees, else ERROR when any gave none, else PASS."""
+    return worst([PASS, *(status for status, _ in problems)])
 
 
 R = TypeVar("R", bound=JobRecord)
@@ -107,16 +121,14 @@ def judge_cell(base: CellResult, expected: Expected, answer: Answer, exit_code: 
     if observed is None:
         why = doc.error.message if doc.error else "no diagnosis"
         return replace(cell, status=ERROR, reason=f"the harness failed: {why}")
-    problems = []
+    problems: list[Problem] = []
     if observed.verdict != expected.verdict:
-        problems.append(f"expected {expected.verdict}, observed {observed.verdict}")
+        problems.append((FAIL, f"expected {expected.verdict}, observed {observed.verdict}"))
     if expected.torch_text and expected.torch_text not in (observed.torch_message or ""):
-        problems.append(f"torch's message lacks {expected.torch_text!r}")
+        problems.append((FAIL, f"torch's message lacks {expected.torch_text!r}"))
     on_gpu = observed.verdict == OK and not observed.simulated and observed.is_available is True
-    for extra in (memory_failure(cell.memory), probe_failure(cell.probes, on_gpu)):
-        if extra:
-            problems.append(extra)
-    status = FAIL if problems else PASS
-    reason = "; ".join(problems) if problems else (
+    problems += [p for p in (memory_problem(cell.memory), probe_problem(cell.probes, on_gpu)) if p]
+    status = status_of(problems)
+    reason = "; ".join(why for _, why in problems) if problems else (
         f"{observed.verdict} as expected" + (" (simulated)" if observed.simulated else ""))
     return replace(cell, status=status, reason=reason, observed=observed, log_tail=tail if status != PASS else None)

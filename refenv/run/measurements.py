@@ -24,10 +24,10 @@ from refenv.errors import NoGpuRuntime
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Environment, Host, RunSettings
 from refenv.model.records import CPU, CUDA, MeasurementRecord
-from refenv.model.status import BUILD_FAILED, ERROR, FAIL, NOT_RUN, PASS
+from refenv.model.status import BUILD_FAILED, ERROR, NOT_RUN, PASS
 from refenv.run import executor
 from refenv.run.containers import ContainerSpec, measure_spec
-from refenv.run.judge import Answer, log_tail, memory_failure, no_answer, probe_failure, read_answer
+from refenv.run.judge import Answer, log_tail, memory_problem, no_answer, probe_problem, read_answer, status_of
 from refenv.run.plan import cache_key
 
 
@@ -104,10 +104,10 @@ def judge_measurement(record: MeasurementRecord, answer: Answer, exit_code: int 
     record = replace(record, probes=doc.probes, memory=doc.memory, waived=doc.waived)
     if doc.error is not None:
         return replace(record, status=ERROR, reason=f"the harness failed: {doc.error.message}", log_tail=tail)
-    problems = [p for p in (memory_failure(record.memory),
-                            probe_failure(record.probes, record.device == CUDA and record.waived is None)) if p]
+    problems = [p for p in (memory_problem(record.memory),
+                            probe_problem(record.probes, record.device == CUDA and record.waived is None)) if p]
     if problems:
-        return replace(record, status=FAIL, reason="; ".join(problems), log_tail=tail)
+        return replace(record, status=status_of(problems), reason="; ".join(why for _, why in problems), log_tail=tail)
     what = "waived: " + record.waived if record.waived else "as predicted" if record.memory else "measured"
     return replace(record, status=PASS, reason=what)
 

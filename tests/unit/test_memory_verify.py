@@ -22,6 +22,7 @@ from harness.memory.probe_predict import (
 )
 from harness.memory.verify import judge_case, judge_peaks, predict
 from harness.schema import encode
+from harness.schema.memory_document import StepMeasurement
 
 pytest.importorskip("torch")
 
@@ -97,13 +98,24 @@ def test_gpu_prediction_is_the_ledger_arithmetic_plus_block_rounding(case: Any) 
     assert set(bounds) == set(LEDGERS)
 
 
-def test_cuda_asked_for_without_a_gpu_is_a_failed_document() -> None:
+def test_cuda_asked_for_without_a_gpu_is_a_document_with_no_answer() -> None:
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     doc = run_verification(device="cuda")
-    assert doc.status == "FAIL" and doc.error is not None and "is_available() is False" in doc.error
+    assert doc.status == "ERROR" and doc.error is not None and "is_available() is False" in doc.error
+
+
+def test_a_case_that_could_not_be_measured_is_an_error_not_a_disagreement(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.memory import verify
+
+    lost = {c.name: StepMeasurement(error="RuntimeError: boom") for c in cases("cpu")}
+    monkeypatch.setattr(verify, "_measure_cpu", lambda quick: lost)
+    monkeypatch.setattr(verify, "cpu_sections", lambda quick: {})
+    doc = verify.run_verification(quick=True, device="cpu")
+    assert doc.status == "ERROR" and {c.status for c in doc.cases} == {"ERROR"}
+    assert all(c.error == "RuntimeError: boom" for c in doc.cases)
 
 
 def test_the_command_modules_do_not_import_torch() -> None:

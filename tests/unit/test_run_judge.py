@@ -101,7 +101,16 @@ def test_a_failed_memory_check_fails_the_cell() -> None:
     assert result.status == FAIL and result.reason.endswith("(tiny-adam)")
     broken = judge(BASE, expected(OK), cell_doc(healthy(), memory={"error": {"message": "no torch"}}), 0, False,
                    False, "")
-    assert broken.status == FAIL and "no torch" in broken.reason
+    assert broken.status == ERROR and "could not run" in broken.reason and "no torch" in broken.reason
+
+
+def test_a_memory_case_that_could_not_be_measured_is_no_answer_and_a_disagreement_outranks_it() -> None:
+    lost = {"status": "ERROR", "cases": [{"name": "tiny-adam", "status": "ERROR", "error": "RuntimeError: boom"},
+                                         {"name": "x", "status": "PASS"}]}
+    result = judge(BASE, expected(OK), cell_doc(healthy(), memory=lost), 0, False, False, "")
+    assert result.status == ERROR and result.reason == "memory verification could not measure tiny-adam"
+    both = judge(BASE, expected(DRIVER_TOO_OLD), cell_doc(healthy(), memory=lost), 0, False, False, "")
+    assert both.status == FAIL and both.reason.startswith(f"expected {DRIVER_TOO_OLD}, observed {OK}; memory")
 
 
 def test_gpu_probe_bands_are_judged_only_on_a_real_gpu() -> None:

@@ -185,3 +185,19 @@ def test_the_cli_prints_the_model_verify_measures(name: str, regime: str) -> Non
                        attention="eager" if case.attention == "eager" else "flash")
     printed = estimate_training(case.cfg, setup).ledgers.activations
     assert printed == training_activations(case.cfg, activation_setup(case, "cuda")).total
+
+
+def test_the_gpu_childs_report_reads_back_as_it_was_written() -> None:
+    # The CUDA cases are measured in a child process that prints JSON (verify.child_main); the parent reads it
+    # through the codec. A step measured on the CPU stands in for the GPU's: the same record either way.
+    import json
+
+    from harness.schema import decode
+    from harness.schema.memory_document import CudaMeasurements
+
+    case = cases("cpu")[0]
+    step = dataclasses.replace(measure_cpu(case), peak_bytes=123, phases={"after_forward": {"peak_bytes": 9}})
+    report = CudaMeasurements("2.x", "NVIDIA H200", "expandable_segments:True",
+                              {case.name: step, "lost": StepMeasurement(error="RuntimeError: boom")})
+    back = decode(CudaMeasurements, json.loads(json.dumps(encode(report))))
+    assert back == report and back.results[case.name].parameters == step.parameters

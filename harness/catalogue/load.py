@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness import datafiles
 from harness.catalogue.entries import CODE_APIS, LAYERS, REMEDY_KINDS, Code, Entry, Pattern, Text
 from harness.schema import VERDICTS, Remedy
 
@@ -128,7 +129,7 @@ def validate_prefix(data: Any) -> str:
 
 @lru_cache(maxsize=1)
 def _data() -> Any:
-    return json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    return json.loads(datafiles.read(DATA_FILE.name))
 
 
 @lru_cache(maxsize=1)

@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness import datafiles
 from harness.schema.probe_document import SpecMatchInfo
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "gpu_specs.json"
@@ -193,7 +194,7 @@ def validate_lines(raw: dict[str, Any]) -> tuple[ProductLine, ...]:
 
 @lru_cache(maxsize=1)
 def _raw() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(datafiles.read(DATA_FILE.name))
     return data
 
 

@@ -73,10 +73,10 @@ def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environmen
             tail_text = getattr(exc, "log_tail", "") or "\n".join(tail[-30:])
             return EnvBuild(env.name, FAILED, plan.env_tag if plan else None,
                             plan.content_hash if plan else None, round(time.monotonic() - start, 1), log_path,
-                            str(exc), tail_text)
+                            str(exc), tail_text, lock.sha256 if lock else None)
         log(f"{built.status.lower()}: {built.tag}")
     return EnvBuild(env.name, built.status, built.tag, plan.content_hash, round(time.monotonic() - start, 1),
-                    log_path, None, None)
+                    log_path, None, None, lock.sha256)
 
 
 def given_image(engine: ImageStore, env: Environment, ref: str) -> EnvBuild:

@@ -454,7 +454,7 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
         print(f"manifest: {outcome.manifest}")
     if not outcome.ok:
         raise Exit(f"{len(outcome.refused)} refused, {len(outcome.failed)} failed, "
-                   f"{sum(not p.pull_check.get('ok', True) for p in outcome.published)} pull-back check(s) failed",
+                   f"{sum(not p.pull_check.held for p in outcome.published)} pull-back check(s) failed",
                    code=1)
 
 

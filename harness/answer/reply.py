@@ -9,9 +9,9 @@ before (then its comment follows the text). Labels name a verdict only where the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from harness.answer.comment import states_verdict
+from harness.answer.github import IssueComment
 from harness.facts import torch_of
 from harness.schema import FAILING
 from harness.schema.envelope import DiagnoseDocument
@@ -47,7 +47,7 @@ def label_for(verdict: str, prefix: str) -> str:
     return prefix + verdict.lower().replace("_", "-")
 
 
-def own_comment(comments: list[dict[str, Any]], login: str) -> dict[str, Any] | None:
+def own_comment(comments: list[IssueComment], login: str) -> IssueComment | None:
     """The bot's earlier comment: the oldest that opens with the marker and was written by `login`."""
     for c in comments:
         body, user = c.get("body"), c.get("user") or {}
@@ -66,7 +66,7 @@ def labels(doc: DiagnoseDocument, current: tuple[str, ...], prefix: str) -> tupl
     return add, remove
 
 
-def plan(doc: DiagnoseDocument | None, body: str, comments: list[dict[str, Any]] | None, login: str,
+def plan(doc: DiagnoseDocument | None, body: str, comments: list[IssueComment] | None, login: str,
          current_labels: tuple[str, ...] = (), label_prefix: str = "") -> Plan:
     """The plan for this event: `body` is the comment rendered for `doc`; `comments` the issue's comments
     (None when they were not fetched: a text without a fact needs no look)."""

@@ -158,6 +158,19 @@ def _read_other(b: Builder, line: Line, found: dict[str, Hit]) -> None:
     if no_runtime:
         b.note(f"line {line.number}: docker has no NVIDIA runtime on that host ('{no_runtime.text}'): install the "
                "NVIDIA container toolkit")
+    for key in ("cdi.unresolvable", "cdi.missing_host_device", "docker.no_cdi"):
+        refused = found.get(key)
+        if refused:
+            b.note(f"line {line.number}: the engine refused the container's CDI devices ('{refused.text}'): "
+                   f"{refused.entry.meaning}")
+            b.clue("gpu_refused", line)
+    denied = found.get("toolkit.device_cgroup_denied")
+    if denied:
+        # The toolkit's notice (#48): after daemon-reload the nodes stay but the device cgroup denies them.
+        if b.put("driver.dev_access", {"/dev/nvidiactl": "EPERM: Operation not permitted"}, line):
+            b.put("driver.dev_nodes", ["/dev/nvidiactl"], line)
+            b.put("visibility.in_container", True, line)
+        b.note(f"line {line.number}: '{denied.text}': {denied.entry.meaning}")
     req = found.get("toolkit.requirement")
     if req:
         b.note(f"line {line.number}: the image requires {req.params['condition']} and the host driver does not "

@@ -18,7 +18,8 @@ from harness.intake.parsed import Line
 from harness.intake.spelling import respell_lines
 
 # A numbered listing: '12 | x', '12: x', '  12  x' (an editor's or a pager's line numbers).
-_NUMBER_RE = re.compile(r"^\s{0,4}(?P<n>\d{1,5})(?:\s{0,2}[|:\u2502]\s?|\s{2,})(?=\S)")
+# A numbered line may be empty ('  4 |'): a listing's blank line keeps its gutter.
+_NUMBER_RE = re.compile(r"^\s{0,4}(?P<n>\d{1,5})(?:\s{0,2}[|:\u2502](?:\s?(?=\S)|\s*$)|\s{2,}(?=\S))")
 _RUN = 3  # consecutive numbers before a listing is believed
 # What a line that starts a new record looks like: it is never the tail of a wrapped line.
 _RECORD_RE = re.compile(

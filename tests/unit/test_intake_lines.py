@@ -9,7 +9,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.intake import ReportError
@@ -85,6 +85,8 @@ REPORTS = st.lists(st.sampled_from(SHORT + PROSE), min_size=1, max_size=12).flat
 
 @settings(max_examples=40, deadline=None)
 @given(REPORTS, st.one_of(st.sampled_from(sorted(REWRITES)), st.integers(min_value=45, max_value=110)))
+# A listing whose blank lines keep their gutter ('  1 |'): once read as a run of unnumbered lines joined.
+@example(["", LONG[0], LONG[0], ""], "numbered")
 def test_every_fact_keeps_its_value_and_names_the_line_it_came_from(lines: list[str], how: str | int) -> None:
     try:
         before = read_lines(normalise("\n".join(lines)))

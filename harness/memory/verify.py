@@ -39,7 +39,17 @@ ACTIVATION_MODEL = (
     "checkpointing), set up as the probe runs"
 )
 CHILD_TIMEOUT_S = 600
-PASS, FAIL, NOT_MEASURED = "PASS", "FAIL", "NOT MEASURED"
+PASS, FAIL, ERROR, NOT_MEASURED = "PASS", "FAIL", "ERROR", "NOT MEASURED"
+
+
+def overall(statuses: list[str]) -> str:
+    """FAIL when a measured number fell outside its band; else ERROR when something could not be measured (its
+    exception is kept beside it); else PASS. Nothing measured at all is an ERROR, never a pass."""
+    if FAIL in statuses:
+        return FAIL
+    if ERROR in statuses or not statuses:
+        return ERROR
+    return PASS
 
 
 def predict(case: ProbeCase, device: str) -> dict[str, tuple[int, int]]:
@@ -122,6 +132,8 @@ def _document(device: str, quick: bool, started: float, **extra: Any) -> dict[st
                            "activation_tolerance": ACTIVATION_TOLERANCE, "activation_model": ACTIVATION_MODEL,
                            "cases": []}
     doc.update(extra)
+    if doc["error"] and "status" not in extra:
+        doc["status"] = ERROR  # the verification could not run: no number was measured, none disagreed
     doc["wall_s"] = round(time.monotonic() - started, 3)
     return doc
 
@@ -201,14 +213,14 @@ def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]
     for case in cases(device, quick):
         m = measured.get(case.name, {"error": "not measured"})
         if "error" in m:
-            judged.append({"name": case.name, "status": FAIL, "error": m["error"], "ledgers": {}})
+            judged.append({"name": case.name, "status": ERROR, "error": m["error"], "ledgers": {}})
         else:
             judged.append(judge_case(case, device, m))
-    status = PASS if judged and all(c["status"] == PASS for c in judged) else FAIL
+    statuses = [c["status"] for c in judged]
     if device == "cpu":
         extra.update(cpu_sections(quick))
-        if any(extra[k]["status"] != PASS for k in ("kv_cache", "transformers", "sharding") if k in extra):
-            status = FAIL
+        statuses += [extra[k]["status"] for k in ("kv_cache", "transformers", "sharding") if k in extra]
+    status = overall(statuses)
     extra["not_measured"] = not_measured(device, quick)
     return _document(device, quick, started, status=status, cases=judged, **extra)
 

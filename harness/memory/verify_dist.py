@@ -27,7 +27,7 @@ WORLD = 2
 SIZE = "small-llama"
 MODES = ("ddp", "zero1", "fsdp-full", "fsdp-grad-op")
 TIMEOUT_S = 240
-PASS, FAIL = "PASS", "FAIL"
+PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
 # What torch cannot show here, and why (`memory --verify --full` names them).
 NOT_MEASURED = {
     "zero2": "torch has no ZeRO-2 apart from FSDP SHARD_GRAD_OP (measured as fsdp-grad-op)",
@@ -194,7 +194,7 @@ def run_sharding_verification() -> dict[str, Any]:
     try:
         ranks = _run_ranks()
     except (RuntimeError, OSError, ValueError) as exc:
-        return {"status": FAIL, "error": str(exc), "checks": [], "not_measured": NOT_MEASURED}
+        return {"status": ERROR, "error": str(exc), "checks": [], "not_measured": NOT_MEASURED}
     checks = judge_sharding(ranks)
     return {"status": PASS if checks and all(c["status"] == PASS for c in checks) else FAIL, "error": None,
             "world_size": WORLD, "model": SIZE, "params": count_params(CPU_SIZES[SIZE][0]).total,

@@ -28,6 +28,7 @@ from pathlib import Path
 from refenv import paths
 from refenv.build import buildroot, elfneeds
 from refenv.build.buildroot import BuildRoot, BuildRootUnavailable
+from refenv.model import suites
 from refenv.model.matrix import Bootstrap
 
 LOGGER = logging.getLogger(__name__)
@@ -153,7 +154,13 @@ def oldest_toolchain(mirror: str = Bootstrap.mirror) -> Toolchain:
         LOGGER.warning("compiling the simulated driver with this machine's compiler, so it needs this machine's "
                        "glibc: no Debian build root here (%s)", exc)
         return host_toolchain()
-    return Toolchain("cc", f"buildroot {root.suite} {root.digest}", f"Debian {root.suite} (glibc {root.glibc})", root)
+    return Toolchain("cc", buildroot_identity(mirror), f"Debian {root.suite} (glibc {root.glibc})", root)
+
+
+def buildroot_identity(mirror: str = Bootstrap.mirror) -> str:
+    """What the cache key holds of the build root: its suite and recipe (known before it is made)."""
+    suite = suites.oldest_suite()
+    return f"buildroot {suite} {buildroot.recipe_digest(Bootstrap(suite, mirror, buildroot.PACKAGES))}"
 
 
 def source_files(source_dir: Path = SOURCE_DIR) -> tuple[Path, ...]:
@@ -198,10 +205,15 @@ def build(cache_root: Path | None = None, source_dir: Path = SOURCE_DIR, toolcha
 
     `toolchain` defaults to the oldest suite's build root (made once, from `mirror`), else this machine's compiler.
     """
-    chosen = toolchain or oldest_toolchain(mirror)
     files = source_files(source_dir)
-    key = digest(files, chosen.identity, platform.machine())
     root_dir = cache_root or default_cache_root()
+    if toolchain is None:
+        # A driver already built in the build root needs no build root: look before making one.
+        key = digest(files, buildroot_identity(mirror), platform.machine())
+        if _complete(root_dir / key):
+            return _driver(root_dir / key, key)
+    chosen = toolchain or oldest_toolchain(mirror)
+    key = digest(files, chosen.identity, platform.machine())
     final = root_dir / key
     if _complete(final):
         return _driver(final, key)

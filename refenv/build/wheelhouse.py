@@ -23,6 +23,7 @@ from typing import Any
 from harness import compat
 from harness.inputs import InputError
 from refenv.model import accepts
+from refenv.build import crossresolve
 from refenv.errors import LockError
 from refenv.model import suites
 from refenv.model.matrix import Environment
@@ -196,10 +197,23 @@ def download_args(env: Environment) -> list[str]:
     return [*args, "--", *requirements]
 
 
+def cross_python(python: str) -> bool:
+    """Whether `python` is not the interpreter refenv runs on: pip would then judge markers wrongly."""
+    return python != f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
 def resolve(env: Environment, wheelhouse: Path, log: Any = None) -> Lock:
-    """Resolve the environment's requirements on the host and pin what pip chose."""
+    """Resolve the environment's requirements on the host and pin what pip chose (for another Python than
+    this one, what uv resolves for it: refenv.build.crossresolve)."""
     inputs = inputs_of(env)
     args = download_args(env)
+    if cross_python(env.python):
+        from refenv.build.environment import uv_binary
+
+        split = args.index("--")
+        pinned = crossresolve.pins(str(uv_binary()), args[split + 1:], env.python, glibc_of(env),
+                                   inputs["extra_index_url"], log)
+        args = [*args[:split], "--no-deps", "--", *pinned]
     wheelhouse.mkdir(parents=True, exist_ok=True)
     cache = HashCache(wheelhouse)
     with tempfile.TemporaryDirectory(dir=wheelhouse, prefix=".resolve-") as tmp:

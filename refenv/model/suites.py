@@ -13,12 +13,12 @@ SUITE_GLIBC = {"bullseye": "2.31", "bookworm": "2.36", "trixie": "2.41"}
 DEFAULT_GLIBC = SUITE_GLIBC["bookworm"]
 
 
-def glibc_key(version: str) -> tuple[int, int]:
-    """"2.31" as (2, 31), for comparing; ValueError for anything else."""
-    major, _, minor = version.strip().partition(".")
-    if not (major.isascii() and major.isdigit() and minor.isascii() and minor.isdigit()):
+def glibc_key(version: str) -> tuple[int, ...]:
+    """"2.31" as (2, 31) and "2.2.5" as (2, 2, 5), for comparing; ValueError for anything else."""
+    parts = version.strip().split(".")
+    if not 2 <= len(parts) <= 3 or not all(p.isascii() and p.isdigit() and len(p) <= 4 for p in parts):
         raise ValueError(f"not a glibc version: {version!r} (expected MAJOR.MINOR, e.g. 2.31)")
-    return int(major), int(minor)
+    return tuple(int(p) for p in parts)
 
 
 def oldest_suite() -> str:

@@ -33,16 +33,38 @@ def observed_of(doc: dict[str, Any]) -> Observed | None:
     )
 
 
-def memory_failure(memory: dict[str, Any] | None) -> str | None:
+SECTIONS = ("kv_cache", "transformers", "sharding")  # harness/memory/verify_sections.py
+
+
+def memory_outcome(memory: dict[str, Any] | None) -> tuple[str, str] | None:
+    """What the memory verification (harness/memory/verify.py) says: (FAIL, why) only when a measured number
+    fell outside its band, (ERROR, why) when a case or the whole check could not run, with the exception's
+    text; None when it held. A case that errored is never a disagreement: nothing was measured."""
     if not memory:
         return None
-    if memory.get("error") and not memory.get("cases"):
-        err = memory["error"]
-        return f"memory verification could not run: {err.get('message') if isinstance(err, dict) else err}"
+    cases = [c for c in memory.get("cases") or [] if isinstance(c, dict)]
+    parts = [*cases, *({"name": k, **memory[k]} for k in SECTIONS if isinstance(memory.get(k), dict))]
+    # Written before ERROR existed, an errored case said FAIL with its exception: the exception decides.
+    errored = [p for p in parts if p.get("status") == "ERROR" or (p.get("status") == "FAIL" and p.get("error"))]
+    failed = [p for p in parts if p.get("status") == "FAIL" and not p.get("error")]
+    if failed:
+        return FAIL, f"memory prediction disagrees with measurement ({', '.join(_names(failed))})"
+    err = memory.get("error")
+    if err and not cases:
+        return ERROR, f"memory verification could not run: {err.get('message') if isinstance(err, dict) else err}"
+    if errored:
+        first = errored[0]
+        return ERROR, (f"memory verification could not run {len(errored)} of {len(parts)} checks: "
+                       f"{first.get('name', '?')}: {first.get('error')}")
     if memory.get("status") == "FAIL":
-        bad = [c.get("name", "?") for c in memory.get("cases", []) if c.get("status") == "FAIL"]
-        return f"memory prediction disagrees with measurement ({', '.join(bad) or 'see the cell'})"
+        return FAIL, "memory prediction disagrees with measurement (see the measurement)"
+    if memory.get("status") == "ERROR":
+        return ERROR, "memory verification could not run (see the measurement)"
     return None
+
+
+def _names(parts: list[dict[str, Any]]) -> list[str]:
+    return [str(p.get("name", "?")) for p in parts]
 
 
 def probe_failure(probes: dict[str, Any] | None, on_gpu: bool) -> str | None:
@@ -96,16 +118,21 @@ def judge_cell(base: CellResult, expected: Expected, doc: dict[str, Any] | None,
     if observed is None:
         err = doc.get("error") or {}
         return replace(cell, status=ERROR, reason=f"the harness failed: {err.get('message', 'no diagnosis')}")
-    problems = []
+    problems: list[str] = []
+    errors: list[str] = []
     if observed.verdict != expected.verdict:
         problems.append(f"expected {expected.verdict}, observed {observed.verdict}")
     if expected.torch_text and expected.torch_text not in (observed.torch_message or ""):
         problems.append(f"torch's message lacks {expected.torch_text!r}")
     on_gpu = observed.verdict == "OK" and not observed.simulated and observed.is_available is True
-    for extra in (memory_failure(cell.memory), probe_failure(cell.probes, on_gpu)):
-        if extra:
-            problems.append(extra)
-    status = FAIL if problems else PASS
+    memory = memory_outcome(cell.memory)
+    if memory is not None:
+        (problems if memory[0] == FAIL else errors).append(memory[1])
+    probes = probe_failure(cell.probes, on_gpu)
+    if probes:
+        problems.append(probes)
+    status = FAIL if problems else ERROR if errors else PASS
+    problems += errors
     reason = "; ".join(problems) if problems else (
         f"{observed.verdict} as expected" + (" (simulated)" if observed.simulated else ""))
     return replace(cell, status=status, reason=reason, observed=observed, log_tail=tail if status != PASS else None)

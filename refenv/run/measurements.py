@@ -27,7 +27,7 @@ from refenv.model.records import CPU, CUDA, MeasurementRecord
 from refenv.model.status import BUILD_FAILED, ERROR, FAIL, NOT_RUN, PASS
 from refenv.run import executor
 from refenv.run.containers import ContainerSpec, measure_spec
-from refenv.run.judge import log_tail, memory_failure, no_answer, probe_failure
+from refenv.run.judge import log_tail, memory_outcome, no_answer, probe_failure
 from refenv.run.plan import cache_key
 
 
@@ -107,10 +107,14 @@ def judge_measurement(record: MeasurementRecord, doc: dict[str, Any] | None, exi
     err = doc.get("error")
     if isinstance(err, dict) and err:
         return replace(record, status=ERROR, reason=f"the harness failed: {err.get('message')}", log_tail=tail)
-    problems = [p for p in (memory_failure(record.memory),
-                            probe_failure(record.probes, record.device == CUDA and record.waived is None)) if p]
-    if problems:
-        return replace(record, status=FAIL, reason="; ".join(problems), log_tail=tail)
+    memory = memory_outcome(record.memory)
+    probes = probe_failure(record.probes, record.device == CUDA and record.waived is None)
+    problems = [p for p in ((memory[1] if memory and memory[0] == FAIL else None), probes) if p]
+    if problems or memory:
+        # Only a number outside its band disagrees; a check that could not run is an ERROR with its text.
+        status = FAIL if problems else ERROR
+        reasons = problems + ([memory[1]] if memory and memory[0] != FAIL else [])
+        return replace(record, status=status, reason="; ".join(reasons), log_tail=tail)
     what = "waived: " + record.waived if record.waived else "as predicted" if record.memory else "measured"
     return replace(record, status=PASS, reason=what)
 

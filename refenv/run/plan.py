@@ -19,7 +19,7 @@ from refenv.model import profiles
 from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import BUILD_FAILED, NOT_RUN, Expected
-from refenv.run import expect, toolkit
+from refenv.run import expect, glibc, toolkit
 from refenv.run.containers import ContainerSpec, cell_spec
 
 
@@ -69,6 +69,7 @@ class Prepared:
     real_error: NoGpuRuntime | None = None          # why a container cannot get them here
     real_hosts: dict[str, Profile | None] = field(default_factory=dict)   # on a cluster: each real host's
     real_errors: dict[str, NoGpuRuntime] = field(default_factory=dict)    # GPUs, or why it has none
+    glibc: dict[str, str | None] = field(default_factory=dict)  # environment -> its image's glibc (refenv.run.glibc)
 
 
 def matrix_host_profile(host: Host, real: Profile | None) -> Profile | None:
@@ -116,6 +117,9 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
                                        config_host_path=str(config), gpus=expect.selection(scenario))
         except toolkit.ToolkitError as exc:
             return skipped(NOT_RUN, str(exc))
+        refused = glibc.refusal(prepared.glibc.get(env.name), driver, build.tag) if injection.mounts else None
+        if refused:
+            return skipped(NOT_RUN, refused)
         if injection.config_text is not None:
             files = ((config, injection.config_text),)
         key_parts.update(driver=driver.digest, config=injection.config_text,

@@ -20,7 +20,7 @@ from harness.memory.probe_predict import (
     state_allocations,
     state_prediction,
 )
-from harness.memory.verify import judge_case, judge_peaks, predict
+from harness.memory.verify import judge_case, judge_peaks, overall, predict
 
 pytest.importorskip("torch")
 
@@ -96,13 +96,20 @@ def test_gpu_prediction_is_the_ledger_arithmetic_plus_block_rounding(case: Any) 
     assert set(bounds) == set(LEDGERS)
 
 
-def test_cuda_asked_for_without_a_gpu_is_a_failed_document() -> None:
+def test_cuda_asked_for_without_a_gpu_is_an_error_document() -> None:
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     doc = run_verification(device="cuda")
-    assert doc["status"] == "FAIL" and "is_available() is False" in doc["error"]
+    assert doc["status"] == "ERROR" and "is_available() is False" in doc["error"]
+
+
+def test_only_a_measured_number_outside_its_band_fails() -> None:
+    assert overall(["PASS", "PASS"]) == "PASS"
+    assert overall(["PASS", "ERROR"]) == "ERROR"
+    assert overall(["ERROR", "FAIL", "PASS"]) == "FAIL"
+    assert overall([]) == "ERROR"
 
 
 def test_the_command_modules_do_not_import_torch() -> None:

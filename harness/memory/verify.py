@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.memory import torch_traits
 from harness.memory.cases import cases
 from harness.memory.params import param_tensors
 from harness.memory.probe_predict import (
@@ -161,7 +162,7 @@ def child_main(argv: list[str]) -> int:
     from harness.memory.measure_step import measure_cuda
 
     results: dict[str, Any] = {}
-    for case in cases("cuda", quick=argv[:1] != ["full"]):
+    for case in cases("cuda", quick=argv[:1] != ["full"], traits=torch_traits.probe()):
         try:
             results[case.name] = measure_cuda(case)
         except Exception as exc:  # one failing case is recorded and the others still run
@@ -201,7 +202,7 @@ def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]
         # The probe's tensors are tiny: one thread is faster, and on a busy 2-core machine several times so.
         torch.set_num_threads(1)
         try:
-            for case in cases("cpu", quick):
+            for case in cases("cpu", quick, torch_traits.probe()):
                 try:
                     measured[case.name] = measure_cpu(case)
                 except Exception as exc:  # recorded per case; the others still run
@@ -210,7 +211,7 @@ def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]
             torch.set_num_threads(threads)
         extra["device_name"] = "cpu"
     judged = []
-    for case in cases(device, quick):
+    for case in cases(device, quick, torch_traits.probe()):
         m = measured.get(case.name, {"error": "not measured"})
         if "error" in m:
             judged.append({"name": case.name, "status": ERROR, "error": m["error"], "ledgers": {}})
@@ -221,7 +222,7 @@ def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]
         extra.update(cpu_sections(quick))
         statuses += [extra[k]["status"] for k in ("kv_cache", "transformers", "sharding") if k in extra]
     status = overall(statuses)
-    extra["not_measured"] = not_measured(device, quick)
+    extra["not_measured"] = not_measured(device, quick, torch_traits.probe())
     return _document(device, quick, started, status=status, cases=judged, **extra)
 
 

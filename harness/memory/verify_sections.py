@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any, Callable  # noqa: UP035  (collections.abc.Callable[...] is 3.9+; the harness runs on 3.8)
 
 from harness.memory.cases import peft_installed
+from harness.memory.torch_traits import TorchTraits
 
 
 def cpu_sections(quick: bool) -> dict[str, Any]:
@@ -32,7 +33,7 @@ def _guarded(section: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         return {"status": "ERROR", "error": f"{type(exc).__name__}: {exc}", "checks": []}
 
 
-def not_measured(device: str, quick: bool) -> dict[str, str]:
+def not_measured(device: str, quick: bool, traits: TorchTraits | None = None) -> dict[str, str]:
     """What the CLI offers that this run does not measure, and why."""
     from harness.memory.verify_dist import NOT_MEASURED
 
@@ -55,6 +56,9 @@ def not_measured(device: str, quick: bool) -> dict[str, str]:
                                      "elsewhere LoRA is measured on the probe's PEFT-like layer")
     if device == "cuda" or quick:
         out["sharding"] = "measured on the CPU with --verify --full (two gloo processes)"
+    if traits is not None and not traits.sdpa:
+        out["attention sdpa/flash"] = ("this torch has no torch.nn.functional.scaled_dot_product_attention (torch "
+                                       "2.0 on): the eager cases only")
     if device == "cuda":
         out["kv_cache"] = "measured on the CPU"
     else:

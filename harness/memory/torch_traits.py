@@ -1,0 +1,49 @@
+"""What the running torch does that changed between releases and that the memory probe depends on.
+
+Each trait is asked of torch itself with a tiny tensor, not read from a version table:
+- `mean` keeping its input for backward: torch 2.1's MeanBackward1 saves `self` (measured here: an RMSNorm's
+  fp32 `x.pow(2)` stays alive, 4 bytes per hidden unit and token); torch 2.13's keeps only its sizes.
+- `scaled_dot_product_attention`: absent before torch 2.0; its `enable_gqa` argument exists from torch 2.5
+  (torch.nn.functional docs). Without it the probe repeats K/V itself before SDPA, as HF's `repeat_kv` does.
+- `Tensor.untyped_storage`: torch 2.0 on; torch 1.13 names the same thing `Tensor.storage()`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class TorchTraits:
+    """The answers; the defaults are today's torch."""
+
+    mean_keeps_input: bool = False
+    sdpa: bool = True
+    sdpa_gqa: bool = True
+
+
+@lru_cache(maxsize=1)
+def probe() -> TorchTraits:
+    """Ask the torch installed here (imported now)."""
+    import torch
+    from torch.nn import functional as F
+
+    x = torch.ones(2, 4, requires_grad=True)
+    keeps = hasattr(x.pow(2).mean(-1, keepdim=True).grad_fn, "_saved_self")
+    sdpa = hasattr(F, "scaled_dot_product_attention")
+    gqa = False
+    if sdpa:
+        q = torch.zeros(1, 2, 2, 4)
+        try:
+            F.scaled_dot_product_attention(q, q[:, :1], q[:, :1], enable_gqa=True)
+            gqa = True
+        except (TypeError, RuntimeError):
+            gqa = False
+    return TorchTraits(mean_keeps_input=keeps, sdpa=sdpa, sdpa_gqa=gqa)
+
+
+def storage(tensor: object) -> object:
+    """A tensor's untyped storage, by the name this torch gives it."""
+    getter = getattr(tensor, "untyped_storage", None) or getattr(tensor, "storage")  # noqa: B009
+    return getter()

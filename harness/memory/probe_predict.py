@@ -148,7 +148,8 @@ def phase_prediction(case: ProbeCase, device: str) -> dict[str, tuple[int, int] 
     state = state_prediction(case, step_scalars=device == "cpu")
     device_state = state_prediction(case, step_scalars=False).optimizer_state
     ends = max(logits_grad_bytes(case.cfg, tokens), state.gradients - acts.total)
-    step = state.master_weights + state.optimizer_state + optimizer_temp_bytes(case.optimizer, device_state)
+    step = (state.master_weights + state.optimizer_state
+            + optimizer_temp_bytes(case.optimizer, device_state, case.traits.adamw_eps_out_of_place))
     forward = acts.total + logits_bytes(case.cfg, tokens, case.act_bytes, case.precision == "amp")
     backward = (max(ends, acts.recompute_bytes), max(ends, 2 * acts.recompute_bytes))
     return {"forward": (forward, forward), "backward": backward,

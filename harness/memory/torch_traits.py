@@ -5,6 +5,10 @@ Each trait is asked of torch itself with a tiny tensor, not read from a version 
   fp32 `x.pow(2)` stays alive, 4 bytes per hidden unit and token); torch 2.13's keeps only its sizes.
 - `scaled_dot_product_attention`: absent before torch 2.0; its `enable_gqa` argument exists from torch 2.5
   (torch.nn.functional docs). Without it the probe repeats K/V itself before SDPA, as HF's `repeat_kv` does.
+- foreach AdamW adding eps out of place (`denom = torch._foreach_add(exp_avg_sq_sqrt, eps)`), so a second
+  temporary of the parameters' size lives through the step: torch 1.13.1's torch/optim/adamw.py does (measured
+  here: the step's peak one fp32 copy of the parameters higher); 2.1.0 adds it in place. Read from torch's own
+  source where it has it.
 - `Tensor.untyped_storage`: torch 2.0 on; torch 1.13 names the same thing `Tensor.storage()`.
 """
 
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -21,6 +26,7 @@ class TorchTraits:
     mean_keeps_input: bool = False
     sdpa: bool = True
     sdpa_gqa: bool = True
+    adamw_eps_out_of_place: bool = False
 
 
 @lru_cache(maxsize=1)
@@ -40,10 +46,22 @@ def probe() -> TorchTraits:
             gqa = True
         except (TypeError, RuntimeError):
             gqa = False
-    return TorchTraits(mean_keeps_input=keeps, sdpa=sdpa, sdpa_gqa=gqa)
+    return TorchTraits(mean_keeps_input=keeps, sdpa=sdpa, sdpa_gqa=gqa, adamw_eps_out_of_place=_adamw_denom_copy())
 
 
-def storage(tensor: object) -> object:
-    """A tensor's untyped storage, by the name this torch gives it."""
-    getter = getattr(tensor, "untyped_storage", None) or getattr(tensor, "storage")  # noqa: B009
+def _adamw_denom_copy() -> bool:
+    import inspect
+
+    from torch.optim import adamw
+
+    try:
+        source = inspect.getsource(adamw)
+    except (OSError, TypeError):  # no source shipped: today's in-place step
+        return False
+    return "denom = torch._foreach_add(" in source
+
+
+def storage(tensor: Any) -> Any:
+    """A tensor's untyped storage (its `data_ptr()` and `nbytes()`), by the name this torch gives it."""
+    getter = getattr(tensor, "untyped_storage", None) or tensor.storage
     return getter()

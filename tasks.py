@@ -339,7 +339,8 @@ def _has_gpu() -> bool:
     return out.returncode == 0 and "GPU " in out.stdout
 
 
-@task(help={"tier": "unit, docker, slurm, gpu, or all (default: unit, docker and slurm, and gpu where a GPU is)",
+@task(help={"tier": "unit, docker, slurm, breadth, gpu, or all (default: unit, docker, slurm and breadth, and gpu "
+                          "where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure",
             "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
 @_guarded
@@ -356,10 +357,10 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
         if tier == "nogpu":
             print("refenv test: unit, docker and slurm tiers; the gpu tier is not run here "
                   "(no GPU: nvidia-smi lists none)")
-    markers = {"unit": "not docker and not gpu and not slurm", "docker": "docker", "slurm": "slurm", "gpu": "gpu",
-               "nogpu": "not gpu", "all": ""}.get(tier)
+    markers = {"unit": "not docker and not gpu and not slurm and not breadth", "docker": "docker", "slurm": "slurm",
+               "breadth": "breadth", "gpu": "gpu", "nogpu": "not gpu", "all": ""}.get(tier)
     if markers is None:
-        raise Exit(f"unknown tier {tier!r}: unit, docker, slurm, gpu, default or all", code=2)
+        raise Exit(f"unknown tier {tier!r}: unit, docker, slurm, breadth, gpu, default or all", code=2)
     if tier in ("slurm", "nogpu", "all"):
         _slurm_up(c)
     args = [sys.executable, "-m", "pytest", "tests"]

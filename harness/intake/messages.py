@@ -158,6 +158,12 @@ def _read_other(b: Builder, line: Line, found: dict[str, Hit]) -> None:
     if no_runtime:
         b.note(f"line {line.number}: docker has no NVIDIA runtime on that host ('{no_runtime.text}'): install the "
                "NVIDIA container toolkit")
+    refused = found.get("loader.version_not_found") or found.get("loader.bad_library")
+    if refused and "libcuda" in refused.params.get("library", ""):
+        # The loader named the file it refused: the driver's library is there but does not load.
+        b.put("driver.libcuda.loaded", False, line)
+        b.put("driver.libcuda.error", text[refused.start:].strip(), line)
+        b.put("driver.libcuda.file", refused.params["library"], line)
     req = found.get("toolkit.requirement")
     if req:
         b.note(f"line {line.number}: the image requires {req.params['condition']} and the host driver does not "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, cast
 
 import pytest
@@ -76,3 +77,26 @@ def test_the_catalogue_reads_the_loaders_words_and_renders_their_fix() -> None:
     assert catalogue.find(absent, ("loader.version_not_found", "loader.bad_library")) is None
     lines = render(hit.entry.remedy.with_params(library="libcuda.so.1", needs="GLIBC_2.34", libc="glibc 2.31"))
     assert lines[0].startswith("libcuda.so.1 needs GLIBC_2.34, newer than this system's C library (glibc 2.31)")
+
+
+def test_a_pasted_loader_error_is_read_as_the_same_finding() -> None:
+    from harness.intake import parse_text
+
+    report = parse_text(f"Traceback (most recent call last):\nOSError: {GLIBC}\nPyTorch version: 2.1.0+cu121\n")
+    libcuda = report.facts["driver"]["libcuda"]
+    assert libcuda.get("loaded") is False and libcuda.get("file") == "/usr/lib/x86_64-linux-gnu/libcuda.so.1"
+    diag = classify(report.facts)
+    assert diag.verdict == DRIVER_BROKEN and "is there but does not load" in diag.findings[0].title
+
+
+def test_the_gatherer_finds_a_library_that_did_not_load(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.gather import libcuda, system
+
+    monkeypatch.setenv("LD_LIBRARY_PATH", f"/nonexistent:{tmp_path}")
+    assert libcuda.on_loader_path("libcuda.so.1") is None or not str(
+        libcuda.on_loader_path("libcuda.so.1")).startswith(str(tmp_path))
+    (tmp_path / "libcuda.so.1").write_bytes(b"\x7fELF\x01")  # a 32-bit ELF header, cut short
+    assert libcuda.on_loader_path("libcuda.so.1") == str(tmp_path / "libcuda.so.1")
+    fact, _ = libcuda.probe()
+    assert fact["loaded"] is False and fact["file"] == str(tmp_path / "libcuda.so.1"), fact
+    assert (system.libc() or "").startswith("glibc ")

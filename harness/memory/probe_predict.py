@@ -117,8 +117,10 @@ def activation_setup(case: ProbeCase, device: str) -> ActivationSetup:
         trainable=frozenset() if lora else None, adapted=frozenset(lora.targets) if lora else frozenset(),
         lora_rank=case.lora_rank if lora else 0, adapter_bytes=4, head_trainable=lora is None,
         stats_bytes=4 if device == "cuda" else case.act_bytes,
-        # A torch whose SDPA takes no enable_gqa (before 2.5) gets K/V repeated by the probe as well.
-        expand_kv=case.attention == "eager" or (gqa and (fp32_cuda_sdpa or not case.traits.sdpa_gqa)),
+        # A torch whose SDPA takes no enable_gqa (before 2.5), or whose CPU kernel would take it on the math path
+        # (2.8), gets K/V repeated by the probe as well.
+        expand_kv=case.attention == "eager" or (gqa and (fp32_cuda_sdpa or not case.traits.sdpa_gqa or (
+            device == "cpu" and not case.traits.sdpa_gqa_fused_cpu))),
         mean_keeps_input=case.traits.mean_keeps_input,
         checkpoint_state_bytes=CHECKPOINT_RNG_BYTES if device == "cpu" else 0,
         autocast=case.precision == "amp",

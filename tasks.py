@@ -10,7 +10,9 @@
   invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a full matrix run proved (GPU somewhere)
   invoke fleet [--partition P]   per node of a Slurm (or Kubernetes) cluster: driver, GPUs, ready environments
   invoke clean              remove every container and image refenv made
-  invoke test               ruff and mypy, then the test tiers (unit, docker, slurm; gpu where a GPU is)
+  invoke zipapp             write dist/refenv-diagnose.pyz: the harness as one file for any Python 3.8+
+  invoke web                write dist/web/: the paste page, diagnosing in the browser (Pyodide)
+  invoke test               ruff and mypy, then the test tiers (unit, docker, slurm, browser; gpu where a GPU is)
 
 Exit codes, on every task: 0 done; 1 a result that is not good (cells that disagree, a failed build, a
 reproduction that did not reproduce); 2 bad input (a malformed matrix.yaml, report or flag); 3 an internal
@@ -46,10 +48,6 @@ def _say(prefix: str, line: str) -> None:
     print(f"{prefix}: {line}")
 
 
-def _fail(exc: Exception) -> Exit:
-    return Exit(f"refenv: {exc}", code=2)
-
-
 EXIT_INTERNAL = 3
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -60,6 +58,7 @@ def _guarded(body: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(body)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
         from harness.inputs import InputError, shorten
+        from refenv.errors import RefenvError
 
         try:
             return body(*args, **kwargs)
@@ -68,7 +67,7 @@ def _guarded(body: Callable[P, R]) -> Callable[P, R]:
         except UnexpectedExit as exc:  # a command the task ran (pytest, ruff) failed: its status, not a bug
             raise Exit(f"refenv: `{exc.result.command}` exited {exc.result.exited}",
                        code=exc.result.exited or 1) from None
-        except InputError as exc:
+        except (InputError, RefenvError) as exc:  # bad input, or an expected failure refenv explains
             raise Exit(f"refenv: {exc}", code=2) from None
         except Exception as exc:
             raise Exit(f"refenv: internal error: {type(exc).__name__}: {shorten(str(exc), 200)} (please report this)",
@@ -97,7 +96,6 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
            dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False,
            compare: str | None = None, backend: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
-    from refenv.errors import RefenvError
     from refenv.model.matrix import MODES
     from refenv.report.console import console_summary
     from refenv.report.ready import compare_lines
@@ -109,29 +107,26 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
         raise Exit(f"refenv: --probes {probes!r}: expected {', '.join(MODES)}", code=2)
     if not 0 <= parallel <= 1024:  # the bounds of run.parallel in matrix.yaml
         raise Exit(f"refenv: --parallel {parallel}: expected 0 (the number of cores) to 1024", code=2)
-    try:
-        if compare and env:
-            env = [*env, compare]
-        m = _matrix(matrix, env, host, scenario)
-        if dry_run:
-            for spec, expected in plan_of(m):
-                print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
-            return
-        from refenv.engines.connect import engine_for, parallel_for
+    if compare and env:
+        env = [*env, compare]
+    m = _matrix(matrix, env, host, scenario)
+    if dry_run:
+        for spec, expected in plan_of(m):
+            print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
+        return
+    from refenv.engines.connect import engine_for, parallel_for
 
-        where = backend or m.run.backend
-        cells = len(m.environments) * len(m.hosts) * len(m.scenarios)
-        ui = ConsoleUI(verbose=verbose)
-        options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
-                          use_cache=not rerun, relock=relock, probes=probes,
-                          selection={"env": env or [], "host": host or [], "scenario": scenario or []})
-        try:
-            engine = engine_for(where, m)
-            outcome = run_matrix(m, options, ui, engine)
-        finally:
-            ui.close()
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    where = backend or m.run.backend
+    cells = len(m.environments) * len(m.hosts) * len(m.scenarios)
+    ui = ConsoleUI(verbose=verbose)
+    options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
+                      use_cache=not rerun, relock=relock, probes=probes,
+                      selection={"env": env or [], "host": host or [], "scenario": scenario or []})
+    try:
+        engine = engine_for(where, m)
+        outcome = run_matrix(m, options, ui, engine)
+    finally:
+        ui.close()
     print(console_summary(outcome.document, outcome.written))
     if compare:
         for other in (e.name for e in m.environments if e.name != compare):
@@ -155,21 +150,17 @@ def fleet(c: Context, partition: str | None = None, matrix: str = "matrix.yaml",
     """Per node of the cluster: driver, GPUs, and which environments can use them, or what the node needs."""
     from refenv import fleet as fleet_view
     from refenv.engines.slurm.probe import probe_nodes
-    from refenv.errors import RefenvError
 
     if backend not in ("slurm", "kubernetes"):
         raise Exit(f"refenv: invoke fleet reads Slurm or Kubernetes nodes, not {backend!r}", code=2)
-    try:
-        m = _matrix(matrix, env, None, None)
-        if backend == "kubernetes":
-            from refenv.engines.connect import kube_api
-            from refenv.engines.kubernetes.nodes import node_probes
+    m = _matrix(matrix, env, None, None)
+    if backend == "kubernetes":
+        from refenv.engines.connect import kube_api
+        from refenv.engines.kubernetes.nodes import node_probes
 
-            probes = node_probes(kube_api())
-        else:
-            probes = probe_nodes(Path(results).resolve() / _stamp(), partition)
-    except RefenvError as exc:
-        raise _fail(exc) from None
+        probes = node_probes(kube_api())
+    else:
+        probes = probe_nodes(Path(results).resolve() / _stamp(), partition)
     if not probes:
         raise Exit(f"refenv: no node is up{f' in partition {partition}' if partition else ''}", code=1)
     reports = [fleet_view.report(p, m.environments) for p in probes]
@@ -192,14 +183,10 @@ def _stamp() -> str:
 @_guarded
 def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None:
     """What moving from OLD to NEW changes on each host, read from a matrix run that ran both."""
-    from refenv.errors import RefenvError
     from refenv.model.rundoc import load_run
     from refenv.report.ready import compare_lines
 
-    try:
-        doc = load_run(Path(run))
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    doc = load_run(Path(run))
     missing = [e for e in (old, new) if doc.environment(e) is None]
     if missing:
         known = ", ".join(e.name for e in doc.environments) or "none"
@@ -214,28 +201,24 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
     """Run one cell and print its diagnosis in full."""
     from harness.diagnosis_text import render_diagnosis
-    from refenv.errors import RefenvError
     from refenv.report import measures
     from refenv.run.executor import read_document
     from refenv.run.pipeline import Options, run_matrix
     from refenv.run.progress import ConsoleUI
 
-    try:
-        m = _matrix(matrix, [env], [host], [scenario])
-        if len(m.environments) * len(m.hosts) * len(m.scenarios) != 1:
-            raise Exit("name exactly one environment, host and scenario (no globs matching several)", code=2)
-        from refenv.engines.connect import engine_for
+    m = _matrix(matrix, [env], [host], [scenario])
+    if len(m.environments) * len(m.hosts) * len(m.scenarios) != 1:
+        raise Exit("name exactly one environment, host and scenario (no globs matching several)", code=2)
+    from refenv.engines.connect import engine_for
 
-        ui = ConsoleUI()
-        try:
-            # Where matrix.yaml says cells run (run.backend), as `invoke matrix` does: a real host of a cluster
-            # is a node there, not this machine.
-            outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui,
-                                 engine_for(m.run.backend, m))
-        finally:
-            ui.close()
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    ui = ConsoleUI()
+    try:
+        # Where matrix.yaml says cells run (run.backend), as `invoke matrix` does: a real host of a cluster
+        # is a node there, not this machine.
+        outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui,
+                             engine_for(m.run.backend, m))
+    finally:
+        ui.close()
     cell = outcome.document.cells[0]
     doc = read_document(Path(cell.result_path)) if cell.result_path else None  # None: missing or not JSON
     if doc is not None and doc.get("diagnosis"):
@@ -254,16 +237,12 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
 def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml", relock: bool = False,
           verbose: bool = False) -> None:
     """Build (or find) each environment's image; unchanged environments are not rebuilt."""
-    from refenv.build.environment import build_environment
+    from refenv.builder.environment import build_environment
     from refenv.engines.docker.sdk import Engine
-    from refenv.errors import RefenvError
     from refenv.run.progress import ConsoleUI
 
-    try:
-        m = _matrix(matrix, env, None, None)
-        engine = Engine.connect()
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    m = _matrix(matrix, env, None, None)
+    engine = Engine.connect()
     ui, failed = ConsoleUI(verbose=verbose), []
     for e in m.environments:
         ui.stage(f"environment {e.name}")
@@ -279,16 +258,12 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
 @_guarded
 def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") -> None:
     """Re-resolve each environment's wheels on this host and rewrite locks/<environment>.json."""
-    from refenv.build.environment import get_lock
-    from refenv.errors import RefenvError
+    from refenv.builder.environment import get_lock
 
-    try:
-        m = _matrix(matrix, env, None, None)
-        for e in m.environments:
-            result = get_lock(m, e, functools.partial(_say, e.name), relock=True)
-            print(f"{e.name}: {len(result.wheels)} wheels, lock {result.sha256[:16]}")
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    m = _matrix(matrix, env, None, None)
+    for e in m.environments:
+        result = get_lock(m, e, functools.partial(_say, e.name), relock=True)
+        print(f"{e.name}: {len(result.wheels)} wheels, lock {result.sha256[:16]}")
 
 
 @task(help={"cache": "also delete refenv's caches (wheelhouse, simulated driver, cell results)",
@@ -300,13 +275,9 @@ def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: boo
     from refenv import paths
     from refenv.engines.docker.sdk import Engine
     from refenv.engines.docker.sdk import stale as stale_ids
-    from refenv.engines.labels import MANAGED
-    from refenv.errors import RefenvError
+    from refenv.model.labels import MANAGED
 
-    try:
-        engine = Engine.connect()
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    engine = Engine.connect()
     removed = engine.remove_containers({MANAGED: "true"})
     print(f"removed {removed} container(s)")
     if stale:
@@ -339,15 +310,15 @@ def _has_gpu() -> bool:
     return out.returncode == 0 and "GPU " in out.stdout
 
 
-@task(help={"tier": "unit, docker, slurm, breadth, gpu, or all (default: unit, docker, slurm and breadth, and gpu "
-                          "where a GPU is)",
+@task(help={"tier": "unit, docker, slurm, browser, breadth, gpu, or all (default: unit, docker, slurm, browser and "
+                    "breadth, and gpu where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure",
             "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
 @_guarded
 def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: bool = True) -> None:
     """Lint and type-check, then run the tests.
 
-    With CI=true a missing Docker engine or Slurm cluster fails its tier instead of skipping it."""
+    With CI=true a missing Docker engine, Slurm cluster or Chromium fails its tier instead of skipping it."""
     if lint:
         # The guardrails first: a finding stops here, before minutes of containers (`--no-lint` skips them).
         c.run(f"{sys.executable} -m ruff check .", pty=False)
@@ -355,12 +326,13 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
     if tier == "default":
         tier = "all" if _has_gpu() else "nogpu"
         if tier == "nogpu":
-            print("refenv test: unit, docker and slurm tiers; the gpu tier is not run here "
+            print("refenv test: unit, docker, slurm and browser tiers; the gpu tier is not run here "
                   "(no GPU: nvidia-smi lists none)")
-    markers = {"unit": "not docker and not gpu and not slurm and not breadth", "docker": "docker", "slurm": "slurm",
-               "breadth": "breadth", "gpu": "gpu", "nogpu": "not gpu", "all": ""}.get(tier)
+    markers = {"unit": "not docker and not gpu and not slurm and not browser and not breadth", "docker": "docker",
+               "slurm": "slurm", "browser": "browser", "breadth": "breadth", "gpu": "gpu", "nogpu": "not gpu",
+               "all": ""}.get(tier)
     if markers is None:
-        raise Exit(f"unknown tier {tier!r}: unit, docker, slurm, breadth, gpu, default or all", code=2)
+        raise Exit(f"unknown tier {tier!r}: unit, docker, slurm, browser, breadth, gpu, default or all", code=2)
     if tier in ("slurm", "nogpu", "all"):
         _slurm_up(c)
     args = [sys.executable, "-m", "pytest", "tests"]
@@ -413,7 +385,6 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
     from harness.inputs import read_stream
     from harness.intake import ReportError, load_report
     from harness.intake.clean import MAX_CHARS
-    from refenv.errors import RefenvError
     from refenv.reproduce import ReproduceError, from_flags, infer
     from refenv.reproduce.account import render, succeeded
     from refenv.reproduce.execute import Settings
@@ -444,8 +415,6 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
             ui.close()
     except (ReportError, ReproduceError) as exc:
         raise Exit(f"refenv reproduce: {str(exc).splitlines()[0]}", code=2) from None
-    except RefenvError as exc:
-        raise _fail(exc) from None
     print(render(outcome), end="")
     if not succeeded(outcome):
         raise Exit(code=1)
@@ -470,18 +439,14 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
     Credentials: REFENV_REGISTRY_USERNAME / REFENV_REGISTRY_PASSWORD, else the Docker config."""
     import os
 
-    from refenv.errors import RefenvError
     from refenv.publish import release
     from refenv.publish.run import Settings
     from refenv.publish.run import publish as run_publish
 
-    try:
-        settings = Settings(release.parse_registry(registry), _matrix(matrix, env, None, None),
-                            Path(results).resolve(), dry_run, not no_pull_check,
-                            release.repository_name(repository) if repository else None)
-        outcome = run_publish(settings, print, os.environ)
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    settings = Settings(release.parse_registry(registry), _matrix(matrix, env, None, None),
+                        Path(results).resolve(), dry_run, not no_pull_check,
+                        release.repository_name(repository) if repository else None)
+    outcome = run_publish(settings, print, os.environ)
     if outcome.manifest:
         print(f"manifest: {outcome.manifest}")
     if not outcome.ok:
@@ -490,4 +455,33 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
                    code=1)
 
 
-ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish, fleet)
+@task(help={"out": "where to write the archive (default: dist/refenv-diagnose.pyz)"})
+@_guarded
+def zipapp(c: Context, out: str = "dist/refenv-diagnose.pyz") -> None:
+    """Write the single-file diagnoser: the harness as one zipapp that any Python 3.8+ runs.
+
+    On the broken machine: python3 refenv-diagnose.pyz [--json] [--from FILE] (a version line comes first)."""
+    from refenv.ship import pyz
+
+    made = pyz.build(ROOT, Path(out))
+    print(f"wrote {made.path} ({made.path.stat().st_size // 1024} KiB, {made.files} files): refenv-diagnose "
+          f"{made.version} ({made.commit})")
+    print(f"on the broken machine: python3 {made.path.name}   (--json to paste back, --from FILE for a report)")
+
+
+@task(help={"out": "the folder to write (default: dist/web)",
+            "pyodide": "the tarball of `npm pack pyodide@VERSION` to use instead of fetching it with npm"})
+@_guarded
+def web(c: Context, out: str = "dist/web", pyodide: str | None = None) -> None:
+    """Build the paste page: a folder any static server can host, where a report pasted is diagnosed in the
+    browser (Pyodide runs the harness; nothing leaves the page)."""
+    from refenv.ship import page
+
+    site = page.build(ROOT, Path(out), Path(pyodide) if pyodide else None)
+    print(f"wrote {site.folder} ({len(site.files)} files, {site.bytes / 1e6:.1f} MB; harness {site.archive.version} "
+          f"({site.archive.commit}))")
+    print(f"try it: python3 -m http.server --bind 127.0.0.1 --directory {site.folder} 8000   # then open "
+          "http://127.0.0.1:8000/")
+
+
+ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish, fleet, zipapp, web)

@@ -1,4 +1,4 @@
-"""`python -m harness <command>`: diagnose, probe, roofline, memory, cell, measure."""
+"""`python -m harness <command>`: diagnose, probe, roofline, memory, cell, measure, bot."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ COMMANDS = {
     "memory": "harness.memory_cli",
     "cell": "harness.cell",
     "measure": "harness.measure",
+    "bot": "harness.answer.bot",
 }
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from refenv import paths
-from refenv.build import baseimage, images, wheelhouse
+from refenv.builder import baseimage, images, wheelhouse
 from refenv.engines.docker.sdk import Engine
 from refenv.errors import LockError, RefenvError
 from refenv.model.matrix import Environment, Matrix

@@ -2,7 +2,7 @@
 
 A real driver's user-mode libraries are built to load on any distribution its users run, and the container
 toolkit mounts them into whatever image a container starts from. refenv's simulated libraries are built in
-its oldest base (`refenv.build.buildroot`), so they need no glibc newer than that one's; an image whose glibc
+its oldest base (`refenv.builder.buildroot`), so they need no glibc newer than that one's; an image whose glibc
 is older still (or that has none: musl) would make the loader refuse them, and its cells would report that
 refusal as if it were the driver's. Such cells are not run, and say why (pure, but for reading one file).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from refenv.build.simdriver import SimDriver
+from refenv.builder.simdriver import SimDriver
 from refenv.model import suites
 
 NONE = "none"  # what the linker-cache container writes when `getconf GNU_LIBC_VERSION` answers nothing

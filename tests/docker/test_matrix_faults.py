@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.schema import CPU_WHEEL
-from refenv.build.environment import EnvBuild, build_environment
-from refenv.build.wheelhouse import lock_path, read_lock
+from refenv.builder.environment import build_environment
+from refenv.builder.wheelhouse import lock_path, read_lock
 from refenv.engines.docker.sdk import Engine
 from refenv.model import codec
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Matrix
 from tests.docker.support import (
     CPU,
@@ -158,7 +159,7 @@ def test_an_unchanged_environment_is_not_rebuilt(engine: Engine, default_matrix:
         assert again.status == "CACHED", f"{env.name}: {again.status} {again.error}"
         assert again.tag == env_builds[env.name].tag
         lock = read_lock(lock_path(default_matrix.path, env.name))
-        assert lock is not None and again.lock == lock
+        assert lock is not None and again.lock_sha256 == lock.sha256
 
 
 def test_a_second_run_reuses_cells_and_rerun_runs_them_again(env_builds: Any, tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 """What an environment on an older or newer base resolves: the wheels its glibc runs, the modules its torch
-imports without declaring them, and markers judged for its own Python (refenv.build.wheelhouse, crossresolve)."""
+imports without declaring them, and markers judged for its own Python (refenv.builder.wheelhouse, crossresolve)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from harness import compat
 from refenv import paths
-from refenv.build import crossresolve, wheelhouse
+from refenv.builder import crossresolve, wheelhouse
 from refenv.errors import LockError
 from refenv.model import suites
 from refenv.model.matrix import Base, Bootstrap, Environment

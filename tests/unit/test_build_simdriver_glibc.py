@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from refenv.build import elfneeds, simdriver
+from refenv.builder import elfneeds, simdriver
 from refenv.model import suites
 from tests.conftest import in_ci
 

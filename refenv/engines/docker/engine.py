@@ -1,6 +1,6 @@
 """The local Docker engine behind the runner's seam (`refenv.engines.seam.CellEngine`).
 
-Builds go through `refenv.build.environment`, containers through `refenv.engines.docker.sdk.Engine`
+Builds go through `refenv.builder.environment`, containers through `refenv.engines.docker.sdk.Engine`
 (the one module that speaks the docker SDK). Cancelling a run removes its containers by label, and the
 dependency installs this engine has in flight: those are labelled by environment, not by run, so only the
 ones it started go.
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import threading
 
-from refenv.build.environment import EnvBuild, build_environment, given_image
+from refenv.builder.environment import build_environment, given_image
 from refenv.engines.docker.sdk import Engine
-from refenv.engines.labels import DEPS_BUILD, ENVIRONMENT, KIND, MANAGED, of_run
-from refenv.engines.seam import ImageRequest, Inventory, Progress, RunOutcome
+from refenv.engines.seam import ContainerSpec, ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime
-from refenv.run.containers import ContainerSpec
+from refenv.model.builds import EnvBuild
+from refenv.model.labels import DEPS_BUILD, ENVIRONMENT, KIND, MANAGED, of_run
 
 
 class DockerEngine:

@@ -22,10 +22,9 @@ from typing import Any
 
 from harness import compat
 from harness.inputs import InputError
-from refenv.model import accepts
-from refenv.build import crossresolve
+from refenv.builder import crossresolve
 from refenv.errors import LockError
-from refenv.model import suites
+from refenv.model import accepts, suites
 from refenv.model.matrix import Environment
 
 LOG = logging.getLogger(__name__)
@@ -204,11 +203,11 @@ def cross_python(python: str) -> bool:
 
 def resolve(env: Environment, wheelhouse: Path, log: Any = None) -> Lock:
     """Resolve the environment's requirements on the host and pin what pip chose (for another Python than
-    this one, what uv resolves for it: refenv.build.crossresolve)."""
+    this one, what uv resolves for it: refenv.builder.crossresolve)."""
     inputs = inputs_of(env)
     args = download_args(env)
     if cross_python(env.python):
-        from refenv.build.environment import uv_binary
+        from refenv.builder.environment import uv_binary
 
         split = args.index("--")
         pinned = crossresolve.pins(str(uv_binary()), args[split + 1:], env.python, glibc_of(env),

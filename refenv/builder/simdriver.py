@@ -1,10 +1,10 @@
 """Build the simulated driver (libcuda.so.1, libnvidia-ml.so.1, nvidia-smi) from images/simdriver, cached by hash.
 
-It is compiled in a build root of the oldest Debian suite refenv bootstraps (`refenv.build.buildroot`: that
+It is compiled in a build root of the oldest Debian suite refenv bootstraps (`refenv.builder.buildroot`: that
 suite's compiler and glibc), so the files need no newer glibc symbol version than every base has, as a real
 driver's libraries load in any container the toolkit mounts them into. Where no build root can be made (not
 root, no debootstrap) it falls back to this machine's compiler and says so; either way the newest
-`GLIBC_x.y` the files need is read from them (`refenv.build.elfneeds`) and recorded, and a cell whose image
+`GLIBC_x.y` the files need is read from them (`refenv.builder.elfneeds`) and recorded, and a cell whose image
 has an older glibc is refused before it runs (`refenv.run.glibc`).
 
 The cache key is the SHA-256 of the sources, the flags, the toolchain's identity and the machine, so an
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from refenv import paths
-from refenv.build import buildroot, elfneeds
-from refenv.build.buildroot import BuildRoot, BuildRootUnavailable
+from refenv.builder import buildroot, elfneeds
+from refenv.builder.buildroot import BuildRoot, BuildRootUnavailable
 from refenv.model import suites
 from refenv.model.matrix import Bootstrap
 

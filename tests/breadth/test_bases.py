@@ -14,14 +14,15 @@ import pytest
 
 from harness.intake import load_report
 from harness.schema import DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK
+from refenv.builder import simdriver
 from refenv.engines.docker.sdk import Engine
-from refenv.model import matrix_yaml
+from refenv.model import matrix_yaml, suites
 from refenv.model.matrix import select
 from refenv.reproduce import infer
 from refenv.reproduce.account import render, succeeded
 from refenv.reproduce.execute import Settings, reproduce
 from refenv.run.pipeline import Options, Outcome, run_matrix
-from tests.docker.support import DEFAULT_MATRIX, ROOT, RecordingUI, cell, describe
+from tests.docker.support import DEFAULT_MATRIX, JSON_MARK, ROOT, RecordingUI, cell, describe, python_in_image
 
 BREADTH = ROOT / "breadth.yaml"
 ENVIRONMENTS = [e.name for e in matrix_yaml.load(BREADTH).environments]
@@ -35,14 +36,21 @@ def run(name: str, results: Path, ui: RecordingUI) -> Outcome:
     return run_matrix(matrix, Options(results_root=results, use_cache=False), ui)
 
 
-def remove_images(engine: Engine, ui: RecordingUI, name: str) -> None:
-    """The environment's own images (dependencies and environment), unless the default matrix has it too."""
+def remove_images(engine: Engine, name: str) -> None:
+    """The environment's own images (dependencies and environment, every tag), unless the default matrix has it
+    too: the next environment then has the disk they took."""
     if name in DEFAULT_ENVIRONMENTS:
         return
-    for build in ui.builds:
-        for ref in (build.plan.deps_tag if build.plan else None, build.tag):
-            if ref and build.environment == name:
-                engine.remove_image(ref)
+    for repository in (f"refenv/env-{name}", f"refenv/deps-{name}"):
+        for image in engine.client.images.list(name=repository):
+            for tag in image.tags:
+                engine.remove_image(tag)
+
+
+def glibc_of(engine: Engine, image: str) -> str:
+    """The C library the image's own Python reports, as the simulated driver's loader will find it."""
+    code = f"import json, os; print({JSON_MARK!r} + json.dumps({{'libc': os.confstr('CS_GNU_LIBC_VERSION')}}))"
+    return str(python_in_image(engine, image, code)["libc"])
 
 
 def test_the_breadth_matrix_covers_every_base_with_its_oldest_and_newest_release() -> None:
@@ -59,9 +67,18 @@ def test_the_breadth_matrix_covers_every_base_with_its_oldest_and_newest_release
 @pytest.mark.parametrize("name", ENVIRONMENTS)
 def test_every_cell_and_the_measurement_pass(name: str, engine: Engine, tmp_path: Path) -> None:
     ui = RecordingUI()
+    env = matrix_yaml.load(BREADTH).environment(name)
     try:
         outcome = run(name, tmp_path / "results", ui)
         doc = outcome.document
+        image = next(b.image for b in ui.builds if b.environment == name)
+        assert image is not None, [(b.status, b.error) for b in ui.builds]
+        # The simulated driver was built for the oldest base: it loads with this base's glibc, read in the image.
+        libc = glibc_of(engine, image)
+        assert libc == f"glibc {suites.SUITE_GLIBC[env.base.bootstrap.suite]}", libc
+        driver = simdriver.build()
+        assert driver.glibc is not None
+        assert suites.glibc_key(driver.glibc) <= suites.glibc_key(libc.split()[1]), (driver.glibc, libc)
         assert doc.cells, f"{name}: no cells ran"
         bad = [describe(cell(outcome, c.environment, c.host, c.scenario)) for c in doc.cells if c.status != "PASS"]
         assert not bad, "\n".join(bad)
@@ -74,12 +91,12 @@ def test_every_cell_and_the_measurement_pass(name: str, engine: Engine, tmp_path
         measured = [m for m in doc.measurements if m.environment == name]
         assert len(measured) == 1 and measured[0].status == "PASS", [(m.status, m.reason) for m in measured]
         memory = measured[0].memory or {}
-        assert memory.get("status") == "PASS" and str(memory.get("torch", "")).startswith(
-            matrix_yaml.load(BREADTH).environment(name).torch), memory.get("torch")
+        assert memory.get("status") == "PASS" and str(memory.get("torch", "")).startswith(env.torch), memory
+
         if name == ISSUE_CASE:
             check_the_issue_case(outcome, tmp_path)
     finally:
-        remove_images(engine, ui, name)
+        remove_images(engine, name)
 
 
 def check_the_issue_case(outcome: Outcome, tmp_path: Path) -> None:

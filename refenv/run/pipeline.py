@@ -23,12 +23,13 @@ from refenv.builder import simdriver, wheelhouse
 from refenv.engines import realhost
 from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ProbesRealHosts
 from refenv.errors import NoGpuRuntime
+from refenv.model import profiles
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Bootstrap, CellSpec, Host, Matrix, RunSettings
 from refenv.model.profiles import Profile
 from refenv.model.records import NOT_RUN, CellResult, Expected, MeasurementRecord
 from refenv.model.rundoc import RunDocument, write_run
-from refenv.run import cells, glibc, measurements, toolkit
+from refenv.run import cells, devnodes, glibc, measurements, toolkit
 from refenv.run.assemble import document, run_info
 from refenv.run.containers import ldcache_spec
 from refenv.run.plan import Prepared, Scope, plan_cells, plan_only
@@ -95,6 +96,11 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         mirror = next((r.environment.base.bootstrap.mirror for r in requests), Bootstrap.mirror)
         driver = simdriver.build(mirror=mirror)
         ui.stage(f"simulated driver built in {driver.built_in}: it loads with glibc >= {driver.glibc}")
+        try:  # the nodes with NVIDIA's numbers that the container faults give (refenv/run/devnodes.py)
+            devnodes.ensure(str(devnodes.default_dir()), devnodes.standard(profiles.MAX_GPUS))
+        except OSError as exc:
+            LOG.warning("cannot make the simulated device nodes (%s): the device-cgroup and stale-CDI faults "
+                        "will not start", exc)
     builds: dict[str, EnvBuild] = {}
     try:
         for request in requests:
@@ -123,7 +129,8 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         engine.cancel(run_id)
         raise
     return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
-                    {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error}, glibcs)
+                    {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error},
+                    engine=getattr(engine, "name", "docker"), glibc=glibcs)
 
 
 def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,

@@ -3,34 +3,36 @@ the CLI offers that a run cannot measure here, with why."""
 
 from __future__ import annotations
 
-from typing import Any, Callable  # noqa: UP035  (collections.abc.Callable[...] is 3.9+; the harness runs on 3.8)
+from typing import Callable  # noqa: UP035  (collections.abc.Callable[...] is 3.9+; the harness runs on 3.8)
 
 from harness.memory.cases import peft_installed
 from harness.memory.torch_traits import TorchTraits
+from harness.schema.memory_document import ChecksSection, ShardingSection
+from harness.schema.outcomes import ERROR
 
 
-def cpu_sections(quick: bool) -> dict[str, Any]:
+def cpu_sections(quick: bool) -> dict[str, ChecksSection | ShardingSection]:
     """The KV cache grown token by token; with --full, transformers' Llama and sharding over gloo."""
     from harness.memory.verify_hf import installed, run_hf_verification
     from harness.memory.verify_infer import run_kv_verification
 
-    out: dict[str, Any] = {"kv_cache": _guarded(run_kv_verification)}
+    out: dict[str, ChecksSection | ShardingSection] = {"kv_cache": _guarded(run_kv_verification)}
     if not quick and installed():
         out["transformers"] = _guarded(run_hf_verification)
     if not quick:
         from harness.memory.verify_dist import run_sharding_verification
 
-        out["sharding"] = _guarded(run_sharding_verification)
+        out["sharding"] = run_sharding_verification()  # catches its ranks' failures itself
     return out
 
 
-def _guarded(section: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+def _guarded(section: Callable[[], ChecksSection]) -> ChecksSection:
     """A section that cannot run (an API this torch lacks, a module it imports that is not there) is an ERROR
     with the exception's text, and the other sections still run."""
     try:
         return section()
     except Exception as exc:  # any failure to run is recorded, not raised: only a measured number can disagree
-        return {"status": "ERROR", "error": f"{type(exc).__name__}: {exc}", "checks": []}
+        return ChecksSection(ERROR, error=f"{type(exc).__name__}: {exc}")
 
 
 def not_measured(device: str, quick: bool, traits: TorchTraits | None = None) -> dict[str, str]:

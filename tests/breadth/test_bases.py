@@ -14,6 +14,7 @@ import pytest
 
 from harness.intake import load_report
 from harness.schema import DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK
+from harness.schema.memory_document import MemoryVerification
 from refenv.builder import simdriver
 from refenv.engines.docker.sdk import Engine
 from refenv.model import matrix_yaml, suites
@@ -90,8 +91,9 @@ def test_every_cell_and_the_measurement_pass(name: str, engine: Engine, tmp_path
                 assert c.observed.simulated and c.observed.verdict not in (NOT_VISIBLE, DRIVER_BROKEN), c.reason
         measured = [m for m in doc.measurements if m.environment == name]
         assert len(measured) == 1 and measured[0].status == "PASS", [(m.status, m.reason) for m in measured]
-        memory = measured[0].memory or {}
-        assert memory.get("status") == "PASS" and str(memory.get("torch", "")).startswith(env.torch), memory
+        memory = measured[0].memory
+        assert isinstance(memory, MemoryVerification), memory
+        assert memory.status == "PASS" and str(memory.torch or "").startswith(env.torch), memory
 
         if name == ISSUE_CASE:
             check_the_issue_case(outcome, tmp_path)

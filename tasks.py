@@ -326,9 +326,8 @@ def _has_gpu() -> bool:
     return out.returncode == 0 and "GPU " in out.stdout
 
 
-@task(help={"tier": "unit, docker, podman, slurm, browser, gpu, or all (default: unit, docker, podman, slurm and "
-                    "browser, and gpu "
-                    "where a GPU is)",
+@task(help={"tier": "unit, docker, podman, slurm, browser, breadth, gpu, or all (default: unit, docker, podman, "
+                    "slurm, browser and breadth, and gpu where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure",
             "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
 @_guarded
@@ -345,11 +344,12 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
         if tier == "nogpu":
             print("refenv test: unit, docker, podman, slurm and browser tiers; the gpu tier is not run here "
                   "(no GPU: nvidia-smi lists none)")
-    markers = {"unit": "not docker and not gpu and not slurm and not browser and not podman", "docker": "docker",
-               "podman": "podman", "slurm": "slurm", "browser": "browser", "gpu": "gpu", "nogpu": "not gpu",
-               "all": ""}.get(tier)
+    markers = {"unit": "not docker and not gpu and not slurm and not browser and not podman and not breadth",
+               "docker": "docker", "podman": "podman", "slurm": "slurm", "browser": "browser", "breadth": "breadth",
+               "gpu": "gpu", "nogpu": "not gpu", "all": ""}.get(tier)
     if markers is None:
-        raise Exit(f"unknown tier {tier!r}: unit, docker, podman, slurm, browser, gpu, default or all", code=2)
+        raise Exit(f"unknown tier {tier!r}: unit, docker, podman, slurm, browser, breadth, gpu, default or all",
+                   code=2)
     if tier in ("slurm", "nogpu", "all"):
         _slurm_up(c)
     args = [sys.executable, "-m", "pytest", "tests"]

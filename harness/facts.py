@@ -65,6 +65,7 @@ class LibcudaFact(TypedDict, total=False):
     loaded: bool | None          # libcuda.so.1 could be dlopen'ed
     path: str | None
     error: str | None            # the dlopen error
+    file: str | None             # when it did not load: a libcuda.so.1 on the loader's path all the same
     driver_version: int | None   # cuDriverGetVersion, e.g. 12080
     cuinit: int | None           # cuInit(0) result, 0 = CUDA_SUCCESS
     cuinit_name: str | None      # cuGetErrorName, e.g. CUDA_ERROR_NO_DEVICE
@@ -135,6 +136,7 @@ class HostFacts(TypedDict, total=False):
     python: str | None
     machine: str | None
     hostname: str | None
+    libc: str | None      # "glibc 2.31" (confstr CS_GNU_LIBC_VERSION); None without glibc
 
 
 class Facts(TypedDict, total=False):

@@ -134,8 +134,23 @@ def _expose_devices(r: Remedy) -> list[str]:
 
 
 def _reinstall_libraries(r: Remedy) -> list[str]:
+    if r.get("why") == "loader":
+        return _loader_refused(r)
     return ["reinstall the driver's CUDA user-mode library (Debian/Ubuntu: the libnvidia-compute-<branch> "
             "or cuda-drivers package, matching the kernel module's version)"]
+
+
+def _loader_refused(r: Remedy) -> list[str]:
+    library, needs, libc = r.get("library") or "the driver's libcuda.so.1", r.get("needs"), r.get("libc")
+    if not needs:
+        return [f"{library} is there but the loader refuses it: a 32-bit, truncated or foreign copy sits on the "
+                "loader's path; reinstall the driver's user-mode libraries (matching the kernel module's version)"]
+    lines = [f"{library} needs {needs}, newer than this system's C library" + (f" ({libc})" if libc else "")
+             + ": it was built for a newer distribution; install the driver's libraries packaged for this one"]
+    if r.get("container"):
+        lines.append("in a container the toolkit mounts the host's driver libraries: use an image whose glibc is "
+                     f"at least as new as they need ({needs}), i.e. a newer base image")
+    return lines
 
 
 def _fix_loader_path(r: Remedy) -> list[str]:

@@ -50,6 +50,9 @@ def check_presence(ctx: Context) -> list[Finding]:
                         (f"libcuda loaded from {where}",), layer=LAYER)]
     if loaded is None:
         return _presence_from_torch(ctx)
+    refused = _refused_by_loader(ctx)
+    if refused is not None:
+        return [refused]
     nv = ctx.nvml
     caps = ctx.vis.get("nvidia_driver_capabilities")
     nvml_present = nv.get("loaded") is True
@@ -81,6 +84,36 @@ def check_presence(ctx: Context) -> list[Finding]:
                          "no driver library", evidence, access)]
     install = Remedy("install_driver").with_params(cuda=ctx.torch.get("cuda"))
     return [_finding(NO_DRIVER, "no NVIDIA driver on this machine", _absence_evidence(ctx), install)]
+
+
+LOADER_IDS = ("loader.version_not_found", "loader.bad_library")
+
+
+def _refused_by_loader(ctx: Context) -> Finding | None:
+    """libcuda.so.1 is there (on the loader's path, or named by the loader's refusal) but does not load."""
+    error = ctx.libcuda.get("error") or ""
+    file = ctx.libcuda.get("file")
+    hit = catalogue.find(error, LOADER_IDS)
+    if file is None and hit is None:
+        return None
+    library = file or (hit.params.get("library") if hit else None) or "libcuda.so.1"
+    libc = (ctx.facts.get("host") or {}).get("libc")
+    evidence = [f"libcuda.so.1 does not load: {error}"]
+    if file:
+        evidence.append(f"{file} is there, on the loader's path")
+    if hit is not None and hit.params.get("version"):
+        evidence.append(f"it needs {hit.params['version']}; this system's C library: {libc or 'unknown'}")
+    nodes = ctx.driver.get("dev_nodes")
+    if nodes:
+        evidence.append(f"/dev/nvidia*: {', '.join(nodes)} (the GPU was given)")
+    if ctx.nvml.get("init_error"):
+        evidence.append(f"NVML: {ctx.nvml['init_error']}")
+    if ctx.in_container and ctx.vis.get("container_evidence"):
+        evidence.append(f"in a container: {ctx.vis['container_evidence']}")
+    remedy = Remedy("reinstall_libraries", (("why", "loader"),)).with_params(
+        library=library, needs=hit.params.get("version") if hit else None, libc=libc,
+        container="yes" if ctx.in_container else None)
+    return _finding(DRIVER_BROKEN, f"the driver's {library} is there but does not load: {error}", evidence, remedy)
 
 
 def _presence_from_torch(ctx: Context) -> list[Finding]:

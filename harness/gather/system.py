@@ -128,4 +128,13 @@ def host() -> HostFacts:
         "python": platform.python_version(),
         "machine": platform.machine(),
         "hostname": socket.gethostname(),
+        "libc": libc(),
     }
+
+
+def libc() -> str | None:
+    """The C library's name and version as the loader that loads the driver has it ("glibc 2.31")."""
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION")
+    except (ValueError, OSError):
+        return None

@@ -173,6 +173,12 @@ def _read_other(b: Builder, line: Line, found: dict[str, Found]) -> None:
             b.put("driver.dev_nodes", ["/dev/nvidiactl"], line)
             b.put("visibility.in_container", True, line)
         b.note(f"line {line.number}: '{denied.hit.text}': {denied.hit.entry.meaning}")
+    refused_lib = found.get("loader.version_not_found") or found.get("loader.bad_library")
+    if refused_lib and "libcuda" in refused_lib.hit.params.get("library", ""):
+        # The loader named the file it refused: the driver's library is there but does not load.
+        b.put("driver.libcuda.loaded", False, line)
+        b.put("driver.libcuda.error", refused_lib.tail().strip(), line)
+        b.put("driver.libcuda.file", refused_lib.hit.params["library"], line)
     req = found.get("toolkit.requirement")
     if req:
         b.note(f"line {line.number}: the image requires {req.hit.params['condition']} and the host driver does "

@@ -17,6 +17,7 @@ from typing import Any
 from harness.memory.alloc_trace import allocation_trace
 from harness.memory.probe_model import build_probe
 from harness.memory.probe_predict import ProbeCase, expand_kv
+from harness.memory.torch_traits import storage
 from harness.schema.memory_document import StepMeasurement
 
 _PHASES = {"master_weights": "after_master_weights", "activations": "after_forward",
@@ -29,7 +30,7 @@ def _storages(tensors: Iterable[Any]) -> dict[int, int]:
     for t in tensors:
         if t is None:
             continue
-        st = t.untyped_storage()
+        st = storage(t)
         out[st.data_ptr()] = st.nbytes()
     return out
 
@@ -150,7 +151,7 @@ def measure_cpu(case: ProbeCase) -> StepMeasurement:
     phases: dict[str, dict[str, int]] = {}
 
     def pack(x: Any) -> Any:
-        st = x.untyped_storage()
+        st = storage(x)
         if st.data_ptr() not in excluded:
             saved[st.data_ptr()] = st.nbytes()
         return x
@@ -163,7 +164,7 @@ def measure_cpu(case: ProbeCase) -> StepMeasurement:
             if case.checkpointing == "full":
                 # What checkpointed blocks keep is not saved through the hooks: count what forward left
                 # allocated, less the 0-dim fp32 loss.
-                ledgers[name] = phases["forward"]["net_bytes"] - objs.loss.untyped_storage().nbytes()
+                ledgers[name] = phases["forward"]["net_bytes"] - storage(objs.loss).nbytes()
             else:
                 ledgers[name] = sum(saved.values())
         elif name == "gradients":

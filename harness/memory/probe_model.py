@@ -149,8 +149,9 @@ def _classes() -> _Classes:
                 o = probs.to(q.dtype) @ v
             elif self.expand_kv:
                 o = F.scaled_dot_product_attention(q, self._repeat(k), self._repeat(v), is_causal=True)
-            else:  # K/V stay at kv_heads, as flash attention keeps them
-                o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=cfg.num_kv_heads < cfg.num_heads)
+            else:  # K/V stay at kv_heads, as flash attention keeps them (enable_gqa: torch 2.5 on; else expand_kv)
+                gqa: dict[str, Any] = {"enable_gqa": True} if cfg.num_kv_heads < cfg.num_heads else {}
+                o = F.scaled_dot_product_attention(q, k, v, is_causal=True, **gqa)
             x = x + a.o_proj(o.transpose(1, 2).reshape(b, s, cfg.num_heads * cfg.head_dim))
             return x + self.mlp(self.post_norm(x))
 

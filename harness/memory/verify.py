@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.memory import torch_traits
 from harness.memory.cases import cases
 from harness.memory.params import param_tensors
 from harness.memory.probe_predict import (
@@ -150,7 +151,7 @@ def child_main(argv: list[str]) -> int:
     from harness.memory.measure_step import measure_cuda
 
     results: dict[str, StepMeasurement] = {}
-    for case in cases("cuda", quick=argv[:1] != ["full"]):
+    for case in cases("cuda", quick=argv[:1] != ["full"], traits=torch_traits.probe()):
         try:
             results[case.name] = measure_cuda(case)
         except Exception as exc:  # one failing case is recorded and the others still run
@@ -170,7 +171,7 @@ def _measure_cpu(quick: bool) -> dict[str, StepMeasurement]:
     # The probe's tensors are tiny: one thread is faster, and on a busy 2-core machine several times so.
     torch.set_num_threads(1)
     try:
-        for case in cases("cpu", quick):
+        for case in cases("cpu", quick, torch_traits.probe()):
             try:
                 measured[case.name] = measure_cpu(case)
             except Exception as exc:  # recorded per case; the others still run
@@ -204,7 +205,7 @@ def run_verification(quick: bool = True, device: str = "auto") -> MemoryVerifica
     else:
         measured, name = _measure_cpu(quick), "cpu"
     judged = []
-    for case in cases(device, quick):
+    for case in cases(device, quick, torch_traits.probe()):
         m = measured.get(case.name, StepMeasurement(error="not measured"))
         # A case that could not be measured gave no answer (ERROR): only a measured number outside its band is
         # a disagreement (FAIL).
@@ -213,7 +214,8 @@ def run_verification(quick: bool = True, device: str = "auto") -> MemoryVerifica
     sections = cpu_sections(quick) if device == "cpu" else {}
     status = worst([c.status for c in judged] + [s.status for s in sections.values()]) if judged else ERROR
     return _document(device, quick, started, status=status, torch=torch.__version__, device_name=name,
-                     cases=tuple(judged), alloc_conf=alloc_conf, not_measured=not_measured(device, quick),
+                     cases=tuple(judged), alloc_conf=alloc_conf,
+                     not_measured=not_measured(device, quick, torch_traits.probe()),
                      **sections)
 
 

@@ -22,6 +22,7 @@ from harness.memory import sharding
 from harness.memory.cases import CPU_SIZES
 from harness.memory.estimate import TrainSetup, estimate_training
 from harness.memory.params import count_params, layer_tensors, param_tensors
+from harness.memory.torch_traits import storage
 from harness.schema.jsondata import decode, encode
 from harness.schema.memory_document import RankCounts, ShardingSection, SizeCheck
 from harness.schema.outcomes import ERROR, FAIL, PASS
@@ -64,7 +65,7 @@ def _bytes(tensors: Any) -> int:
     seen: dict[int, int] = {}
     for t in tensors:
         if t is not None:
-            st = _local(t).untyped_storage()
+            st = storage(_local(t))
             seen[st.data_ptr()] = st.nbytes()
     return sum(seen.values())
 

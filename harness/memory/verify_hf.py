@@ -15,6 +15,7 @@ from typing import Any
 from harness.memory.activations import ActivationSetup, training_activations
 from harness.memory.params import count_params
 from harness.memory.shape import from_hf_config
+from harness.memory.torch_traits import storage
 from harness.schema.memory_document import ChecksSection, SizeCheck
 from harness.schema.outcomes import FAIL, PASS
 
@@ -45,11 +46,11 @@ def _measure(attention: str, dtype_name: str, batch: int, seq: int) -> tuple[int
     model = model.to(dtype)
     model.train()
     ids = torch.randint(0, int(CONFIG["vocab_size"]), (batch, seq), generator=torch.Generator().manual_seed(1))
-    excluded = {p.untyped_storage().data_ptr() for p in model.parameters()} | {ids.untyped_storage().data_ptr()}
+    excluded = {storage(p).data_ptr() for p in model.parameters()} | {storage(ids).data_ptr()}
     saved: dict[int, int] = {}
 
     def pack(x: Any) -> Any:
-        st = x.untyped_storage()
+        st = storage(x)
         if st.data_ptr() not in excluded:
             saved[st.data_ptr()] = st.nbytes()
         return x

@@ -12,6 +12,7 @@ from typing import Any
 
 from harness.memory.cases import CPU_SIZES
 from harness.memory.inference import KV_DTYPES, kv_cache_bytes
+from harness.memory.torch_traits import storage
 from harness.schema.memory_document import ChecksSection, SizeCheck
 from harness.schema.outcomes import FAIL, PASS
 
@@ -43,7 +44,7 @@ def _grow(size: str, batch: int, prompt: int, context: int, kv_dtype: str) -> in
                     kv[i] = new[i] if kv[i] is None else torch.cat([kv[i], new[i]], dim=-2)
             done += step
             step = 1
-    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for kv in cache for t in kv}
+    storages = {storage(t).data_ptr(): storage(t).nbytes() for kv in cache for t in kv}
     return sum(storages.values())
 
 

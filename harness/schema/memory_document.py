@@ -83,6 +83,7 @@ class ChecksSection:
 
     status: str
     checks: Tuple[SizeCheck, ...] = ()
+    error: Optional[str] = optional_key()  # why it could not run (an API or module this torch lacks)
 
 
 @dataclass(frozen=True)

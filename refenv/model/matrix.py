@@ -48,8 +48,10 @@ class Environment:
 
     @property
     def requirements(self) -> tuple[str, ...]:
-        """What the lock resolves: torch pinned, the harness's NVML bindings, the extra packages."""
-        return (f"torch=={self.torch}", "nvidia-ml-py", *self.packages)
+        """What the lock resolves: torch pinned, the harness's NVML bindings, what this torch release imports
+        at run time without declaring it (compat.json `requires`), the extra packages."""
+        release = compat.torch_release(self.torch)
+        return (f"torch=={self.torch}", "nvidia-ml-py", *(release.requires if release else ()), *self.packages)
 
 
 @dataclass(frozen=True)

@@ -81,10 +81,13 @@ def cell_spec(image: str, cell_id: str, run_id: str, out_dir: str, scenario: Sce
 
 
 def ldcache_spec(image: str, out_dir: str, libs: dict[str, str], run_id: str) -> ContainerSpec:
-    """A one-off container that runs ldconfig with the driver's libraries in place and copies the cache out."""
+    """A one-off container that runs ldconfig with the driver's libraries in place and copies the cache out,
+    beside the image's C library version (`getconf GNU_LIBC_VERSION`: "glibc 2.31"; "none" without glibc)."""
     binds = [(out_dir, OUT, False), *((host, target, True) for target, host in sorted(libs.items()))]
+    command = (f"ldconfig && cp {LDCACHE} {OUT}/ld.so.cache && "
+               f"{{ getconf GNU_LIBC_VERSION 2>/dev/null || echo none; }} > {OUT}/glibc")
     return ContainerSpec(
-        image=image, command=(f"ldconfig && cp {LDCACHE} {OUT}/ld.so.cache",), environment=(),
+        image=image, command=(command,), environment=(),
         labels=((MANAGED, "true"), (KIND, "ldcache"), (RUN, run_id)),
         binds=tuple(binds), read_only=False, user="0", entrypoint=("sh", "-c"),
         tmpfs=(), pids_limit=64, mem_limit="512m",

@@ -60,9 +60,12 @@ def memory_problem(memory: MemorySection | None) -> Problem | None:
         bad = [c.name for c in memory.cases if c.status == FAIL]
         return FAIL, f"memory prediction disagrees with measurement ({', '.join(bad) or 'see the cell'})"
     if memory.status == ERROR:
-        lost = [c.name for c in memory.cases if c.status == ERROR]
-        lost += [name for name, section in memory.sections() if section.status == ERROR]
-        return ERROR, f"memory verification could not measure {', '.join(lost) or 'its cases'}"
+        lost = [(c.name, c.error) for c in memory.cases if c.status == ERROR]
+        lost += [(name, section.error) for name, section in memory.sections() if section.status == ERROR]
+        # The exception's own words, as the harness caught them: what the image lacks (a module, an API).
+        first = next(((name, error) for name, error in lost if error), None)
+        why = "" if first is None else f" ({first[1]})" if len(lost) == 1 else f" ({first[0]}: {first[1]})"
+        return ERROR, f"memory verification could not measure {', '.join(n for n, _ in lost) or 'its cases'}{why}"
     return None
 
 

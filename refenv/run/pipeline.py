@@ -25,11 +25,11 @@ from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ProbesRealH
 from refenv.errors import NoGpuRuntime
 from refenv.model import profiles
 from refenv.model.builds import EnvBuild
-from refenv.model.matrix import CellSpec, Host, Matrix, RunSettings
+from refenv.model.matrix import Bootstrap, CellSpec, Host, Matrix, RunSettings
 from refenv.model.profiles import Profile
 from refenv.model.records import NOT_RUN, CellResult, Expected, MeasurementRecord
 from refenv.model.rundoc import RunDocument, write_run
-from refenv.run import cells, devnodes, measurements, toolkit
+from refenv.run import cells, devnodes, glibc, measurements, toolkit
 from refenv.run.assemble import document, run_info
 from refenv.run.containers import ldcache_spec
 from refenv.run.plan import Prepared, Scope, plan_cells, plan_only
@@ -93,7 +93,9 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
     driver = None
     if any(h.kind == "simulated" for h in hosts):
         ui.stage("building the simulated driver")
-        driver = simdriver.build()
+        mirror = next((r.environment.base.bootstrap.mirror for r in requests), Bootstrap.mirror)
+        driver = simdriver.build(mirror=mirror)
+        ui.stage(f"simulated driver built in {driver.built_in}: it loads with glibc >= {driver.glibc}")
         try:  # the nodes with NVIDIA's numbers that the container faults give (refenv/run/devnodes.py)
             devnodes.ensure(str(devnodes.default_dir()), devnodes.standard(profiles.MAX_GPUS))
         except OSError as exc:
@@ -106,6 +108,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
             builds[request.environment.name] = build = engine.ensure_image(request, ui.build_line)
             ui.build_done(build)
         ldcaches: dict[str, str | None] = {}
+        glibcs: dict[str, str | None] = {}
         if driver is not None:
             libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
                     f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
@@ -113,6 +116,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
                 if (image := build.image) is not None:
                     image_id = engine.image_id(image) or image
                     ldcaches[name] = prepare_ldcache(engine, image, image_id, libs, driver.digest, run_id)
+                    glibcs[name] = glibc.read_beside(ldcaches[name])
         real, real_error, probed = None, None, {}
         if any(h.kind == "real" for h in hosts) and isinstance(engine, ProbesRealHosts):
             probed = engine.probe_real_hosts(hosts)  # on a cluster: each real host where its cells run
@@ -126,7 +130,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         raise
     return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
                     {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error},
-                    engine=getattr(engine, "name", "docker"))
+                    engine=getattr(engine, "name", "docker"), glibc=glibcs)
 
 
 def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,
@@ -143,6 +147,9 @@ def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[st
         if outcome.exit_code != 0 or not made.is_file():
             LOG.warning("could not make the linker cache for %s: %s", image, outcome.logs[-500:])
             return None
+        found = Path(out) / "glibc"
+        if found.is_file():
+            shutil.copyfile(found, target.with_suffix(".glibc"))  # glibc.read_beside reads it
         shutil.copyfile(made, target)
     return str(target)
 

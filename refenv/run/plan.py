@@ -19,7 +19,7 @@ from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import BUILD_FAILED, NOT_RUN, Expected
-from refenv.run import cdi, devnodes, expect, toolkit
+from refenv.run import cdi, devnodes, expect, glibc, toolkit
 from refenv.run import injection as injection_of
 from refenv.run.containers import ContainerSpec, cell_spec
 
@@ -71,6 +71,7 @@ class Prepared:
     real_hosts: dict[str, Profile | None] = field(default_factory=dict)   # on a cluster: each real host's
     real_errors: dict[str, NoGpuRuntime] = field(default_factory=dict)    # GPUs, or why it has none
     engine: str = "docker"                          # the local engine the cells run in (docker or podman)
+    glibc: dict[str, str | None] = field(default_factory=dict)  # environment -> its image's glibc (refenv.run.glibc)
 
 
 def matrix_host_profile(host: Host, real: Profile | None) -> Profile | None:
@@ -124,6 +125,9 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
             # The engine resolves the CDI names against the host's spec (podman), or refuses (Docker 20.10).
             config = folder / "hosts" / f"{host.name}--cdi.conf"
             host_spec = cdi.spec_for(profile, driver, config_host_path=str(config), node_dir=node_dir)
+            refused = glibc.refusal(prepared.glibc.get(env.name), driver, image) if host_spec is not None else None
+            if refused:
+                return skipped(NOT_RUN, refused)
             if host_spec is not None:
                 spec_file = folder / "cdi" / f"{host.name}.json"
                 files = ((config, cdi.config_text(profile)), (spec_file, cdi.dumps(host_spec)))
@@ -138,6 +142,9 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
                                                 node_dir=node_dir)
             except toolkit.ToolkitError as exc:
                 return skipped(NOT_RUN, str(exc))
+            refused = glibc.refusal(prepared.glibc.get(env.name), driver, image) if injection.mounts else None
+            if refused:
+                return skipped(NOT_RUN, refused)
             if injection.config_text is not None:
                 files = ((config, injection.config_text),)
             key_parts.update(driver=driver.digest, config=injection.config_text,

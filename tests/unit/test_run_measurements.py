@@ -112,6 +112,17 @@ def test_a_memory_prediction_that_fails_fails_the_run_once_not_every_cell(tmp_pa
     assert not outcome.ok and not outcome.document.summary.ok
 
 
+def test_a_memory_check_that_could_not_run_is_an_error_with_its_text_not_a_disagreement(tmp_path: Path) -> None:
+    missing = "ModuleNotFoundError: No module named 'pkg_resources'"
+    cases = [{"name": n, "status": "ERROR", "error": missing, "ledgers": {}} for n in ("tiny", "small")]
+    engine = no_driver_engine()
+    engine.scripts["cu130/cpu"] = Script({**MEASURE_DOC, "memory": {"status": "ERROR", "cases": cases}})
+    outcome = run(engine, matrix(NONE, envs=(CU130,)), tmp_path)
+    m = outcome.document.measurement("cu130/cpu")
+    assert m is not None and m.status == "ERROR" and missing in m.reason and "disagrees" not in m.reason
+    assert not outcome.ok
+
+
 def test_a_failed_build_is_not_measured(tmp_path: Path) -> None:
     engine = FakeEngine(failed_builds={"cpuonly": "no wheel"})
     outcome = run(engine, matrix(R580), tmp_path)

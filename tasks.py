@@ -90,12 +90,14 @@ def _guarded(body: Callable[P, R]) -> Callable[P, R]:
     "compare": "an environment to compare with: it runs too, and the summary says what changes on each host",
     "backend": "local | slurm | kubernetes: where the cells run (default: run.backend)",
     "max-cells": "confirm a run of more than 10,000 cells (refused without it): the number of cells it may have",
+    "engine": "docker | podman: the local engine the cells run in (default: run.engine, else docker)",
 })
 @_guarded
 def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None, host: list[str] | None = None,
            scenario: list[str] | None = None, rerun: bool = False, parallel: int = 0, results: str = "results",
            dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False,
-           compare: str | None = None, backend: str | None = None, max_cells: int = 0) -> None:
+           compare: str | None = None, backend: str | None = None, max_cells: int = 0,
+           engine: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.model.matrix import MODES
     from refenv.report.console import console_summary
@@ -129,10 +131,11 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
                       use_cache=not rerun, relock=relock, probes=probes,
                       selection={"env": env or [], "host": host or [], "scenario": scenario or []})
+    if engine is not None and engine not in ("docker", "podman"):
+        raise Exit(f"refenv: --engine {engine!r}: expected docker or podman", code=2)
     try:
         try:
-            engine = engine_for(where, m)
-            outcome = run_matrix(m, options, ui, engine)
+            outcome = run_matrix(m, options, ui, engine_for(where, m, engine))
         finally:
             ui.close()
     except RunNotWritten as exc:  # the run ran, but its results have no room: what it found, then why
@@ -208,13 +211,17 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 
 
 @task(help={"env": "the environment", "host": "the host", "scenario": "the scenario",
-            "matrix": "the matrix file", "rerun": "do not reuse a cached result"})
+            "matrix": "the matrix file", "rerun": "do not reuse a cached result",
+            "engine": "docker | podman: the local engine (default: run.engine, else docker)"})
 @_guarded
-def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
+def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False,
+        engine: str | None = None) -> None:
     """Run one cell and print its diagnosis in full."""
     from harness.diagnosis_text import render_diagnosis
+    from harness.schema.envelope import CellDocument
     from refenv.report import measures
     from refenv.run.executor import read_document
+    from refenv.run.judge import read_answer
     from refenv.run.pipeline import Options, run_matrix
     from refenv.run.progress import ConsoleUI
 
@@ -223,18 +230,21 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
         raise Exit("name exactly one environment, host and scenario (no globs matching several)", code=2)
     from refenv.engines.connect import engine_for
 
+    if engine is not None and engine not in ("docker", "podman"):
+        raise Exit(f"refenv: --engine {engine!r}: expected docker or podman", code=2)
     ui = ConsoleUI()
     try:
         # Where matrix.yaml says cells run (run.backend), as `invoke matrix` does: a real host of a cluster
         # is a node there, not this machine.
         outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui,
-                             engine_for(m.run.backend, m))
+                             engine_for(m.run.backend, m, engine))
     finally:
         ui.close()
     cell = outcome.document.cells[0]
-    doc = read_document(Path(cell.result_path)) if cell.result_path else None  # None: missing or not JSON
-    if doc is not None and doc.get("diagnosis"):
-        print(render_diagnosis(doc["diagnosis"]))
+    # The cell's own document: None when it is missing, not JSON, or not a document this refenv reads.
+    doc = read_answer(CellDocument, read_document(Path(cell.result_path))) if cell.result_path else None
+    if isinstance(doc, CellDocument) and doc.diagnosis is not None:
+        print(render_diagnosis(doc.diagnosis))
     expected = cell.expected.verdict if cell.expected else None
     print(f"{cell.id}: {cell.status} (expected {expected}) — {cell.reason}")
     for line in measures.lines(outcome.document):  # the environment's, measured once for this cell too
@@ -251,6 +261,7 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
     """Build (or find) each environment's image; unchanged environments are not rebuilt."""
     from refenv.builder.environment import build_environment
     from refenv.engines.docker.sdk import Engine
+    from refenv.model.builds import FAILED
     from refenv.run.progress import ConsoleUI
 
     m = _matrix(matrix, env, None, None)
@@ -260,7 +271,7 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
         ui.stage(f"environment {e.name}")
         result = build_environment(engine, m, e, ui.build_line, relock=relock)
         ui.build_done(result)
-        if result.status == "FAILED":
+        if result.status == FAILED:
             failed.append(f"{e.name}: {result.error}")
     if failed:
         raise Exit("builds failed:\n  " + "\n  ".join(failed), code=1)
@@ -306,6 +317,12 @@ def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: boo
             for image_id in engine.images_labelled({MANAGED: "true", "refenv.kind": kind}):
                 engine.remove_image(image_id)
         print(f"removed {len(ids)} image(s)")
+    if shutil.which("podman"):
+        # What runs with --engine podman left in Podman's storage: its containers, and the images copied there.
+        from refenv.engines.podman.engine import remove_labelled
+
+        containers, images = remove_labelled({MANAGED: "true"}, images=not keep_images)
+        print(f"podman: removed {containers} container(s), {images} image(s)")
     if cache and paths.cache_root().exists():
         shutil.rmtree(paths.cache_root())
         print(f"removed {paths.cache_root()}")
@@ -322,8 +339,8 @@ def _has_gpu() -> bool:
     return out.returncode == 0 and "GPU " in out.stdout
 
 
-@task(help={"tier": "unit, docker, slurm, browser, gpu, or all (default: unit, docker, slurm and browser, and gpu "
-                    "where a GPU is)",
+@task(help={"tier": "unit, docker, podman, slurm, browser, breadth, gpu, or all (default: unit, docker, podman, "
+                    "slurm, browser and breadth, and gpu where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure",
             "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
 @_guarded
@@ -338,12 +355,14 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
     if tier == "default":
         tier = "all" if _has_gpu() else "nogpu"
         if tier == "nogpu":
-            print("refenv test: unit, docker, slurm and browser tiers; the gpu tier is not run here "
+            print("refenv test: unit, docker, podman, slurm and browser tiers; the gpu tier is not run here "
                   "(no GPU: nvidia-smi lists none)")
-    markers = {"unit": "not docker and not gpu and not slurm and not browser", "docker": "docker", "slurm": "slurm",
-               "browser": "browser", "gpu": "gpu", "nogpu": "not gpu", "all": ""}.get(tier)
+    markers = {"unit": "not docker and not gpu and not slurm and not browser and not podman and not breadth",
+               "docker": "docker", "podman": "podman", "slurm": "slurm", "browser": "browser", "breadth": "breadth",
+               "gpu": "gpu", "nogpu": "not gpu", "all": ""}.get(tier)
     if markers is None:
-        raise Exit(f"unknown tier {tier!r}: unit, docker, slurm, browser, gpu, default or all", code=2)
+        raise Exit(f"unknown tier {tier!r}: unit, docker, podman, slurm, browser, breadth, gpu, default or all",
+                   code=2)
     if tier in ("slurm", "nogpu", "all"):
         _slurm_up(c)
     args = [sys.executable, "-m", "pytest", "tests"]
@@ -463,7 +482,7 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
         print(f"manifest: {outcome.manifest}")
     if not outcome.ok:
         raise Exit(f"{len(outcome.refused)} refused, {len(outcome.failed)} failed, "
-                   f"{sum(not p.pull_check.get('ok', True) for p in outcome.published)} pull-back check(s) failed",
+                   f"{sum(not p.pull_check.held for p in outcome.published)} pull-back check(s) failed",
                    code=1)
 
 

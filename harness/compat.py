@@ -22,6 +22,9 @@ DATA_FILE = Path(__file__).with_name("data") / "compat.json"
 _DRIVER_RE = re.compile(r"^\d{3,4}(\.\d{1,3}){1,2}$")
 _CUDA_RE = re.compile(r"^\d{1,2}\.\d{1,2}(\.\d{1,3})?$")
 _VARIANT_RE = re.compile(r"^(cpu|cu\d{3,4}|rocm[\d.]+)$")
+# A requirement a release needs beside its own: a name and a version bound (PEP 508, the subset used here).
+_REQUIREMENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,60}"
+                             r"(?:(?:==|<=|>=|<|>|!=)\d{1,6}(?:\.\d{1,6}){0,3}(?:,|$))*$")
 
 
 class CompatDataError(ValueError):
@@ -78,6 +81,7 @@ class TorchRelease:
     variants: tuple[str, ...]
     python_min: str
     python_max: str
+    requires: tuple[str, ...] = ()   # what the release imports at run time without declaring it (sources.requires)
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,11 @@ def validate(raw: dict[str, Any]) -> Compat:
                  "expected cpu / cuXYZ names")
         py = entry.get("python", [])
         _require(len(py) == 2, where + ".python", "expected [min, max]")
-        releases[series] = TorchRelease(series, entry["default"], tuple(variants), py[0], py[1])
+        requires = entry.get("requires", [])
+        _require(isinstance(requires, list) and all(isinstance(r, str) and _REQUIREMENT_RE.match(r) for r in requires),
+                 where + ".requires", "expected requirement strings such as 'setuptools<82'")
+        _require(not requires or "requires" in sources, where + ".requires", "needs sources.requires")
+        releases[series] = TorchRelease(series, entry["default"], tuple(variants), py[0], py[1], tuple(requires))
 
     rules: list[ArchRule] = []
     for i, rule in enumerate(raw.get("arch_rules", [])):

@@ -40,4 +40,6 @@ def engine() -> Engine:
 # Property-based tests: modest example counts keep the unit tier fast on a shared machine; the
 # deadline is off because a busy machine makes timing flaky (the linear-time tests measure time themselves).
 settings.register_profile("refenv", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# A sweep before a release: HYPOTHESIS_PROFILE=sweep runs every property far longer than CI does.
+settings.register_profile("sweep", max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "refenv"))

@@ -134,8 +134,23 @@ def _expose_devices(r: Remedy) -> list[str]:
 
 
 def _reinstall_libraries(r: Remedy) -> list[str]:
+    if r.get("why") == "loader":
+        return _loader_refused(r)
     return ["reinstall the driver's CUDA user-mode library (Debian/Ubuntu: the libnvidia-compute-<branch> "
             "or cuda-drivers package, matching the kernel module's version)"]
+
+
+def _loader_refused(r: Remedy) -> list[str]:
+    library, needs, libc = r.get("library") or "the driver's libcuda.so.1", r.get("needs"), r.get("libc")
+    if not needs:
+        return [f"{library} is there but the loader refuses it: a 32-bit, truncated or foreign copy sits on the "
+                "loader's path; reinstall the driver's user-mode libraries (matching the kernel module's version)"]
+    lines = [f"{library} needs {needs}, newer than this system's C library" + (f" ({libc})" if libc else "")
+             + ": it was built for a newer distribution; install the driver's libraries packaged for this one"]
+    if r.get("container"):
+        lines.append("in a container the toolkit mounts the host's driver libraries: use an image whose glibc is "
+                     f"at least as new as they need ({needs}), i.e. a newer base image")
+    return lines
 
 
 def _fix_loader_path(r: Remedy) -> list[str]:
@@ -172,6 +187,33 @@ def _check_hardware(r: Remedy) -> list[str]:
             "says what each number means); reboot, and if it recurs check power, cooling and the card itself"]
 
 
+def _restore_device_access(r: Remedy) -> list[str]:
+    # NVIDIA/nvidia-container-toolkit#48: the toolkit's notice and its workarounds, in its order of preference.
+    return ["in a container: it lost access to its GPU device nodes (the device cgroup allows only 'c 195:* m' "
+            "after `systemctl daemon-reload` on a host with the systemd cgroup driver): restart the container",
+            "so that it does not recur (NVIDIA/nvidia-container-toolkit#48): run `sudo nvidia-ctk system "
+            "create-dev-char-symlinks --create-all` at boot (a udev rule), or switch Docker to the cgroupfs driver "
+            "(\"exec-opts\": [\"native.cgroupdriver=cgroupfs\"] in /etc/docker/daemon.json), or give the devices "
+            "through CDI (--device nvidia.com/gpu=all), whose nodes the runtime itself declares",
+            "on a bare host: check the driver (nvidia-smi, dmesg | grep -i nvrm)"]
+
+
+def _generate_cdi_spec(r: Remedy) -> list[str]:
+    why = ("the CDI spec no longer matches the host's device nodes (it was written before the driver was "
+           "upgraded or reloaded): " if r.get("why") == "stale" else
+           "no CDI spec defines these devices (none was generated, or it was generated for other GPUs): ")
+    return [why + "regenerate it with `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`, check it with "
+            "`nvidia-ctk cdi list`, then restart the container",
+            "to keep it current, let the toolkit regenerate it at boot and after driver changes (its "
+            "nvidia-cdi-refresh service, toolkit 1.18 and newer)"]
+
+
+def _use_cdi_engine(r: Remedy) -> list[str]:
+    return ["this engine does not resolve CDI device names: use Podman (4.1 or newer) or Docker 25 or newer with "
+            "CDI enabled ({\"features\": {\"cdi\": true}} in /etc/docker/daemon.json), or ask for the GPUs "
+            "with --gpus all through the NVIDIA runtime"]
+
+
 RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
     "install_driver": _install_driver, "install_wheel": _install_wheel, "reboot": _reboot,
     "reload_modules": _reload_modules, "load_module": _load_module, "drop_from_library_path": _drop_from_library_path,
@@ -179,6 +221,8 @@ RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
     "add_capability": _add_capability, "expose_devices": _expose_devices, "reinstall_libraries": _reinstall_libraries,
     "fix_loader_path": _fix_loader_path, "start_service": _start_service, "fix_permissions": _fix_permissions,
     "set_compute_mode": _set_compute_mode, "check_logs": _check_logs, "check_hardware": _check_hardware,
+    "restore_device_access": _restore_device_access, "generate_cdi_spec": _generate_cdi_spec,
+    "use_cdi_engine": _use_cdi_engine,
 }
 KINDS = tuple(RENDERERS)
 assert set(KINDS) == set(REMEDY_KINDS), "every remedy kind has one renderer"

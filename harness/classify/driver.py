@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness import catalogue
 from harness.catalogue.remedies import render
 from harness.classify.context import Context, fmt_driver
-from harness.schema import DRIVER_BROKEN, ERROR, INFO, NO_DRIVER, NOT_VISIBLE, Finding, Remedy
+from harness.schema import DRIVER_BROKEN, NO_DRIVER, NOT_VISIBLE, SEVERITY_ERROR, SEVERITY_INFO, Finding, Remedy
 
 LAYER = "driver"
 NVML_LIBRARY_NOT_FOUND = catalogue.code_of("nvml.library_not_found")
@@ -15,7 +15,7 @@ _CUDA_LAYERS = ("torch", "cuda_driver", "cuda_runtime")
 
 
 def _finding(verdict: str, title: str, evidence: list[str] | tuple[str, ...], remedy: Remedy) -> Finding:
-    return Finding(verdict, ERROR, title, tuple(evidence), render(remedy), LAYER, remedy)
+    return Finding(verdict, SEVERITY_ERROR, title, tuple(evidence), render(remedy), LAYER, remedy)
 
 
 def _absence_evidence(ctx: Context) -> list[str]:
@@ -33,8 +33,8 @@ def _absence_evidence(ctx: Context) -> list[str]:
     smi = ctx.smi
     if smi.get("path") is None and "path" in smi:
         ev.append("nvidia-smi: not on PATH")
-    elif smi.get("output") and not smi.get("works"):
-        ev.append(f"nvidia-smi: {smi['output'].splitlines()[0]}")
+    elif (output := smi.get("output")) and not smi.get("works"):
+        ev.append(f"nvidia-smi: {output.splitlines()[0]}")
     init_error = ctx.torch.get("init_error") or ""
     if "driver" in init_error.lower():
         ev.append(f"torch.cuda.init(): {init_error}")
@@ -46,10 +46,13 @@ def check_presence(ctx: Context) -> list[Finding]:
     loaded = ctx.libcuda.get("loaded")
     if loaded is True:
         where = ctx.libcuda.get("path") or "libcuda.so.1"
-        return [Finding("", INFO, f"NVIDIA driver reachable: {fmt_driver(ctx)}", (f"libcuda loaded from {where}",),
-                        layer=LAYER)]
+        return [Finding("", SEVERITY_INFO, f"NVIDIA driver reachable: {fmt_driver(ctx)}",
+                        (f"libcuda loaded from {where}",), layer=LAYER)]
     if loaded is None:
         return _presence_from_torch(ctx)
+    refused = _refused_by_loader(ctx)
+    if refused is not None:
+        return [refused]
     nv = ctx.nvml
     caps = ctx.vis.get("nvidia_driver_capabilities")
     nvml_present = nv.get("loaded") is True
@@ -83,6 +86,36 @@ def check_presence(ctx: Context) -> list[Finding]:
     return [_finding(NO_DRIVER, "no NVIDIA driver on this machine", _absence_evidence(ctx), install)]
 
 
+LOADER_IDS = ("loader.version_not_found", "loader.bad_library")
+
+
+def _refused_by_loader(ctx: Context) -> Finding | None:
+    """libcuda.so.1 is there (on the loader's path, or named by the loader's refusal) but does not load."""
+    error = ctx.libcuda.get("error") or ""
+    file = ctx.libcuda.get("file")
+    hit = catalogue.find(error, LOADER_IDS)
+    if file is None and hit is None:
+        return None
+    library = file or (hit.params.get("library") if hit else None) or "libcuda.so.1"
+    libc = (ctx.facts.get("host") or {}).get("libc")
+    evidence = [f"libcuda.so.1 does not load: {error}"]
+    if file:
+        evidence.append(f"{file} is there, on the loader's path")
+    if hit is not None and hit.params.get("version"):
+        evidence.append(f"it needs {hit.params['version']}; this system's C library: {libc or 'unknown'}")
+    nodes = ctx.driver.get("dev_nodes")
+    if nodes:
+        evidence.append(f"/dev/nvidia*: {', '.join(nodes)} (the GPU was given)")
+    if ctx.nvml.get("init_error"):
+        evidence.append(f"NVML: {ctx.nvml['init_error']}")
+    if ctx.in_container and ctx.vis.get("container_evidence"):
+        evidence.append(f"in a container: {ctx.vis['container_evidence']}")
+    remedy = Remedy("reinstall_libraries", (("why", "loader"),)).with_params(
+        library=library, needs=hit.params.get("version") if hit else None, libc=libc,
+        container="yes" if ctx.in_container else None)
+    return _finding(DRIVER_BROKEN, f"the driver's {library} is there but does not load: {error}", evidence, remedy)
+
+
 def _presence_from_torch(ctx: Context) -> list[Finding]:
     """When the libraries were not probed (a pasted report), torch's words decide."""
     hit = ctx.said("torch.no_driver")
@@ -99,8 +132,53 @@ def _presence_from_torch(ctx: Context) -> list[Finding]:
                      Remedy("install_driver", (("detail", "short"),)))]
 
 
+_DENIED = ("EPERM", "EACCES")
+_NO_DRIVER_BEHIND = ("ENXIO", "ENODEV")
+
+
+def check_device_access(ctx: Context) -> Finding | None:
+    """GPU device nodes that exist but cannot be opened: the device cgroup (EPERM), or an nvidia-uvm that is
+    missing or reaches no driver while the control node works (a stale CDI spec, an unloaded nvidia_uvm)."""
+    access = ctx.driver.get("dev_access") or {}
+    nodes = ctx.driver.get("dev_nodes")
+    if not access or nodes is None:
+        return None
+    evidence = [f"{node}: {why}" for node, why in sorted(access.items()) if why != "ok"]
+    denied = [n for n, why in access.items() if why.split(":")[0] in _DENIED]
+    nv, rc = ctx.nvml, ctx.libcuda.get("cuinit")
+    if nv.get("init_error"):
+        evidence.append(f"NVML init: {nv['init_error']}")
+    if isinstance(rc, int) and rc != 0:
+        evidence.append(f"cuInit(0) = {rc} ({ctx.libcuda.get('cuinit_name') or '?'})")
+    if denied:
+        where = "in this container" if ctx.in_container else "on this machine"
+        return _finding(DRIVER_BROKEN, f"the GPU device nodes are here but may not be opened {where} (the device "
+                        "cgroup allows creating them, not reading or writing them)", evidence,
+                        catalogue.entry("toolkit.device_cgroup_denied").remedy or Remedy("restore_device_access"))
+    uvm = access.get("/dev/nvidia-uvm")
+    control_ok = access.get("/dev/nvidiactl") == "ok"
+    uvm_dead = uvm is None or uvm.split(":")[0] in _NO_DRIVER_BEHIND
+    if control_ok and uvm_dead and rc not in (None, 0, CUDA_ERROR_NO_DEVICE):
+        if uvm is None:
+            evidence.insert(0, "/dev/nvidia-uvm: absent")
+        if ctx.smi.get("works") or (nv.get("loaded") and not nv.get("init_error")):
+            evidence.append("NVML and nvidia-smi work: the driver is loaded")
+        if ctx.in_container:
+            remedy = catalogue.entry("toolkit.cdi_stale_uvm").remedy or Remedy("generate_cdi_spec")
+            title = ("/dev/nvidia-uvm in this container reaches no driver: the device list it was given (a CDI "
+                     "spec) no longer matches the host, so CUDA cannot initialise while nvidia-smi works")
+        else:
+            remedy = Remedy("reload_modules", (("modules", "nvidia_uvm"),))
+            title = "/dev/nvidia-uvm is missing or reaches no driver: CUDA cannot initialise while nvidia-smi works"
+        return _finding(DRIVER_BROKEN, title, evidence, remedy)
+    return None
+
+
 def check_health(ctx: Context) -> list[Finding]:
-    """A driver that is there but fails: NVML init errors, cuInit errors, torch's own words."""
+    """A driver that is there but fails: unusable device nodes, NVML init errors, cuInit errors, torch's words."""
+    access = check_device_access(ctx)
+    if access is not None:
+        return [access]  # NVML's and cuInit's failures are its evidence, not findings of their own
     findings: list[Finding] = []
     nv = ctx.nvml
     code, text = nv.get("init_error_code"), nv.get("init_error") or ""
@@ -115,7 +193,7 @@ def check_health(ctx: Context) -> list[Finding]:
             evidence.append(f"libcuda loaded from {ctx.libcuda['path']}")
         torch_words = ctx.torch.get("init_warning")
         if torch_words:
-            evidence.append(f"torch: CUDA initialization: {torch_words}")
+            evidence.append(f"torch: {catalogue.torch_message(torch_words, None)}")
         findings.append(_finding(DRIVER_BROKEN, f"the CUDA driver fails to initialise: {message}", evidence,
                                  _cuda_remedy(rc, name)))
     elif rc is None and not ctx.runtime_accepted_simulated:
@@ -125,8 +203,9 @@ def check_health(ctx: Context) -> list[Finding]:
 
 def _nvml_finding(ctx: Context, code: int | None, text: str) -> Finding:
     evidence = [f"NVML init: {text}" + (f" (error {code})" if code is not None else "")]
-    if ctx.smi.get("output"):
-        evidence.append(f"nvidia-smi: {ctx.smi['output'].splitlines()[0]}")
+    output = ctx.smi.get("output")
+    if output:
+        evidence.append(f"nvidia-smi: {output.splitlines()[0]}")
     module = ctx.driver.get("kernel_module_version")
     if module:
         evidence.append(f"kernel module: {module}")

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ctypes
+import glob
 import json
-from typing import Any
+import os
+from typing import cast
 
-from harness.facts import LibcudaFact
+from harness.facts import LibcudaFact, SimulatedLibrary
 
 LIBCUDA = "libcuda.so.1"
 
@@ -21,6 +23,40 @@ def loaded_path(fragment: str) -> str | None:
                     return path
     except OSError:
         return None
+    return None
+
+
+# Where the loader looks when no LD_LIBRARY_PATH or ld.so.conf entry names the file (ld.so(8): the trusted
+# directories; Debian's multiarch folder first, as its ld.so.conf.d lists it).
+DEFAULT_DIRS = ("/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib")
+
+
+def _conf_dirs(path: str = "/etc/ld.so.conf", depth: int = 0) -> list[str]:
+    """The folders ld.so.conf names, following its `include` lines (one level of globs, as ldconfig does)."""
+    dirs: list[str] = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as conf:
+            lines = conf.read(1 << 16).splitlines()
+    except OSError:
+        return dirs
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        if line.startswith("include ") and depth < 2:
+            for included in sorted(glob.glob(line[len("include "):].strip())):
+                dirs.extend(_conf_dirs(included, depth + 1))
+        elif line.startswith("/"):
+            dirs.append(line)
+    return dirs
+
+
+def on_loader_path(name: str) -> str | None:
+    """A file of that name where the dynamic loader would look, or None: tells a library that is absent from
+    one that is there but failed to load."""
+    env = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
+    for folder in (*env, *_conf_dirs(), *DEFAULT_DIRS):
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            return candidate
     return None
 
 
@@ -40,7 +76,7 @@ def _decode(value: ctypes.c_char_p) -> str | None:
     return value.value.decode("utf-8", "replace") if value.value else None
 
 
-def simulated_info(lib: ctypes.CDLL, symbol: str = "refenvSimulatedDriverInfo") -> dict[str, Any] | None:
+def simulated_info(lib: ctypes.CDLL, symbol: str = "refenvSimulatedDriverInfo") -> SimulatedLibrary | None:
     """refenv's simulated driver describes itself (profile, stage reached); a real driver has no such symbol."""
     try:
         func = getattr(lib, symbol)
@@ -52,17 +88,18 @@ def simulated_info(lib: ctypes.CDLL, symbol: str = "refenvSimulatedDriverInfo") 
         info = json.loads(raw.decode("utf-8", "replace")) if raw else None
     except ValueError:
         return {"unparsable": raw.decode("utf-8", "replace")}
-    return info if isinstance(info, dict) else None
+    return cast(SimulatedLibrary, info) if isinstance(info, dict) else None
 
 
-def probe() -> tuple[LibcudaFact, dict[str, Any] | None]:
+def probe() -> tuple[LibcudaFact, SimulatedLibrary | None]:
     """Load libcuda.so.1 and ask it for its version, cuInit(0) and the device count."""
-    fact: LibcudaFact = {"loaded": False, "path": None, "error": None, "driver_version": None,
+    fact: LibcudaFact = {"loaded": False, "path": None, "error": None, "file": None, "driver_version": None,
                          "cuinit": None, "cuinit_name": None, "cuinit_message": None, "device_count": None}
     try:
         lib = ctypes.CDLL(LIBCUDA)
     except OSError as exc:
         fact["error"] = str(exc)
+        fact["file"] = on_loader_path(LIBCUDA)
         return fact, None
     fact["loaded"] = True
     fact["path"] = loaded_path("libcuda.so")

@@ -60,6 +60,7 @@ class ActivationSetup:
     checkpoint_state_bytes: int = 0  # full checkpointing: what each block keeps besides its inputs, on device
     autocast: bool = False        # torch.autocast over fp32 parameters (the "amp" regime): see autocast_terms
     softmax_fp32: bool = True     # eager attention's softmax in fp32 as HF computes it (False: Megatron's)
+    mean_keeps_input: bool = False  # torch's `mean` saves its input for backward (torch 2.1; see torch_traits)
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,9 @@ def norm_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, *, weight_tra
     if cfg.norm == "layernorm":
         return h * p + 2 * setup.stats_bytes
     # x.to(fp32); x * rsqrt(x.pow(2).mean(-1) + eps); weight * x.to(dtype): pow and mul keep the fp32 x and the
-    # rsqrt; the weight's product keeps the normalised x only if the weight trains (modeling_llama.py).
-    return h * 4 + 4 + (h * p if weight_trains else 0)
+    # rsqrt; the weight's product keeps the normalised x only if the weight trains (modeling_llama.py). Where
+    # `mean` keeps its input (torch 2.1), the fp32 x.pow(2) stays too.
+    return h * 4 + 4 + (h * p if weight_trains else 0) + (h * 4 if setup.mean_keeps_input else 0)
 
 
 def _inputs_kept(setup: ActivationSetup, readers: tuple[str, ...]) -> int:

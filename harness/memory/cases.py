@@ -6,6 +6,7 @@ import importlib.util
 
 from harness.memory.probe_predict import PROBE_REGIMES, ProbeCase
 from harness.memory.shape import ModelConfig, validate
+from harness.memory.torch_traits import TorchTraits
 
 
 def _gpt(name: str, vocab: int, h: int, layers: int, heads: int, kv: int, f: int, positions: int,
@@ -63,8 +64,10 @@ def peft_installed() -> bool:
     return importlib.util.find_spec("peft") is not None
 
 
-def cases(device: str, quick: bool = True) -> tuple[ProbeCase, ...]:
-    """The quick set (each size and regime once) or the full product of sizes, regimes and attentions."""
+def cases(device: str, quick: bool = True, traits: TorchTraits | None = None) -> tuple[ProbeCase, ...]:
+    """The quick set (each size and regime once) or the full product of sizes, regimes and attentions, for a
+    torch with these `traits` (default: today's); a torch without SDPA (before 2.0) runs the eager cases only."""
+    traits = traits or TorchTraits()
     sizes = GPU_SIZES if device == "cuda" else CPU_SIZES
     if quick:
         triples: tuple[tuple[str, str, str], ...] = _QUICK["cuda" if device == "cuda" else "cpu"]
@@ -78,10 +81,12 @@ def cases(device: str, quick: bool = True) -> tuple[ProbeCase, ...]:
         triples += (("small-llama", "peft-lora", "sdpa"), ("medium-gpt", "peft-lora", "eager"))
     checkpointed = _CHECKPOINTED["cuda" if device == "cuda" else "cpu"]
     plan = [(*t, "none") for t in triples] + [(*t, "full") for t in checkpointed]
+    if not traits.sdpa:
+        plan = [p for p in plan if p[2] != "sdpa"]
     out = []
     for size, regime, attention, ckpt in plan:
         cfg, batch, seq = sizes[size]
         name = f"{size}/{regime}/{attention}" + ("/checkpointed" if ckpt == "full" else "")
         out.append(ProbeCase(name=name, cfg=cfg, regime=regime, attention=attention, micro_batch=batch,
-                             seq_len=seq, checkpointing=ckpt))
+                             seq_len=seq, checkpointing=ckpt, traits=traits))
     return tuple(out)

@@ -44,13 +44,14 @@ class PhasePeaks:
         return PHASES[values.index(max(values))]
 
 
-def optimizer_temp_bytes(optimizer: str, optimizer_state_bytes: int) -> int:
-    """Temporaries of one optimizer step: foreach AdamW's sqrt of exp_avg_sq, half its two equal states.
+def optimizer_temp_bytes(optimizer: str, optimizer_state_bytes: int, eps_out_of_place: bool = False) -> int:
+    """Temporaries of one optimizer step: foreach AdamW's sqrt of exp_avg_sq, half its two equal states (and,
+    where torch adds eps out of place, its sum as well: torch 1.13, see harness/memory/torch_traits.py).
 
     None for SGD (its foreach momentum update is in place, torch/optim/sgd.py) or 8-bit AdamW
     (bitsandbytes updates its states in one fused kernel); Adafactor's are not modelled (0).
     """
-    return optimizer_state_bytes // 2 if optimizer == optimizers.ADAMW else 0
+    return optimizer_state_bytes // 2 * (2 if eps_out_of_place else 1) if optimizer == optimizers.ADAMW else 0
 
 
 def training_peaks(*, weights: int, gradients: int, optimizer_state: int, master_weights: int, activations: int,

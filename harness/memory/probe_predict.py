@@ -3,7 +3,7 @@ for the one activation model the CLI prints (harness/memory/activations.py)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from harness.memory.activations import (
     CHECKPOINT_RNG_BYTES,
@@ -17,6 +17,7 @@ from harness.memory.optimizers import state_bytes
 from harness.memory.params import param_tensors, targetable
 from harness.memory.peak import optimizer_temp_bytes
 from harness.memory.shape import ModelConfig
+from harness.memory.torch_traits import TorchTraits
 from harness.memory.training import REGIMES, StateLedgers, adapter_bytes, state_ledgers
 
 # Probe regimes: (precision regime, optimizer, LoRA on every Linear).
@@ -46,6 +47,7 @@ class ProbeCase:
     seq_len: int
     lora_rank: int = 8
     checkpointing: str = "none"   # "full": every block under torch.utils.checkpoint
+    traits: TorchTraits = field(default_factory=TorchTraits)  # what its torch does (harness/memory/torch_traits.py)
 
     @property
     def precision(self) -> str:
@@ -115,7 +117,11 @@ def activation_setup(case: ProbeCase, device: str) -> ActivationSetup:
         trainable=frozenset() if lora else None, adapted=frozenset(lora.targets) if lora else frozenset(),
         lora_rank=case.lora_rank if lora else 0, adapter_bytes=4, head_trainable=lora is None,
         stats_bytes=4 if device == "cuda" else case.act_bytes,
-        expand_kv=case.attention == "eager" or (fp32_cuda_sdpa and gqa),
+        # A torch whose SDPA takes no enable_gqa (before 2.5), or whose CPU kernel would take it on the math path
+        # (2.8), gets K/V repeated by the probe as well.
+        expand_kv=case.attention == "eager" or (gqa and (fp32_cuda_sdpa or not case.traits.sdpa_gqa or (
+            device == "cpu" and not case.traits.sdpa_gqa_fused_cpu))),
+        mean_keeps_input=case.traits.mean_keeps_input,
         checkpoint_state_bytes=CHECKPOINT_RNG_BYTES if device == "cpu" else 0,
         autocast=case.precision == "amp",
         lse_pad=32 if fp32_cuda_sdpa else 1)
@@ -144,7 +150,8 @@ def phase_prediction(case: ProbeCase, device: str) -> dict[str, tuple[int, int] 
     state = state_prediction(case, step_scalars=device == "cpu")
     device_state = state_prediction(case, step_scalars=False).optimizer_state
     ends = max(logits_grad_bytes(case.cfg, tokens), state.gradients - acts.total)
-    step = state.master_weights + state.optimizer_state + optimizer_temp_bytes(case.optimizer, device_state)
+    step = (state.master_weights + state.optimizer_state
+            + optimizer_temp_bytes(case.optimizer, device_state, case.traits.adamw_eps_out_of_place))
     forward = acts.total + logits_bytes(case.cfg, tokens, case.act_bytes, case.precision == "amp")
     backward = (max(ends, acts.recompute_bytes), max(ends, 2 * acts.recompute_bytes))
     return {"forward": (forward, forward), "backward": backward,

@@ -3,27 +3,39 @@ the CLI offers that a run cannot measure here, with why."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Callable  # noqa: UP035  (collections.abc.Callable[...] is 3.9+; the harness runs on 3.8)
 
 from harness.memory.cases import peft_installed
+from harness.memory.torch_traits import TorchTraits
+from harness.schema.memory_document import ChecksSection, ShardingSection
+from harness.schema.outcomes import ERROR
 
 
-def cpu_sections(quick: bool) -> dict[str, Any]:
+def cpu_sections(quick: bool) -> dict[str, ChecksSection | ShardingSection]:
     """The KV cache grown token by token; with --full, transformers' Llama and sharding over gloo."""
     from harness.memory.verify_hf import installed, run_hf_verification
     from harness.memory.verify_infer import run_kv_verification
 
-    out: dict[str, Any] = {"kv_cache": run_kv_verification()}
+    out: dict[str, ChecksSection | ShardingSection] = {"kv_cache": _guarded(run_kv_verification)}
     if not quick and installed():
-        out["transformers"] = run_hf_verification()
+        out["transformers"] = _guarded(run_hf_verification)
     if not quick:
         from harness.memory.verify_dist import run_sharding_verification
 
-        out["sharding"] = run_sharding_verification()
+        out["sharding"] = run_sharding_verification()  # catches its ranks' failures itself
     return out
 
 
-def not_measured(device: str, quick: bool) -> dict[str, str]:
+def _guarded(section: Callable[[], ChecksSection]) -> ChecksSection:
+    """A section that cannot run (an API this torch lacks, a module it imports that is not there) is an ERROR
+    with the exception's text, and the other sections still run."""
+    try:
+        return section()
+    except Exception as exc:  # any failure to run is recorded, not raised: only a measured number can disagree
+        return ChecksSection(ERROR, error=f"{type(exc).__name__}: {exc}")
+
+
+def not_measured(device: str, quick: bool, traits: TorchTraits | None = None) -> dict[str, str]:
     """What the CLI offers that this run does not measure, and why."""
     from harness.memory.verify_dist import NOT_MEASURED
 
@@ -46,6 +58,9 @@ def not_measured(device: str, quick: bool) -> dict[str, str]:
                                      "elsewhere LoRA is measured on the probe's PEFT-like layer")
     if device == "cuda" or quick:
         out["sharding"] = "measured on the CPU with --verify --full (two gloo processes)"
+    if traits is not None and not traits.sdpa:
+        out["attention sdpa/flash"] = ("this torch has no torch.nn.functional.scaled_dot_product_attention (torch "
+                                       "2.0 on): the eager cases only")
     if device == "cuda":
         out["kv_cache"] = "measured on the CPU"
     else:

@@ -19,11 +19,10 @@ from refenv.errors import BuildError, RefenvError
 from refenv.model import accepts
 from refenv.model.labels import MANAGED
 from refenv.model.matrix import Base, Bootstrap
+from refenv.model.suites import SUITE_PYTHON
 
 LOG = logging.getLogger(__name__)
 RECIPE = "base/bootstrap.sh"
-# The Python each Debian suite ships (packages.debian.org: python3).
-SUITE_PYTHON = {"bullseye": "3.9", "bookworm": "3.11", "trixie": "3.13"}
 IMPORT_CHANGES = ["ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "ENV LANG=C.UTF-8",
                   'CMD ["python3"]', f"LABEL {MANAGED}=true", "LABEL refenv.kind=base"]
 

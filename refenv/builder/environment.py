@@ -33,7 +33,8 @@ def get_lock(matrix: Matrix | None, env: Environment, log: Callable[[str], None]
     path = lock_file or wheelhouse.lock_path(matrix.path if matrix else ".", env.name)
     lock = None if relock else wheelhouse.read_lock(path)
     if not wheelhouse.is_current(lock, env):
-        log(f"resolving {', '.join(wheelhouse.inputs_of(env)['requirements'])} for Python {env.python} (pip download)")
+        how = "uv pip compile, then pip download" if wheelhouse.cross_python(env.python) else "pip download"
+        log(f"resolving {', '.join(wheelhouse.inputs_of(env)['requirements'])} for Python {env.python} ({how})")
         lock = wheelhouse.resolve(env, paths.wheelhouse(), log)
         wheelhouse.write_lock(lock, path)
         log(f"locked {len(lock.wheels)} wheels in {path}")

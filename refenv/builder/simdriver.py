@@ -1,6 +1,13 @@
 """Build the simulated driver (libcuda.so.1, libnvidia-ml.so.1, nvidia-smi) from images/simdriver, cached by hash.
 
-The cache key is the SHA-256 of the sources, the flags, the compiler's identity and the machine, so an
+It is compiled in a build root of the oldest Debian suite refenv bootstraps (`refenv.builder.buildroot`: that
+suite's compiler and glibc), so the files need no newer glibc symbol version than every base has, as a real
+driver's libraries load in any container the toolkit mounts them into. Where no build root can be made (not
+root, no debootstrap) it falls back to this machine's compiler and says so; either way the newest
+`GLIBC_x.y` the files need is read from them (`refenv.builder.elfneeds`) and recorded, and a cell whose image
+has an older glibc is refused before it runs (`refenv.run.glibc`).
+
+The cache key is the SHA-256 of the sources, the flags, the toolchain's identity and the machine, so an
 unchanged tree is never rebuilt. A build goes to a temporary directory beside its final place and is
 renamed into it, so concurrent builds (threads or processes) never see a half-written driver.
 """
@@ -19,6 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from refenv import paths
+from refenv.builder import buildroot, elfneeds
+from refenv.builder.buildroot import BuildRoot, BuildRootUnavailable
+from refenv.model import suites
+from refenv.model.matrix import Bootstrap
 
 LOGGER = logging.getLogger(__name__)
 
@@ -55,6 +66,8 @@ class SimDriver:
     libnvidia_ml: Path
     nvidia_smi: Path
     digest: str
+    glibc: str | None = None   # the newest GLIBC_x.y version node the three files need (elfneeds)
+    built_in: str = ""         # where it was compiled: "Debian bullseye (glibc 2.31)" or "this machine (...)"
 
     def env(self, config: Path | str) -> dict[str, str]:
         """Variables that make a host process load this driver with the configuration at `config`."""
@@ -80,10 +93,10 @@ def find_compiler() -> str:
     )
 
 
-def _run(argv: list[str]) -> tuple[int, str]:
+def _run(argv: list[str], cwd: Path | None = None) -> tuple[int, str]:
     """Run a command; (exit code, stderr + stdout). Never raises for a failing command."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=300, check=False, cwd=cwd)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return 127, str(exc)
     return done.returncode, done.stderr + done.stdout
@@ -97,6 +110,59 @@ def compiler_identity(compiler: str) -> str:
     return out.strip().splitlines()[0] if out.strip() else compiler
 
 
+@dataclass(frozen=True)
+class Toolchain:
+    """Where the driver is compiled: the oldest suite's build root, or this machine's compiler."""
+
+    compiler: str              # "cc" inside the build root, else the host compiler's path
+    identity: str              # what the cache key holds of it
+    described: str             # for people: "Debian bullseye (glibc 2.31)"
+    root: BuildRoot | None = None
+
+    def compile(self, commands: list[list[str]], sources: list[Path]) -> dict[str, bytes]:
+        """The files the commands made from `sources`, by name; SimDriverBuildError when one fails."""
+        if self.root is not None:
+            try:
+                return self.root.compile(commands, sources)
+            except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+                raise SimDriverBuildError(f"building the simulated driver failed: {exc}") from None
+        with tempfile.TemporaryDirectory(prefix="refenv-simdriver-") as tmp:
+            work = Path(tmp)
+            for source in sources:
+                shutil.copy2(source, work / source.name)
+            for argv in commands:
+                rc, out = _run(argv, cwd=work)
+                if rc != 0:
+                    raise SimDriverBuildError(f"building {argv[argv.index('-o') + 1]} failed ({' '.join(argv)}):\n"
+                                              f"{out.strip()}")
+            names = {s.name for s in sources}
+            return {f.name: f.read_bytes() for f in work.iterdir() if f.is_file() and f.name not in names}
+
+
+def host_toolchain() -> Toolchain:
+    """This machine's C compiler ($CC, cc, gcc or clang): the files then need this machine's glibc."""
+    compiler = find_compiler()
+    identity = compiler_identity(compiler)
+    return Toolchain(compiler, identity, f"this machine ({identity})")
+
+
+def oldest_toolchain(mirror: str = Bootstrap.mirror) -> Toolchain:
+    """The build root of the oldest suite when this machine can make one, else the host compiler (logged)."""
+    try:
+        root = buildroot.ensure(mirror, LOGGER.info)
+    except BuildRootUnavailable as exc:
+        LOGGER.warning("compiling the simulated driver with this machine's compiler, so it needs this machine's "
+                       "glibc: no Debian build root here (%s)", exc)
+        return host_toolchain()
+    return Toolchain("cc", buildroot_identity(mirror), f"Debian {root.suite} (glibc {root.glibc})", root)
+
+
+def buildroot_identity(mirror: str = Bootstrap.mirror) -> str:
+    """What the cache key holds of the build root: its suite and recipe (known before it is made)."""
+    suite = suites.oldest_suite()
+    return f"buildroot {suite} {buildroot.recipe_digest(Bootstrap(suite, mirror, buildroot.PACKAGES))}"
+
+
 def source_files(source_dir: Path = SOURCE_DIR) -> tuple[Path, ...]:
     """The C sources and headers the build reads, sorted."""
     files = tuple(sorted(p for p in source_dir.iterdir() if p.suffix in (".c", ".h", ".inc")))
@@ -105,12 +171,12 @@ def source_files(source_dir: Path = SOURCE_DIR) -> tuple[Path, ...]:
     return files
 
 
-def digest(files: tuple[Path, ...], compiler_id: str, machine: str) -> str:
-    """SHA-256 over the sources' names and contents, the flags, the compiler identity and the machine."""
+def digest(files: tuple[Path, ...], toolchain_id: str, machine: str) -> str:
+    """SHA-256 over the sources' names and contents, the flags, the toolchain's identity and the machine."""
     h = hashlib.sha256()
     for path in files:
         h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    h.update(json.dumps([COMMON_FLAGS, TARGETS, compiler_id, machine]).encode())
+    h.update(json.dumps([COMMON_FLAGS, TARGETS, toolchain_id, machine]).encode())
     return h.hexdigest()
 
 
@@ -119,16 +185,35 @@ def _complete(root: Path) -> bool:
 
 
 def _driver(root: Path, key: str) -> SimDriver:
-    return SimDriver(root, root / LIBCUDA, root / LIBNVML, root / SMI, key)
+    try:
+        record = json.loads((root / "BUILD.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    return SimDriver(root, root / LIBCUDA, root / LIBNVML, root / SMI, key, record.get("glibc"),
+                     str(record.get("built_in") or ""))
 
 
-def build(cache_root: Path | None = None, source_dir: Path = SOURCE_DIR) -> SimDriver:
-    """Build the simulated driver into `<cache_root>/<sha256>/`, or return the cached build."""
-    compiler = find_compiler()
-    compiler_id = compiler_identity(compiler)
+def commands(compiler: str) -> list[list[str]]:
+    """The compiler command of each file, run in a folder that holds the sources."""
+    return [[compiler, *COMMON_FLAGS, *flags, "-o", output, *sources, *libs]
+            for output, sources, flags, libs in TARGETS]
+
+
+def build(cache_root: Path | None = None, source_dir: Path = SOURCE_DIR, toolchain: Toolchain | None = None,
+          mirror: str = Bootstrap.mirror) -> SimDriver:
+    """Build the simulated driver into `<cache_root>/<sha256>/`, or return the cached build.
+
+    `toolchain` defaults to the oldest suite's build root (made once, from `mirror`), else this machine's compiler.
+    """
     files = source_files(source_dir)
-    key = digest(files, compiler_id, platform.machine())
     root_dir = cache_root or default_cache_root()
+    if toolchain is None:
+        # A driver already built in the build root needs no build root: look before making one.
+        key = digest(files, buildroot_identity(mirror), platform.machine())
+        if _complete(root_dir / key):
+            return _driver(root_dir / key, key)
+    chosen = toolchain or oldest_toolchain(mirror)
+    key = digest(files, chosen.identity, platform.machine())
     final = root_dir / key
     if _complete(final):
         return _driver(final, key)
@@ -138,16 +223,18 @@ def build(cache_root: Path | None = None, source_dir: Path = SOURCE_DIR) -> SimD
     work.chmod(0o755)  # mkdtemp makes it private; containers running as any user read these files
     try:
         # Compile a snapshot of the sources, so the tree hashed is the tree built.
-        src = work / "src"
-        src.mkdir()
-        for path in files:
-            shutil.copy2(path, src / path.name)
-        for output, sources, flags, libs in TARGETS:
-            argv = [compiler, *COMMON_FLAGS, *flags, "-o", str(work / output), *(str(src / s) for s in sources), *libs]
-            rc, out = _run(argv)
-            if rc != 0:
-                raise SimDriverBuildError(f"building {output} failed ({' '.join(argv)}):\n{out.strip()}")
-        record = {"digest": key, "compiler": compiler, "compiler_id": compiler_id, "flags": list(COMMON_FLAGS),
+        made = chosen.compile(commands(chosen.compiler), list(files))
+        for name, *_ in TARGETS:
+            if name not in made:
+                raise SimDriverBuildError(f"building the simulated driver made no {name}")
+            (work / name).write_bytes(made[name])
+            (work / name).chmod(0o755)
+        try:
+            glibc = elfneeds.newest_glibc([work / name for name, *_ in TARGETS])
+        except elfneeds.ElfError as exc:
+            raise SimDriverBuildError(f"cannot read what the simulated driver needs: {exc}") from None
+        record = {"digest": key, "compiler": chosen.compiler, "compiler_id": chosen.identity,
+                  "built_in": chosen.described, "glibc": glibc, "flags": list(COMMON_FLAGS),
                   "machine": platform.machine(), "sources": [p.name for p in files]}
         (work / "BUILD.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         try:
@@ -160,7 +247,7 @@ def build(cache_root: Path | None = None, source_dir: Path = SOURCE_DIR) -> SimD
                 work.rename(final)
                 return _driver(final, key)
         else:
-            LOGGER.info("built the simulated driver in %s", final)
+            LOGGER.info("built the simulated driver in %s (%s; needs glibc %s)", final, chosen.described, glibc)
             return _driver(final, key)
     finally:
         if work.exists():

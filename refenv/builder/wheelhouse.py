@@ -18,21 +18,34 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from harness import compat
 from harness.inputs import InputError
+from refenv.builder import crossresolve
 from refenv.errors import LockError
-from refenv.model import accepts
+from refenv.model import accepts, suites
 from refenv.model.matrix import Environment
 
 LOG = logging.getLogger(__name__)
 LOCK_SCHEMA = "refenv.lock"
 # Wheel file names: {name}-{version}(-{build})?-{python}-{abi}-{platform}.whl (PEP 427).
 WHEEL_RE = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-[^-]+-[^-]+-[^-]+\.whl$")
-# Debian bookworm has glibc 2.36: every manylinux tag up to 2_36 runs there (PEP 600).
-PLATFORMS = [f"manylinux_2_{n}_x86_64" for n in range(36, 16, -1)] + [
-    "manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"]
+# The legacy manylinux names (PEP 599, 571, 513): glibc 2.17, 2.12 and 2.5, older than any base.
+LEGACY_PLATFORMS = ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"]
+
+
+def platforms(glibc: str) -> list[str]:
+    """The manylinux tags whose wheels run on a base with this glibc: manylinux_2_N for every N up to its
+    minor version (PEP 600: a wheel tagged 2_N needs glibc >= 2.N), newest first, then the legacy names."""
+    major, minor = suites.glibc_key(glibc)
+    return [f"manylinux_{major}_{n}_x86_64" for n in range(minor, 16, -1)] + LEGACY_PLATFORMS
+
+
+def glibc_of(env: Environment) -> str:
+    """The glibc of the environment's base: its Debian suite's (a base named by `base.image` is assumed to be
+    the default's, bookworm's)."""
+    return suites.DEFAULT_GLIBC if env.base.image else suites.glibc_of(env.base.bootstrap.suite)
 
 
 @dataclass(frozen=True)
@@ -44,10 +57,19 @@ class Wheel:
     size: int
 
 
+class LockInputs(TypedDict):
+    """Everything that decides a resolution: a lock made from other inputs is stale."""
+
+    requirements: list[str]
+    python: str
+    platform: str
+    extra_index_url: str | None
+
+
 @dataclass(frozen=True)
 class Lock:
     environment: str
-    inputs: dict[str, Any]
+    inputs: LockInputs
     inputs_sha256: str
     wheels: tuple[Wheel, ...]
 
@@ -79,10 +101,10 @@ def extra_index(env: Environment) -> str | None:
     return None if torch_requirement(env) == f"torch=={env.torch}" else compat.index_url(env.variant)
 
 
-def inputs_of(env: Environment) -> dict[str, Any]:
+def inputs_of(env: Environment) -> LockInputs:
     """Everything that decides the resolution; a lock made from other inputs is stale."""
     return {"requirements": [torch_requirement(env), *env.requirements[1:]], "python": env.python,
-            "platform": "manylinux x86_64 (glibc 2.36)", "extra_index_url": extra_index(env)}
+            "platform": f"manylinux x86_64 (glibc {glibc_of(env)})", "extra_index_url": extra_index(env)}
 
 
 def digest(data: Any) -> str:
@@ -152,10 +174,10 @@ class HashCache:
         tmp.replace(self.path)
 
 
-def pip_download(args: list[str], dest: Path, log: Any = None) -> None:
+def pip_download(args: list[str], dest: Path, glibc: str, log: Any = None) -> None:
     cmd = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--retries", "1",
            "--timeout", "30", "--dest", str(dest), "--only-binary=:all:", "--implementation", "cp",
-           *[a for p in PLATFORMS for a in ("--platform", p)], *args]
+           *[a for p in platforms(glibc) for a in ("--platform", p)], *args]
     LOG.info("running %s", " ".join(cmd))
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if log is not None:
@@ -183,14 +205,27 @@ def download_args(env: Environment) -> list[str]:
     return [*args, "--", *requirements]
 
 
+def cross_python(python: str) -> bool:
+    """Whether `python` is not the interpreter refenv runs on: pip would then judge markers wrongly."""
+    return python != f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
 def resolve(env: Environment, wheelhouse: Path, log: Any = None) -> Lock:
-    """Resolve the environment's requirements on the host and pin what pip chose."""
+    """Resolve the environment's requirements on the host and pin what pip chose (for another Python than
+    this one, what uv resolves for it: refenv.builder.crossresolve)."""
     inputs = inputs_of(env)
     args = download_args(env)
+    if cross_python(env.python):
+        from refenv.builder.environment import uv_binary
+
+        split = args.index("--")
+        pinned = crossresolve.pins(str(uv_binary()), args[split + 1:], env.python, glibc_of(env),
+                                   inputs["extra_index_url"], log)
+        args = [*args[:split], "--no-deps", "--", *pinned]
     wheelhouse.mkdir(parents=True, exist_ok=True)
     cache = HashCache(wheelhouse)
     with tempfile.TemporaryDirectory(dir=wheelhouse, prefix=".resolve-") as tmp:
-        pip_download(args, Path(tmp), log)
+        pip_download(args, Path(tmp), glibc_of(env), log)
         wheels = []
         for file in sorted(Path(tmp).iterdir()):
             m = WHEEL_RE.match(file.name)
@@ -214,9 +249,17 @@ def ensure_wheels(lock: Lock, wheelhouse: Path, log: Any = None) -> None:
         req.write_text("".join(f"{w.name}=={w.version} --hash=sha256:{w.sha256}\n" for w in missing))
         extra = lock.inputs.get("extra_index_url")
         args = ["--no-deps", "--require-hashes", "-r", str(req), "--python-version", lock.inputs["python"]]
-        pip_download([*args, *(["--extra-index-url", extra] if extra else [])], wheelhouse, log)
+        glibc = _glibc_in(lock.inputs.get("platform"))
+        pip_download([*args, *(["--extra-index-url", extra] if extra else [])], wheelhouse, glibc, log)
         req.unlink()
     check_hashes(lock, wheelhouse)
+
+
+def _glibc_in(platform: Any) -> str:
+    """The glibc a lock was resolved for, from its `platform` input ("manylinux x86_64 (glibc 2.31)")."""
+    text = str(platform or "")
+    found = re.search(r"glibc (\d{1,2}\.\d{1,3})\)", text)
+    return found.group(1) if found else suites.DEFAULT_GLIBC
 
 
 def check_hashes(lock: Lock, wheelhouse: Path) -> None:

@@ -48,8 +48,10 @@ class Environment:
 
     @property
     def requirements(self) -> tuple[str, ...]:
-        """What the lock resolves: torch pinned, the harness's NVML bindings, the extra packages."""
-        return (f"torch=={self.torch}", "nvidia-ml-py", *self.packages)
+        """What the lock resolves: torch pinned, the harness's NVML bindings, what this torch release imports
+        at run time without declaring it (compat.json `requires`), the extra packages."""
+        release = compat.torch_release(self.torch)
+        return (f"torch=={self.torch}", "nvidia-ml-py", *(release.requires if release else ()), *self.packages)
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ class Scenario:
     gpus: str = "all"                                 # "all", "none", or "device=0,1"
     env: tuple[tuple[str, str], ...] = ()
     description: str = ""
+    devices: tuple[str, ...] = ()                     # CDI names, e.g. "nvidia.com/gpu=all" (then gpus is "none")
 
     @property
     def gpu_access(self) -> bool:
@@ -98,6 +101,7 @@ class RunSettings:
     probes: str = "quick"          # "quick", "full" or "off"
     memory_check: str = "quick"    # "quick", "full" or "off"
     backend: str = "local"         # "local", "slurm" or "kubernetes": where cells run
+    engine: str = "docker"         # the local engine: "docker" or "podman"
     launcher: str = "docker"       # on Slurm nodes: "docker", "pyxis" or "oci"
 
 

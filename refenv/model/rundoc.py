@@ -15,6 +15,7 @@ from pathlib import Path
 from refenv.errors import RefenvError
 from refenv.model import codec
 from refenv.model.records import CellResult, MeasurementRecord, Summary, summarize
+from refenv.model.status import NOT_RUN
 
 SCHEMA = "refenv.cells"
 SCHEMA_VERSION = 1
@@ -26,7 +27,7 @@ class RunDocumentError(RefenvError):
 
 @dataclass(frozen=True)
 class BuildRecord:
-    status: str = "NOT_RUN"           # BUILT, CACHED, FAILED, or NOT_RUN (interrupted before it)
+    status: str = NOT_RUN             # BUILT, CACHED, FAILED, or NOT_RUN (interrupted before it)
     wall_s: float | None = None
     log: str | None = None
     log_tail: str | None = None
@@ -71,6 +72,7 @@ class ScenarioRecord:
     description: str = ""
     gpus: str = "all"
     env: dict[str, str] = field(default_factory=dict)
+    devices: tuple[str, ...] = ()     # CDI names the engine resolved (podman --device nvidia.com/gpu=all)
 
 
 @dataclass(frozen=True)

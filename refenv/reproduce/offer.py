@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 from harness import compat
 from refenv import paths
-from refenv.builder import baseimage
+from refenv.model.suites import SUITE_PYTHON
 from refenv.reproduce.builds import Offer
 
 LOG = logging.getLogger(__name__)
@@ -75,4 +75,4 @@ def probe_offer() -> Offer:
     # are already downloaded, so a substitute prefers them.
     cached = local_builds([paths.wheelhouse()] if paths.wheelhouse().is_dir() else [])
     return Offer(index_reachable(), local_builds(find_links()),
-                 tuple(sorted(set(baseimage.SUITE_PYTHON.values()), key=compat.parse_version)), cached)
+                 tuple(sorted(set(SUITE_PYTHON.values()), key=compat.parse_version)), cached)

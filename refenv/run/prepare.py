@@ -18,9 +18,10 @@ from refenv.builder import simdriver
 from refenv.engines import realhost
 from refenv.engines.seam import CellEngine, ImageRequest, ProbesRealHosts
 from refenv.errors import NoGpuRuntime
+from refenv.model import profiles
 from refenv.model.builds import EnvBuild
-from refenv.model.matrix import Host
-from refenv.run import toolkit
+from refenv.model.matrix import Bootstrap, Host
+from refenv.run import devnodes, glibc, toolkit
 from refenv.run.containers import ldcache_spec
 from refenv.run.plan import Prepared
 
@@ -44,7 +45,14 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
     driver = None
     if any(h.kind == "simulated" for h in hosts):
         ui.stage("building the simulated driver")
-        driver = simdriver.build()
+        mirror = next((r.environment.base.bootstrap.mirror for r in requests), Bootstrap.mirror)
+        driver = simdriver.build(mirror=mirror)
+        ui.stage(f"simulated driver built in {driver.built_in}: it loads with glibc >= {driver.glibc}")
+        try:  # the nodes with NVIDIA's numbers that the container faults give (refenv/run/devnodes.py)
+            devnodes.ensure(str(devnodes.default_dir()), devnodes.standard(profiles.MAX_GPUS))
+        except OSError as exc:
+            LOG.warning("cannot make the simulated device nodes (%s): the device-cgroup and stale-CDI faults "
+                        "will not start", exc)
     builds: dict[str, EnvBuild] = {}
     try:
         for request in requests:
@@ -52,6 +60,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
             builds[request.environment.name] = build = engine.ensure_image(request, ui.build_line)
             ui.build_done(build)
         ldcaches: dict[str, str | None] = {}
+        glibcs: dict[str, str | None] = {}
         if driver is not None:
             libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
                     f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
@@ -59,6 +68,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
                 if (image := build.image) is not None:
                     image_id = engine.image_id(image) or image
                     ldcaches[name] = prepare_ldcache(engine, image, image_id, libs, driver.digest, run_id)
+                    glibcs[name] = glibc.read_beside(ldcaches[name])
         real, real_error, probed = None, None, {}
         if any(h.kind == "real" for h in hosts) and isinstance(engine, ProbesRealHosts):
             probed = engine.probe_real_hosts(hosts)  # on a cluster: each real host where its cells run
@@ -71,7 +81,8 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         engine.cancel(run_id)
         raise
     return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
-                    {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error})
+                    {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error},
+                    engine=getattr(engine, "name", "docker"), glibc=glibcs)
 
 
 def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,
@@ -90,6 +101,9 @@ def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[st
         tmp = target.with_suffix(".tmp")
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
+            found = Path(out) / "glibc"
+            if found.is_file():
+                shutil.copyfile(found, target.with_suffix(".glibc"))  # glibc.read_beside reads it
             shutil.copyfile(made, tmp)
             tmp.replace(target)
         except OSError as exc:  # a full disk: the cells go without it, as when it cannot be made

@@ -61,6 +61,7 @@ class FakeEngine:
     measured: list[tuple[str, str]] = field(default_factory=list)  # (measurement id, image), in the order they ran
     hashes: dict[str, str] = field(default_factory=dict)  # environment -> its image's content hash, when not the usual
     specs: dict[str, ContainerSpec] = field(default_factory=dict)  # the last container of each cell or measurement
+    libc: str | None = None   # what `getconf GNU_LIBC_VERSION` says in the images (None: the linker cache only)
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -89,6 +90,8 @@ class FakeEngine:
         out = next(Path(host) for host, target, _ in spec.binds if target == OUT)
         if labels.get(KIND) == "ldcache":
             (out / "ld.so.cache").write_bytes(b"fake linker cache")
+            if self.libc is not None:
+                (out / "glibc").write_text(self.libc + "\n")
             return RunOutcome(0, False, False, "")
         cell = labels[CELL]
         measuring = labels.get(KIND) == "measure"

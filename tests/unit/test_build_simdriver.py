@@ -1,4 +1,4 @@
-"""The simulated libcuda.so.1, built with the host compiler and exercised through ctypes in child processes.
+"""The simulated libcuda.so.1, built in the oldest base's build root and exercised through ctypes in child processes.
 
 Each scenario runs in a fresh process: the driver reads its configuration and CUDA_VISIBLE_DEVICES once
 per process, as the real one does.
@@ -103,10 +103,10 @@ def test_concurrent_builds_agree(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == [results[0].digest]
 
 
-def test_missing_compiler_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_host_compiler_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CC", "no-such-compiler-here")
     with pytest.raises(simdriver.SimDriverBuildError, match="apt-get install gcc"):
-        simdriver.build(tmp_path)
+        simdriver.host_toolchain()
 
 
 def test_sonames(driver: simdriver.SimDriver) -> None:

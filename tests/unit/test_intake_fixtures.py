@@ -72,6 +72,13 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "torch.cudart_version": 12010, "torch.cuda_runtime_package": "nvidia-cuda-runtime-cu12 12.1.105",
         "host.os": "Linux", "host.python": "3.10.13",
     },
+    "too-old-driver_cu121-py38-r460.txt": {
+        "torch.version": "2.1.0+cu121", "torch.cuda": "12.1", "torch.is_available": False,
+        "torch.init_warning": lambda v: v.startswith("The NVIDIA driver on your system is too old (found version "
+                                                     "11020)."),
+        "driver.libcuda.driver_version": 11020, "driver.nvml.driver_version": "460.32.03",
+        "driver.nvml.devices": [{"index": 0, "name": "Tesla T4"}], "host.os": "Linux", "host.python": "3.8.10",
+    },
     "windows_cu121-driver-551.61.txt": {
         "host.os": "Windows", "host.machine": "AMD64", "host.platform": "Windows-10-10.0.22631-SP0",
         "driver.nvml.driver_version": "551.61", "torch.is_available": True, "torch.cuda": "12.1",

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from harness.diagnose import diagnose_report
 from harness.intake import ReportError, load_report
+from harness.schema import encode
 from refenv.model import accepts, matrix_yaml, profiles
 from refenv.reproduce import ReproduceError, infer
 from refenv.reproduce.builds import Offer
@@ -26,7 +27,7 @@ MATRIX = matrix_yaml.load(ROOT / "matrix.yaml")
 OFFLINE = Offer(False, frozenset({("2.13.0", "cpu", "3.11")}), ("3.9", "3.11", "3.13"),
                 frozenset({("2.14.1", "cu130", "3.11"), ("2.10.0", "cu128", "3.11")}))
 # A dump with two V100s on R470 (captured in a container of the cu128 image), saved as diagnose --json.
-SAVED = diagnose_report(str(ROOT / "tests" / "data" / "reproduce" / "cu128-on-r470.txt"))
+SAVED: dict[str, Any] = encode(diagnose_report(str(ROOT / "tests" / "data" / "reproduce" / "cu128-on-r470.txt")))
 
 
 def with_value(path: str, value: Any, saved: dict[str, Any] = SAVED) -> dict[str, Any]:

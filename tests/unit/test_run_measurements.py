@@ -11,10 +11,11 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 import tasks
+from harness.schema.envelope import MemorySection
 from refenv.engines import connect
 from refenv.engines.seam import RealHost
 from refenv.errors import NotStarted
-from refenv.model import profiles
+from refenv.model import codec, profiles
 from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.model.rundoc import load_run
 from refenv.report.console import console_summary
@@ -58,7 +59,8 @@ def test_each_environment_is_measured_once_and_its_cells_only_diagnose(tmp_path:
     assert spec.command[:1] == ("measure",) and "--device" in spec.command and spec.gpu_request is None
     assert spec.devices == () and all(target != "/usr/lib/x86_64-linux-gnu/libcuda.so.1" for _, target, _ in spec.binds)
     m = outcome.document.measurement("cu130/cpu")
-    assert m is not None and m.status == "PASS" and m.memory == MEASURE_DOC["memory"] and not m.cached
+    assert m is not None and m.status == "PASS" and not m.cached
+    assert m.memory == codec.decode_value(MemorySection, MEASURE_DOC["memory"])
     assert load_run(outcome.folder) == outcome.document
 
 
@@ -108,6 +110,17 @@ def test_a_memory_prediction_that_fails_fails_the_run_once_not_every_cell(tmp_pa
     m = outcome.document.measurement("cu130/cpu")
     assert m is not None and m.status == "FAIL" and "tiny" in m.reason
     assert not outcome.ok and not outcome.document.summary.ok
+
+
+def test_a_memory_check_that_could_not_run_is_an_error_with_its_text_not_a_disagreement(tmp_path: Path) -> None:
+    missing = "ModuleNotFoundError: No module named 'pkg_resources'"
+    cases = [{"name": n, "status": "ERROR", "error": missing, "ledgers": {}} for n in ("tiny", "small")]
+    engine = no_driver_engine()
+    engine.scripts["cu130/cpu"] = Script({**MEASURE_DOC, "memory": {"status": "ERROR", "cases": cases}})
+    outcome = run(engine, matrix(NONE, envs=(CU130,)), tmp_path)
+    m = outcome.document.measurement("cu130/cpu")
+    assert m is not None and m.status == "ERROR" and missing in m.reason and "disagrees" not in m.reason
+    assert not outcome.ok
 
 
 def test_a_failed_build_is_not_measured(tmp_path: Path) -> None:
@@ -191,7 +204,7 @@ def test_invoke_run_shows_a_failed_measurement_and_exits_1(tmp_path: Path, monke
     monkeypatch.chdir(tmp_path)
     backends: list[str] = []
 
-    def engine_for(backend: str, m: Matrix) -> FakeEngine:
+    def engine_for(backend: str, m: Matrix, engine: str | None = None) -> FakeEngine:
         backends.append(backend)
         return FakeEngine(measure_default=Script(None, exit_code=1))
     monkeypatch.setattr(connect, "engine_for", engine_for)

@@ -7,8 +7,11 @@ from dataclasses import dataclass, field
 
 from harness.schema import Remedy
 
-# Where a message comes from, in the order the stack is examined.
-LAYERS = ("kernel", "nvml", "nvidia_smi", "cuda_driver", "cuda_runtime", "torch", "container", "docker")
+# Where a message comes from, in the order the stack is examined; `extension` is what is built on torch
+# (torchvision, xformers, flash-attn, bitsandbytes, triton: their own words and the loader's about them),
+# `pip` the installer's.
+LAYERS = ("kernel", "nvml", "nvidia_smi", "cuda_driver", "cuda_runtime", "torch", "container", "docker", "extension",
+          "pip")
 # Which error-code space a code belongs to (CUresult, cudaError_t, nvmlReturn_t).
 CODE_APIS = ("cuda_driver", "cuda_runtime", "nvml")
 # What a fix does; `remedies.render` has one renderer per kind, `refenv.reproduce.fix` acts on it.
@@ -16,7 +19,7 @@ REMEDY_KINDS = (
     "install_driver", "install_wheel", "reboot", "reload_modules", "load_module", "drop_from_library_path",
     "enable_gpu_access", "install_toolkit", "unset_variable", "add_capability", "expose_devices",
     "reinstall_libraries", "fix_loader_path", "start_service", "fix_permissions", "set_compute_mode", "check_logs",
-    "check_hardware",
+    "check_hardware", "install_matching",
 )
 
 

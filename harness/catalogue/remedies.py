@@ -172,6 +172,12 @@ def _check_hardware(r: Remedy) -> list[str]:
             "says what each number means); reboot, and if it recurs check power, cooling and the card itself"]
 
 
+def _install_matching(r: Remedy) -> list[str]:
+    from harness.stack.advice import matching  # the pairing table is read only when a stack fix is rendered
+
+    return matching(r)
+
+
 RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
     "install_driver": _install_driver, "install_wheel": _install_wheel, "reboot": _reboot,
     "reload_modules": _reload_modules, "load_module": _load_module, "drop_from_library_path": _drop_from_library_path,
@@ -179,6 +185,7 @@ RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
     "add_capability": _add_capability, "expose_devices": _expose_devices, "reinstall_libraries": _reinstall_libraries,
     "fix_loader_path": _fix_loader_path, "start_service": _start_service, "fix_permissions": _fix_permissions,
     "set_compute_mode": _set_compute_mode, "check_logs": _check_logs, "check_hardware": _check_hardware,
+    "install_matching": _install_matching,
 }
 KINDS = tuple(RENDERERS)
 assert set(KINDS) == set(REMEDY_KINDS), "every remedy kind has one renderer"

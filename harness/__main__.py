@@ -1,4 +1,4 @@
-"""`python -m harness <command>`: diagnose, probe, roofline, memory, cell, measure."""
+"""`python -m harness <command>`: diagnose, stack, probe, roofline, memory, cell, measure."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL
 # sets `func(args) -> int`. None imports torch at import time.
 COMMANDS = {
     "diagnose": "harness.diagnose",
+    "stack": "harness.stack_cli",
     "probe": "harness.probe_cli",
     "roofline": "harness.roofline_cli",
     "memory": "harness.memory_cli",

@@ -216,7 +216,7 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
     from harness.diagnosis_text import render_diagnosis
     from refenv.errors import RefenvError
     from refenv.report import measures
-    from refenv.run.cells import read_document
+    from refenv.run.executor import read_document
     from refenv.run.pipeline import Options, run_matrix
     from refenv.run.progress import ConsoleUI
 

@@ -1,19 +1,42 @@
-"""One cell's record: what the rules expected, what the harness observed, and the status that judges them.
+"""The records of a run: each cell (what the rules expected, what the harness observed, the status that
+judges them) and each measurement made once per environment, on one core they share.
 
 The status vocabulary and its presentation live in `refenv/model/status.py`; the run document that holds the
-cells is `refenv/model/rundoc.py`.
+records is `refenv/model/rundoc.py`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from typing import Any
 
 from harness.schema import Finding
 from refenv.model.status import BAD, BUILD_FAILED, ERROR, FAIL, NOT_RUN, OOM_KILLED, PASS, STATUSES, TIMEOUT, is_bad
 
-__all__ = ["BAD", "BUILD_FAILED", "ERROR", "FAIL", "NOT_RUN", "OOM_KILLED", "PASS", "STATUSES", "TIMEOUT",
-           "CellResult", "Expected", "Observed", "Summary", "cell_id", "summarize"]
+__all__ = [
+    "BAD",
+    "BUILD_FAILED",
+    "CPU",
+    "CUDA",
+    "ERROR",
+    "FAIL",
+    "NOT_RUN",
+    "OOM_KILLED",
+    "PASS",
+    "STATUSES",
+    "TIMEOUT",
+    "CellResult",
+    "Expected",
+    "JobRecord",
+    "MeasurementRecord",
+    "Observed",
+    "Summary",
+    "cell_id",
+    "summarize",
+]
+
+CPU = "cpu"
+CUDA = "cuda"
 
 
 @dataclass(frozen=True)
@@ -40,19 +63,18 @@ class Observed:
 
 
 @dataclass(frozen=True)
-class CellResult:
-    """One environment × host × scenario cell. `probes` and `memory` are the harness's own sections
-    (harness/probe, harness/memory), carried as it wrote them and read by report/probes.py and report/memory.py;
-    a matrix measures them once per environment instead, and the cell names those measurements."""
+class JobRecord:
+    """What a cell and a measurement record alike: what it is, how it ended, and where its document is.
+
+    `probes` and `memory` are the harness's own sections (harness/probe, harness/memory), read by
+    report/probes.py and report/memory.py. Everything after `id` and `environment` is given by name.
+    """
 
     id: str
     environment: str
-    host: str
-    scenario: str
+    _: KW_ONLY
     status: str = NOT_RUN
     reason: str = ""
-    expected: Expected | None = None
-    observed: Observed | None = None
     probes: dict[str, Any] | None = None
     memory: dict[str, Any] | None = None
     cached: bool = False
@@ -60,16 +82,41 @@ class CellResult:
     wall_s: float | None = None
     log_tail: str | None = None
     result_path: str | None = None
-    measurements: tuple[str, ...] = ()  # ids of the run's measurements that stand for this cell
 
     @property
     def bad(self) -> bool:
         return is_bad(self.status)
 
+
+@dataclass(frozen=True)
+class CellResult(JobRecord):
+    """One environment × host × scenario cell. A matrix measures probes and memory once per environment
+    instead, and the cell names those measurements."""
+
+    host: str
+    scenario: str
+    expected: Expected | None = None
+    observed: Observed | None = None
+    measurements: tuple[str, ...] = ()  # ids of the run's measurements that stand for this cell
+
     @property
     def simulated(self) -> bool:
         """True when the observed verdict came from the simulated driver."""
         return self.observed is not None and self.observed.simulated
+
+
+@dataclass(frozen=True)
+class MeasurementRecord(JobRecord):
+    """One measurement in the run document: what it stands for, its status, and the harness's sections."""
+
+    host: str | None = None             # None: the CPU, on any host; the id is "ENV/cpu", else "ENV/HOST"
+    device: str = CPU
+    waived: str | None = None           # why the GPU work was not done (torch gets no GPU there)
+
+    @property
+    def label(self) -> str:
+        """How a report names it: 'ENV (CPU)' or 'ENV on HOST (GPU)'."""
+        return f"{self.environment} (CPU)" if self.host is None else f"{self.environment} on {self.host} (GPU)"
 
 
 @dataclass(frozen=True)

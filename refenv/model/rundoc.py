@@ -14,8 +14,7 @@ from pathlib import Path
 
 from refenv.errors import RefenvError
 from refenv.model import codec
-from refenv.model.records import CellResult, Summary, summarize
-from refenv.run.measurements import MeasurementRecord
+from refenv.model.records import CellResult, MeasurementRecord, Summary, summarize
 
 SCHEMA = "refenv.cells"
 SCHEMA_VERSION = 1

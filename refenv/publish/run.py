@@ -27,12 +27,11 @@ from refenv.engines.docker.sdk import Engine
 from refenv.engines.seam import ImageRequest
 from refenv.errors import RefenvError
 from refenv.model.matrix import Environment, Matrix
-from refenv.model.records import NOT_RUN, PASS, CellResult
+from refenv.model.records import NOT_RUN, PASS, CellResult, MeasurementRecord
 from refenv.publish import auth, evidence, history, manifest, publishable, release
 from refenv.publish.manifest import Published
 from refenv.readiness import Readiness, grouped
 from refenv.run.cells import run_cells
-from refenv.run.measurements import MeasurementRecord
 from refenv.run.pipeline import Begun, conclude, prepare
 from refenv.run.plan import Scope, plan_cell
 
@@ -118,7 +117,7 @@ def pull_check(engine: Engine, settings: Settings, env: Environment, p: Publishe
     prepared = prepare(cells, [request], scope.hosts, begun.run_id, ui)
     plan = plan_cell(scope.cells()[0], prepared, begun.run_id, begun.folder, quick)
     done = run_cells(cells, [plan], begun.run_id, use_cache=False, on_done=ui.cell_done)
-    outcome = conclude(begun, scope, cells.inventory(), prepared.builds, done.results, done.interrupted,
+    outcome = conclude(begun, scope, cells.inventory(), prepared.builds, done.records, done.interrupted,
                        prepared.real, use_cache=False)
     ran = outcome.document.cells[0] if outcome.document.cells else None
     return {"reference": p.reference, "image_id": image_id, "labels_match": not wrong, "labels_differing": wrong,

@@ -12,12 +12,11 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from refenv.model.records import CellResult
+from refenv.model.records import CellResult, MeasurementRecord
 from refenv.model.rundoc import RunDocument
 from refenv.model.status import FAIL, look
 from refenv.report import view
 from refenv.report.formats import MISSING, text
-from refenv.run.measurements import MeasurementRecord
 
 # Characters XML 1.0 forbids (W3C XML 1.0, production [2] Char), and the surrogates Python strings may hold.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")

@@ -105,9 +105,9 @@ def run_cell(engine: CellEngine, r: Reproduction, settings: Settings, run: RunSe
     plan = plan_cell(scope.cells()[0], prepared, begun.run_id, begun.folder, quick)
     ui.cells_start(1)
     done = cells.run_cells(engine, [plan], begun.run_id, use_cache=settings.use_cache, on_done=ui.cell_done)
-    conclude(begun, scope, engine.inventory(), prepared.builds, done.results, done.interrupted, prepared.real,
+    conclude(begun, scope, engine.inventory(), prepared.builds, done.records, done.interrupted, prepared.real,
              use_cache=settings.use_cache)
-    return CellRun(r, done.results[0], begun.folder)
+    return CellRun(r, done.records[0], begun.folder)
 
 
 def reproduce(inferred: Inferred, source: str, settings: Settings, ui: UI, engine: CellEngine | None = None) -> Outcome:

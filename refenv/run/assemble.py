@@ -14,7 +14,7 @@ from refenv.build.environment import EnvBuild
 from refenv.engines.seam import Inventory
 from refenv.model.matrix import Environment, Host
 from refenv.model.profiles import Profile
-from refenv.model.records import CellResult
+from refenv.model.records import CellResult, MeasurementRecord
 from refenv.model.rundoc import (
     BuildRecord,
     DockerInfo,
@@ -26,7 +26,6 @@ from refenv.model.rundoc import (
     RunInfo,
     ScenarioRecord,
 )
-from refenv.run.measurements import MeasurementRecord
 from refenv.run.plan import Scope, matrix_host_profile
 
 

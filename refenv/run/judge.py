@@ -1,13 +1,13 @@
-"""Judge one cell: the harness's document (or why there is none) against the expectation (pure)."""
+"""Judge a container's answer: a cell's document against its expectation, and what a measurement's holds (pure)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.schema import ERROR as SEVERITY_ERROR
 from harness.schema import FAILING, Diagnosis
-from refenv.model.records import ERROR, FAIL, OOM_KILLED, PASS, TIMEOUT, CellResult, Expected, Observed
+from refenv.model.records import ERROR, FAIL, OOM_KILLED, PASS, TIMEOUT, CellResult, Expected, JobRecord, Observed
 
 
 def observed_of(doc: dict[str, Any]) -> Observed | None:
@@ -55,18 +55,36 @@ def probe_failure(probes: dict[str, Any] | None, on_gpu: bool) -> str | None:
     return None
 
 
+R = TypeVar("R", bound=JobRecord)
+
+
+def log_tail(logs: str) -> str | None:
+    """The last lines of a container's log, kept with a record that did not pass."""
+    return "\n".join(logs.strip().splitlines()[-25:]) or None
+
+
+def no_answer(record: R, doc: dict[str, Any] | None, exit_code: int | None, timed_out: bool, oom_killed: bool,
+              oom_hint: str = "", what: str = "result") -> R | None:
+    """The record of a container that gave no answer (killed at its time limit or for memory, or no document
+    written), or None when there is a document to judge."""
+    if timed_out:
+        return replace(record, status=TIMEOUT, reason="the container outlived its time limit and was killed")
+    if oom_killed:
+        return replace(record, status=OOM_KILLED, reason=f"the kernel killed the container for memory{oom_hint}")
+    if doc is None:
+        return replace(record, status=ERROR, reason=f"the harness wrote no {what} (exit {exit_code})")
+    return None
+
+
 def judge_cell(base: CellResult, expected: Expected, doc: dict[str, Any] | None, exit_code: int | None,
                timed_out: bool, oom_killed: bool, logs: str) -> CellResult:
     """The cell's status and reason. `base` carries the cell's identity and bookkeeping; the rest is filled in."""
-    tail = "\n".join(logs.strip().splitlines()[-25:]) or None
+    tail = log_tail(logs)
     cell = replace(base, expected=expected, log_tail=tail)
-    if timed_out:
-        return replace(cell, status=TIMEOUT, reason="the container outlived its time limit and was killed")
-    if oom_killed:
-        return replace(cell, status=OOM_KILLED, reason="the kernel killed the container for memory "
-                       "(raise run.memory in matrix.yaml)")
-    if doc is None:
-        return replace(cell, status=ERROR, reason=f"the harness wrote no result (exit {exit_code})")
+    ended = no_answer(cell, doc, exit_code, timed_out, oom_killed, " (raise run.memory in matrix.yaml)", "result")
+    if ended is not None:
+        return ended
+    assert doc is not None  # no_answer answers for a missing document
     observed = observed_of(doc)
     probes, memory = doc.get("probes"), doc.get("memory")
     cell = replace(cell, probes=probes if isinstance(probes, dict) else None,

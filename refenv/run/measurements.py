@@ -7,55 +7,28 @@ CPU measurement per environment (cached by the image's content hash, as cells ar
 measurement per environment on each real GPU host (never cached: hardware changes); cells only diagnose
 and name the measurements that stand for them.
 
-This module is pure: the plan of each measurement, its record in the run document, and its judgement.
+The plan of each measurement and its judgement are pure; `run_measurements` runs the plans through the
+run's one executor (refenv/run/executor.py), as the cells are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from refenv import paths
 from refenv.build.environment import EnvBuild
+from refenv.engines.seam import CellEngine, RunOutcome
 from refenv.errors import NoGpuRuntime
 from refenv.model.matrix import Environment, Host, RunSettings
-from refenv.model.status import BUILD_FAILED, ERROR, FAIL, NOT_RUN, OOM_KILLED, PASS, TIMEOUT, is_bad
-from refenv.run.cells import cache_key
+from refenv.model.records import CPU, CUDA, MeasurementRecord
+from refenv.model.status import BUILD_FAILED, ERROR, FAIL, NOT_RUN, PASS
+from refenv.run import executor
 from refenv.run.containers import ContainerSpec, measure_spec
-from refenv.run.judge import memory_failure, probe_failure
-
-CPU = "cpu"
-CUDA = "cuda"
-
-
-@dataclass(frozen=True)
-class MeasurementRecord:
-    """One measurement in the run document: what it stands for, its status, and the harness's sections."""
-
-    id: str                             # "ENV/cpu" or "ENV/HOST" (a real GPU host)
-    environment: str
-    host: str | None = None             # None: the CPU, on any host
-    device: str = CPU
-    status: str = NOT_RUN
-    reason: str = ""
-    waived: str | None = None           # why the GPU work was not done (torch gets no GPU there)
-    probes: dict[str, Any] | None = None
-    memory: dict[str, Any] | None = None
-    cached: bool = False
-    cache_key: str | None = None
-    wall_s: float | None = None
-    log_tail: str | None = None
-    result_path: str | None = None
-
-    @property
-    def bad(self) -> bool:
-        return is_bad(self.status)
-
-    @property
-    def label(self) -> str:
-        """How a report names it: 'ENV (CPU)' or 'ENV on HOST (GPU)'."""
-        return f"{self.environment} (CPU)" if self.host is None else f"{self.environment} on {self.host} (GPU)"
+from refenv.run.judge import log_tail, memory_failure, no_answer, probe_failure
+from refenv.run.plan import cache_key
 
 
 @dataclass(frozen=True)
@@ -121,16 +94,11 @@ def plan_measurements(environments: tuple[Environment, ...], hosts: tuple[Host, 
 def judge_measurement(record: MeasurementRecord, doc: dict[str, Any] | None, exit_code: int | None,
                       timed_out: bool, oom_killed: bool, logs: str) -> MeasurementRecord:
     """The measurement's status: memory must match its prediction; on a GPU, the probes must hold their bands."""
-    tail = "\n".join(logs.strip().splitlines()[-25:]) or None
-    if timed_out:
-        return replace(record, status=TIMEOUT, reason="the container outlived its time limit and was killed",
-                       log_tail=tail)
-    if oom_killed:
-        return replace(record, status=OOM_KILLED, reason="the kernel killed the container for memory",
-                       log_tail=tail)
-    if doc is None:
-        return replace(record, status=ERROR, reason=f"the harness wrote no measurement (exit {exit_code})",
-                       log_tail=tail)
+    tail = log_tail(logs)
+    ended = no_answer(replace(record, log_tail=tail), doc, exit_code, timed_out, oom_killed, what="measurement")
+    if ended is not None:
+        return ended
+    assert doc is not None  # no_answer answers for a missing document
     probes, memory = doc.get("probes"), doc.get("memory")
     waived = doc.get("waived")
     record = replace(record, probes=probes if isinstance(probes, dict) else None,
@@ -152,3 +120,19 @@ def covering(measurements: tuple[MeasurementRecord, ...] | list[MeasurementRecor
     """The ids of the measurements that stand for a cell: its environment's CPU one, and its real host's."""
     return tuple(m.id for m in measurements if m.environment == environment
                  and (m.host is None or (host_kind == "real" and m.host == host)))
+
+
+def _judge(record: MeasurementRecord, doc: dict[str, Any] | None, outcome: RunOutcome) -> MeasurementRecord:
+    return judge_measurement(record, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed, outcome.logs)
+
+
+def run_measurements(engine: CellEngine, plans: list[MeasurePlan], run_id: str, parallel: int = 1,
+                     use_cache: bool = True, on_done: Callable[[MeasurementRecord], None] | None = None,
+                     ) -> executor.Finished[MeasurementRecord]:
+    """Every measurement, `parallel` at a time, in plan order. A CPU measurement whose cache key is unchanged
+    (same image content hash, same settings) is read from the cache and judged again; a real GPU's is
+    measured every time."""
+    def work(plan: MeasurePlan) -> MeasurementRecord:
+        cached = paths.cell_cache() / f"measure-{plan.cache_key}.json" if plan.cache_key else None
+        return executor.run_container(engine, plan, plan.record(), _judge, cached, use_cache)
+    return executor.run_all(engine, plans, run_id, parallel, work, MeasurePlan.record, on_done)

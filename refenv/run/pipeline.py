@@ -11,11 +11,14 @@ import datetime
 import logging
 import os
 import secrets
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from refenv import paths
 from refenv.build import simdriver, wheelhouse
 from refenv.build.environment import EnvBuild
 from refenv.engines import realhost
@@ -23,11 +26,11 @@ from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ProbesRealH
 from refenv.errors import NoGpuRuntime
 from refenv.model.matrix import CellSpec, Host, Matrix, RunSettings
 from refenv.model.profiles import Profile
-from refenv.model.records import NOT_RUN, CellResult, Expected
+from refenv.model.records import NOT_RUN, CellResult, Expected, MeasurementRecord
 from refenv.model.rundoc import RunDocument, write_run
-from refenv.run import cells, executor, measurements, toolkit
+from refenv.run import cells, measurements, toolkit
 from refenv.run.assemble import document, run_info
-from refenv.run.measurements import MeasurementRecord
+from refenv.run.containers import ldcache_spec
 from refenv.run.plan import Prepared, Scope, plan_cells, plan_only
 
 LOG = logging.getLogger(__name__)
@@ -103,7 +106,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
             for name, build in builds.items():
                 if build.tag and build.status != "FAILED":
                     image_id = engine.image_id(build.tag) or build.tag
-                    ldcaches[name] = cells.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, run_id)
+                    ldcaches[name] = prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, run_id)
         real, real_error, probed = None, None, {}
         if any(h.kind == "real" for h in hosts) and isinstance(engine, ProbesRealHosts):
             probed = engine.probe_real_hosts(hosts)  # on a cluster: each real host where its cells run
@@ -117,6 +120,24 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         raise
     return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
                     {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error})
+
+
+def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,
+                    run_id: str) -> str | None:
+    """The linker cache of `image` with the simulated driver's libraries in place, made once and kept."""
+    target = paths.cache_root() / "ldcache" / f"{image_id.replace('sha256:', '')[:24]}-{digest[:16]}.cache"
+    if target.is_file():
+        return str(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="refenv-ldcache-") as out:
+        os.chmod(out, 0o777)
+        outcome = engine.run(ldcache_spec(image, out, libs, run_id), timeout=120)
+        made = Path(out) / "ld.so.cache"
+        if outcome.exit_code != 0 or not made.is_file():
+            LOG.warning("could not make the linker cache for %s: %s", image, outcome.logs[-500:])
+            return None
+        shutil.copyfile(made, target)
+    return str(target)
 
 
 def connect() -> CellEngine:
@@ -170,9 +191,7 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
         prepared = prepare(engine, image_requests(matrix, options), matrix.hosts, begun.run_id, ui)
     except KeyboardInterrupt:
         # Interrupted while preparing: report every cell as not run.
-        results = tuple(CellResult(c.id, c.environment.name, c.host.name, c.scenario.name, NOT_RUN,
-                                   "interrupted (Ctrl-C) before it ran") for c in scope.cells())
-        return conclude(begun, scope, inventory, {}, results, True, None, parallel=parallel,
+        return conclude(begun, scope, inventory, {}, not_started(scope), True, None, parallel=parallel,
                         use_cache=options.use_cache, selection=options.selection)
     threads = max(1, (os.cpu_count() or 1) // parallel)
     # What does not depend on the cell is measured first, once per environment (and real GPU host);
@@ -180,23 +199,27 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
     plans_m = measurements.plan_measurements(scope.environments, scope.hosts, prepared.builds, prepared.real_error,
                                          begun.run_id, begun.folder, settings, threads, prepared.real_errors)
     ui.measurements_start(len(plans_m))
-    measures = executor.run_measurements(engine, plans_m, begun.run_id, parallel, options.use_cache,
+    measures = measurements.run_measurements(engine, plans_m, begun.run_id, parallel, options.use_cache,
                                            ui.measurement_done)
     if measures.interrupted:
-        results = tuple(CellResult(c.id, c.environment.name, c.host.name, c.scenario.name, NOT_RUN,
-                                   "interrupted (Ctrl-C) before it ran") for c in scope.cells())
-        return conclude(begun, scope, inventory, prepared.builds, results, True, prepared.real, parallel=parallel,
-                        use_cache=options.use_cache, selection=options.selection, measurements=measures.records,
-                        real_hosts=prepared.real_hosts)
+        return conclude(begun, scope, inventory, prepared.builds, not_started(scope), True, prepared.real,
+                        parallel=parallel, use_cache=options.use_cache, selection=options.selection,
+                        measurements=measures.records, real_hosts=prepared.real_hosts)
     plans = plan_cells(scope, prepared, begun.run_id, begun.folder, cell_settings(settings), threads)
     ui.cells_start(len(plans))
     done = cells.run_cells(engine, plans, begun.run_id, parallel, options.use_cache, ui.cell_done)
     results = tuple(replace(c, measurements=measurements.covering(measures.records, c.environment, c.host,
                                                               _kind(scope, c.host)))
-                    for c in done.results)
+                    for c in done.records)
     return conclude(begun, scope, inventory, prepared.builds, results, done.interrupted, prepared.real,
                     parallel=parallel, use_cache=options.use_cache, selection=options.selection,
                     measurements=measures.records, real_hosts=prepared.real_hosts)
+
+
+def not_started(scope: Scope) -> tuple[CellResult, ...]:
+    """Every cell as not run: Ctrl-C came before the cells began."""
+    return tuple(CellResult(c.id, c.environment.name, c.host.name, c.scenario.name, status=NOT_RUN,
+                            reason="interrupted (Ctrl-C) before it ran") for c in scope.cells())
 
 
 def cell_settings(settings: RunSettings) -> RunSettings:
@@ -249,6 +272,7 @@ __all__ = [
     "image_requests",
     "new_run_id",
     "prepare",
+    "prepare_ldcache",
     "run_matrix",
     "settings_of",
     "write_results",

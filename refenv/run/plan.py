@@ -6,6 +6,9 @@ and returns plans; it writes nothing. The runner writes the plans' files just be
 
 from __future__ import annotations
 
+import hashlib
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,8 +20,29 @@ from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenar
 from refenv.model.profiles import Profile
 from refenv.model.records import BUILD_FAILED, NOT_RUN, Expected
 from refenv.run import expect, toolkit
-from refenv.run.cells import CellPlan, cache_key
-from refenv.run.containers import cell_spec
+from refenv.run.containers import ContainerSpec, cell_spec
+
+
+@dataclass(frozen=True)
+class CellPlan:
+    """One cell ready to run: its expectation, its container (or why it is not run), where it writes."""
+
+    id: str
+    environment: str
+    host: str
+    scenario: str
+    expected: Expected
+    spec: ContainerSpec | None      # None: the cell is not run (see `skip`)
+    skip: tuple[str, str] | None    # (status, reason) for cells that cannot run
+    cache_key: str | None           # None: never cached
+    out_dir: Path
+    timeout_s: float
+    files: tuple[tuple[Path, str], ...] = ()  # what the container mounts, written just before the cells run
+
+
+def cache_key(parts: Mapping[str, object]) -> str:
+    """The digest of everything that decides a container's answer: a cached answer is found under it."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,9 @@ from rich.progress import (
 )
 
 from refenv.build.environment import EnvBuild
-from refenv.model.records import NOT_RUN, PASS, CellResult
+from refenv.model.records import NOT_RUN, PASS, CellResult, MeasurementRecord
 from refenv.model.status import look
 from refenv.report.formats import fmt_seconds
-from refenv.run.measurements import MeasurementRecord
 
 
 class ConsoleUI:

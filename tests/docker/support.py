@@ -15,9 +15,8 @@ from refenv.engines.docker.sdk import Engine
 from refenv.engines.labels import MANAGED
 from refenv.model import codec, matrix_yaml
 from refenv.model.matrix import Matrix
-from refenv.model.records import CellResult, cell_id
+from refenv.model.records import CellResult, MeasurementRecord, cell_id
 from refenv.run.containers import ContainerSpec
-from refenv.run.measurements import MeasurementRecord
 from refenv.run.pipeline import Options, Outcome, run_matrix
 
 LOG = logging.getLogger(__name__)

@@ -17,9 +17,8 @@ from refenv.build.environment import EnvBuild
 from refenv.engines.labels import CELL, KIND, RUN
 from refenv.engines.seam import ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime, RefenvError
-from refenv.model.records import CellResult
+from refenv.model.records import CellResult, MeasurementRecord
 from refenv.run.containers import OUT, ContainerSpec
-from refenv.run.measurements import MeasurementRecord
 from tests.unit.facts_builder import healthy, merge, no_driver
 
 

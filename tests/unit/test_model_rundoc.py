@@ -47,7 +47,7 @@ def real_document() -> RunDocument:
         facts = no_driver() if expected.verdict == "NO_DRIVER" else healthy()
         timed_out = i == 1
         results.append(judge_cell(base, expected, harness_doc(facts), 0, timed_out, False, "the log"))
-    results.append(CellResult("x/y/z", "x", "y", "z", "NOT_RUN", "this engine has no NVIDIA runtime"))
+    results.append(CellResult("x/y/z", "x", "y", "z", status="NOT_RUN", reason="this engine has no NVIDIA runtime"))
     builds = {e.name: EnvBuild(e.name, "CACHED", f"refenv/env-{e.name}:1", "ab" * 8, 1.5, None)
               for e in matrix.environments}
     scope = Scope(matrix.environments, matrix.hosts, matrix.scenarios, matrix.path)
@@ -118,7 +118,7 @@ def test_a_new_field_on_the_cell_record_is_one_declaration() -> None:
     """The reader and writer follow the class: a field added to the record needs no codec change."""
     grown = dataclasses.make_dataclass("GrownCell", [("gpu_seconds", float | None, None)],
                                        bases=(CellResult,), frozen=True)
-    cell = grown("e/h/s", "e", "h", "s", "PASS", "ok", Expected("OK"), gpu_seconds=4.5)
+    cell = grown("e/h/s", "e", "h", "s", status="PASS", reason="ok", expected=Expected("OK"), gpu_seconds=4.5)
     data = codec.encode(cell)
     assert data["gpu_seconds"] == 4.5
     assert codec.decode(grown, data) == cell

@@ -32,7 +32,7 @@ def test_a_passing_run_lists_nothing_to_fix() -> None:
 
 
 def test_reasons_are_cut_to_one_line() -> None:
-    doc = RunDocument(cells=(CellResult("e/h/s", "e", "h", "s", "ERROR", "first\nsecond " + "x" * 400),))
+    doc = RunDocument(cells=(CellResult("e/h/s", "e", "h", "s", status="ERROR", reason="first\nsecond " + "x" * 400),))
     line = next(line for line in console_summary(doc).splitlines() if "e/h/s" in line)
     assert "first second" in line and line.endswith("…") and len(line) < 200
 

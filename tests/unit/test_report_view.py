@@ -7,11 +7,10 @@ from dataclasses import replace
 import pytest
 
 from harness.schema import Finding
-from refenv.model.records import CellResult, Observed
+from refenv.model.records import CellResult, MeasurementRecord, Observed
 from refenv.model.rundoc import RunDocument
 from refenv.report import view
 from refenv.report.formats import MISSING, fmt_bytes, fmt_number, fmt_seconds, text
-from refenv.run.measurements import MeasurementRecord
 from tests.unit.run_samples import raw, sample
 
 

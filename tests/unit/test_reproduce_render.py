@@ -39,9 +39,9 @@ FIX = ("upgrade the driver: a driver >= 580.65.06 (R580) for the full CUDA 13.0 
 
 def cell(verdict: str, message: str | None, simulated: bool = True, status: str = "PASS") -> CellResult:
     findings = (Finding(verdict, "error", "", remediation=tuple(FIX)),) if verdict != "OK" else ()
-    return CellResult("e/reported/reported", "e", "reported", "reported", status, f"{verdict} as expected",
-                      Expected(verdict, (), None, ""), Observed(verdict, (verdict,), simulated, False, None, message,
-                                                                findings))
+    return CellResult("e/reported/reported", "e", "reported", "reported", status=status,
+                      reason=f"{verdict} as expected", expected=Expected(verdict, (), None, ""),
+                      observed=Observed(verdict, (verdict,), simulated, False, None, message, findings))
 
 
 def outcome(observed: CellResult, fixed: CellResult | None = None) -> Outcome:

@@ -154,7 +154,7 @@ def test_planning_writes_nothing(tmp_path: Path) -> None:
     assert [p.id for p in plans] == ["cu130/none/gpu", "cu130/r580/gpu"]
     assert [path.name for path, _ in plans[1].files] == ["r580--gpu.conf"] and plans[0].files == ()
     done = run_cells(FakeEngine(scripts={"cu130/none/gpu": Script(NO_DRIVER_DOC)}), plans, "run-1")
-    assert [c.status for c in done.results] == ["PASS", "PASS"] and not done.interrupted
+    assert [c.status for c in done.records] == ["PASS", "PASS"] and not done.interrupted
     assert paths.cell_cache().is_dir()
 
 

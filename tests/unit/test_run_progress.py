@@ -14,8 +14,8 @@ def test_a_log_gets_a_line_per_finished_cell() -> None:
     out = io.StringIO()
     ui = ConsoleUI(Console(file=out, force_terminal=False, width=200))
     ui.cells_start(2)
-    ui.cell_done(CellResult("e/h/gpu", "e", "h", "gpu", "PASS", "OK as expected", cached=True))
-    ui.cell_done(CellResult("e/h/no-gpu", "e", "h", "no-gpu", "FAIL", "expected NOT_VISIBLE,\nobserved OK"))
+    ui.cell_done(CellResult("e/h/gpu", "e", "h", "gpu", status="PASS", reason="OK as expected", cached=True))
+    ui.cell_done(CellResult("e/h/no-gpu", "e", "h", "no-gpu", status="FAIL", reason="expected NOT_VISIBLE,\nobserved OK"))
     ui.close()
     lines = out.getvalue().splitlines()
     assert lines[0] == "running 2 cells"
@@ -27,13 +27,13 @@ def test_a_terminal_gets_the_bar() -> None:
     out = io.StringIO()
     ui = ConsoleUI(Console(file=out, force_terminal=True, width=120))
     ui.cells_start(1)
-    ui.cell_done(CellResult("e/h/s", "e", "h", "s", "PASS", "ok"))
+    ui.cell_done(CellResult("e/h/s", "e", "h", "s", status="PASS", reason="ok"))
     ui.close()
     assert "running 1 cell" not in out.getvalue() and "1/1" in out.getvalue()
 
 
 def test_a_log_gets_a_line_per_measurement_then_per_cell_with_the_time_left() -> None:
-    from refenv.run.measurements import MeasurementRecord
+    from refenv.model.records import MeasurementRecord
     from refenv.run.progress import eta
 
     out = io.StringIO()
@@ -42,7 +42,7 @@ def test_a_log_gets_a_line_per_measurement_then_per_cell_with_the_time_left() ->
     ui.measurement_done(MeasurementRecord("e/cpu", "e", status="PASS", reason="as predicted", cached=True))
     ui.measurement_done(MeasurementRecord("e/real", "e", "real", "cuda", status="FAIL", reason="GPU probes fell"))
     ui.cells_start(3)
-    ui.cell_done(CellResult("e/h/gpu", "e", "h", "gpu", "PASS", "OK as expected"))
+    ui.cell_done(CellResult("e/h/gpu", "e", "h", "gpu", status="PASS", reason="OK as expected"))
     ui.close()
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("measuring once per environment") and "2 measurements" in lines[0]

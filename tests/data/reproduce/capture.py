@@ -30,7 +30,7 @@ from refenv.engines.docker.sdk import Engine  # noqa: E402
 from refenv.model import profiles  # noqa: E402
 from refenv.model.matrix import Scenario  # noqa: E402
 from refenv.model.matrix_yaml import load  # noqa: E402
-from refenv.run import cells, expect, toolkit  # noqa: E402
+from refenv.run import expect, pipeline, toolkit  # noqa: E402
 from refenv.run.containers import cell_spec  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -90,7 +90,7 @@ def capture(engine: Engine, name: str, case: Case) -> Path:
         libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
                 f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
         image_id = engine.image_id(build.tag) or build.tag
-        ldcache = cells.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, "capture")
+        ldcache = pipeline.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, "capture")
         spec = cell_spec(build.tag, f"capture/{name}", "capture", str(out), scenario, matrix.run, injection, ldcache)
         spec = dataclasses.replace(spec, entrypoint=("sh", "-c"), command=(transcript(case.commands),))
         outcome = engine.run(spec, timeout=300)

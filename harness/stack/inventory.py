@@ -127,10 +127,15 @@ def _libraries(d: Installed, tally: _Tally) -> tuple[list[dict[str, Any]], dict[
 
 
 def _arch_union(libs: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
-    """The distribution's architectures: each library's baseline, together; the rest of what they carry apart."""
+    """The distribution's architectures: those of its main library (the one with the most kernels: for torch,
+    libtorch_cuda.so, whose list is what torch.cuda.get_arch_list() reports; its magma library has its own);
+    what its other libraries or some kernels carry besides, apart. Each library keeps its own list."""
     own = [lib for lib in libs if not lib["bundled"]]
-    arch = fatbin.sort_names(a for lib in own for a in lib["arch"])
-    extra = fatbin.sort_names(a for lib in own for a in lib["extra"] if a not in arch)
+    if not own:
+        return [], []
+    main = max(own, key=lambda lib: lib["containers"])
+    arch = fatbin.sort_names(main["arch"])
+    extra = fatbin.sort_names(a for lib in own for a in (*lib["arch"], *lib["extra"]) if a not in arch)
     return list(arch), list(extra)
 
 

@@ -46,10 +46,6 @@ def _say(prefix: str, line: str) -> None:
     print(f"{prefix}: {line}")
 
 
-def _fail(exc: Exception) -> Exit:
-    return Exit(f"refenv: {exc}", code=2)
-
-
 EXIT_INTERNAL = 3
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -60,6 +56,7 @@ def _guarded(body: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(body)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
         from harness.inputs import InputError, shorten
+        from refenv.errors import RefenvError
 
         try:
             return body(*args, **kwargs)
@@ -68,7 +65,7 @@ def _guarded(body: Callable[P, R]) -> Callable[P, R]:
         except UnexpectedExit as exc:  # a command the task ran (pytest, ruff) failed: its status, not a bug
             raise Exit(f"refenv: `{exc.result.command}` exited {exc.result.exited}",
                        code=exc.result.exited or 1) from None
-        except InputError as exc:
+        except (InputError, RefenvError) as exc:  # bad input, or an expected failure refenv explains
             raise Exit(f"refenv: {exc}", code=2) from None
         except Exception as exc:
             raise Exit(f"refenv: internal error: {type(exc).__name__}: {shorten(str(exc), 200)} (please report this)",
@@ -97,7 +94,6 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
            dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False,
            compare: str | None = None, backend: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
-    from refenv.errors import RefenvError
     from refenv.model.matrix import MODES
     from refenv.report.console import console_summary
     from refenv.report.ready import compare_lines
@@ -109,29 +105,26 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
         raise Exit(f"refenv: --probes {probes!r}: expected {', '.join(MODES)}", code=2)
     if not 0 <= parallel <= 1024:  # the bounds of run.parallel in matrix.yaml
         raise Exit(f"refenv: --parallel {parallel}: expected 0 (the number of cores) to 1024", code=2)
-    try:
-        if compare and env:
-            env = [*env, compare]
-        m = _matrix(matrix, env, host, scenario)
-        if dry_run:
-            for spec, expected in plan_of(m):
-                print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
-            return
-        from refenv.engines.connect import engine_for, parallel_for
+    if compare and env:
+        env = [*env, compare]
+    m = _matrix(matrix, env, host, scenario)
+    if dry_run:
+        for spec, expected in plan_of(m):
+            print(f"{spec.id:60s} {expected.verdict:18s} {expected.reason}")
+        return
+    from refenv.engines.connect import engine_for, parallel_for
 
-        where = backend or m.run.backend
-        cells = len(m.environments) * len(m.hosts) * len(m.scenarios)
-        ui = ConsoleUI(verbose=verbose)
-        options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
-                          use_cache=not rerun, relock=relock, probes=probes,
-                          selection={"env": env or [], "host": host or [], "scenario": scenario or []})
-        try:
-            engine = engine_for(where, m)
-            outcome = run_matrix(m, options, ui, engine)
-        finally:
-            ui.close()
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    where = backend or m.run.backend
+    cells = len(m.environments) * len(m.hosts) * len(m.scenarios)
+    ui = ConsoleUI(verbose=verbose)
+    options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
+                      use_cache=not rerun, relock=relock, probes=probes,
+                      selection={"env": env or [], "host": host or [], "scenario": scenario or []})
+    try:
+        engine = engine_for(where, m)
+        outcome = run_matrix(m, options, ui, engine)
+    finally:
+        ui.close()
     print(console_summary(outcome.document, outcome.written))
     if compare:
         for other in (e.name for e in m.environments if e.name != compare):
@@ -155,21 +148,17 @@ def fleet(c: Context, partition: str | None = None, matrix: str = "matrix.yaml",
     """Per node of the cluster: driver, GPUs, and which environments can use them, or what the node needs."""
     from refenv import fleet as fleet_view
     from refenv.engines.slurm.probe import probe_nodes
-    from refenv.errors import RefenvError
 
     if backend not in ("slurm", "kubernetes"):
         raise Exit(f"refenv: invoke fleet reads Slurm or Kubernetes nodes, not {backend!r}", code=2)
-    try:
-        m = _matrix(matrix, env, None, None)
-        if backend == "kubernetes":
-            from refenv.engines.connect import kube_api
-            from refenv.engines.kubernetes.nodes import node_probes
+    m = _matrix(matrix, env, None, None)
+    if backend == "kubernetes":
+        from refenv.engines.connect import kube_api
+        from refenv.engines.kubernetes.nodes import node_probes
 
-            probes = node_probes(kube_api())
-        else:
-            probes = probe_nodes(Path(results).resolve() / _stamp(), partition)
-    except RefenvError as exc:
-        raise _fail(exc) from None
+        probes = node_probes(kube_api())
+    else:
+        probes = probe_nodes(Path(results).resolve() / _stamp(), partition)
     if not probes:
         raise Exit(f"refenv: no node is up{f' in partition {partition}' if partition else ''}", code=1)
     reports = [fleet_view.report(p, m.environments) for p in probes]
@@ -192,14 +181,10 @@ def _stamp() -> str:
 @_guarded
 def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None:
     """What moving from OLD to NEW changes on each host, read from a matrix run that ran both."""
-    from refenv.errors import RefenvError
     from refenv.model.rundoc import load_run
     from refenv.report.ready import compare_lines
 
-    try:
-        doc = load_run(Path(run))
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    doc = load_run(Path(run))
     missing = [e for e in (old, new) if doc.environment(e) is None]
     if missing:
         known = ", ".join(e.name for e in doc.environments) or "none"
@@ -214,28 +199,24 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
     """Run one cell and print its diagnosis in full."""
     from harness.diagnosis_text import render_diagnosis
-    from refenv.errors import RefenvError
     from refenv.report import measures
     from refenv.run.executor import read_document
     from refenv.run.pipeline import Options, run_matrix
     from refenv.run.progress import ConsoleUI
 
-    try:
-        m = _matrix(matrix, [env], [host], [scenario])
-        if len(m.environments) * len(m.hosts) * len(m.scenarios) != 1:
-            raise Exit("name exactly one environment, host and scenario (no globs matching several)", code=2)
-        from refenv.engines.connect import engine_for
+    m = _matrix(matrix, [env], [host], [scenario])
+    if len(m.environments) * len(m.hosts) * len(m.scenarios) != 1:
+        raise Exit("name exactly one environment, host and scenario (no globs matching several)", code=2)
+    from refenv.engines.connect import engine_for
 
-        ui = ConsoleUI()
-        try:
-            # Where matrix.yaml says cells run (run.backend), as `invoke matrix` does: a real host of a cluster
-            # is a node there, not this machine.
-            outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui,
-                                 engine_for(m.run.backend, m))
-        finally:
-            ui.close()
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    ui = ConsoleUI()
+    try:
+        # Where matrix.yaml says cells run (run.backend), as `invoke matrix` does: a real host of a cluster
+        # is a node there, not this machine.
+        outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui,
+                             engine_for(m.run.backend, m))
+    finally:
+        ui.close()
     cell = outcome.document.cells[0]
     doc = read_document(Path(cell.result_path)) if cell.result_path else None  # None: missing or not JSON
     if doc is not None and doc.get("diagnosis"):
@@ -256,14 +237,10 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
     """Build (or find) each environment's image; unchanged environments are not rebuilt."""
     from refenv.build.environment import build_environment
     from refenv.engines.docker.sdk import Engine
-    from refenv.errors import RefenvError
     from refenv.run.progress import ConsoleUI
 
-    try:
-        m = _matrix(matrix, env, None, None)
-        engine = Engine.connect()
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    m = _matrix(matrix, env, None, None)
+    engine = Engine.connect()
     ui, failed = ConsoleUI(verbose=verbose), []
     for e in m.environments:
         ui.stage(f"environment {e.name}")
@@ -280,15 +257,11 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
 def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") -> None:
     """Re-resolve each environment's wheels on this host and rewrite locks/<environment>.json."""
     from refenv.build.environment import get_lock
-    from refenv.errors import RefenvError
 
-    try:
-        m = _matrix(matrix, env, None, None)
-        for e in m.environments:
-            result = get_lock(m, e, functools.partial(_say, e.name), relock=True)
-            print(f"{e.name}: {len(result.wheels)} wheels, lock {result.sha256[:16]}")
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    m = _matrix(matrix, env, None, None)
+    for e in m.environments:
+        result = get_lock(m, e, functools.partial(_say, e.name), relock=True)
+        print(f"{e.name}: {len(result.wheels)} wheels, lock {result.sha256[:16]}")
 
 
 @task(help={"cache": "also delete refenv's caches (wheelhouse, simulated driver, cell results)",
@@ -300,13 +273,9 @@ def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: boo
     from refenv import paths
     from refenv.engines.docker.sdk import Engine
     from refenv.engines.docker.sdk import stale as stale_ids
-    from refenv.engines.labels import MANAGED
-    from refenv.errors import RefenvError
+    from refenv.model.labels import MANAGED
 
-    try:
-        engine = Engine.connect()
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    engine = Engine.connect()
     removed = engine.remove_containers({MANAGED: "true"})
     print(f"removed {removed} container(s)")
     if stale:
@@ -412,7 +381,6 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
     from harness.inputs import read_stream
     from harness.intake import ReportError, load_report
     from harness.intake.clean import MAX_CHARS
-    from refenv.errors import RefenvError
     from refenv.reproduce import ReproduceError, from_flags, infer
     from refenv.reproduce.account import render, succeeded
     from refenv.reproduce.execute import Settings
@@ -443,8 +411,6 @@ def reproduce(c: Context, report: str, torch: str | None = None, driver: str | N
             ui.close()
     except (ReportError, ReproduceError) as exc:
         raise Exit(f"refenv reproduce: {str(exc).splitlines()[0]}", code=2) from None
-    except RefenvError as exc:
-        raise _fail(exc) from None
     print(render(outcome), end="")
     if not succeeded(outcome):
         raise Exit(code=1)
@@ -469,18 +435,14 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
     Credentials: REFENV_REGISTRY_USERNAME / REFENV_REGISTRY_PASSWORD, else the Docker config."""
     import os
 
-    from refenv.errors import RefenvError
     from refenv.publish import release
     from refenv.publish.run import Settings
     from refenv.publish.run import publish as run_publish
 
-    try:
-        settings = Settings(release.parse_registry(registry), _matrix(matrix, env, None, None),
-                            Path(results).resolve(), dry_run, not no_pull_check,
-                            release.repository_name(repository) if repository else None)
-        outcome = run_publish(settings, print, os.environ)
-    except RefenvError as exc:
-        raise _fail(exc) from None
+    settings = Settings(release.parse_registry(registry), _matrix(matrix, env, None, None),
+                        Path(results).resolve(), dry_run, not no_pull_check,
+                        release.repository_name(repository) if repository else None)
+    outcome = run_publish(settings, print, os.environ)
     if outcome.manifest:
         print(f"manifest: {outcome.manifest}")
     if not outcome.ok:

@@ -29,11 +29,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from refenv.build.environment import EnvBuild  # noqa: E402
-from refenv.engines.labels import KIND, MANAGED, RUN  # noqa: E402
+from refenv.engines.seam import ContainerSpec  # noqa: E402
+from refenv.model.builds import EnvBuild  # noqa: E402
+from refenv.model.labels import KIND, MANAGED, RUN  # noqa: E402
 from refenv.model.matrix_yaml import load  # noqa: E402
 from refenv.model.records import CellResult, MeasurementRecord  # noqa: E402
-from refenv.run.containers import ContainerSpec  # noqa: E402
 from refenv.run.pipeline import Options, connect, image_requests, new_run_id, prepare, run_matrix, settings_of  # noqa: E402
 
 CELL_TARGET, MATRIX_TARGET = 1.5, 0.40

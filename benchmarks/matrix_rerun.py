@@ -30,7 +30,7 @@ from refenv import paths  # noqa: E402
 from refenv.build import wheelhouse  # noqa: E402
 from refenv.build.environment import build_environment  # noqa: E402
 from refenv.engines.docker.sdk import Engine  # noqa: E402
-from refenv.engines.labels import MANAGED  # noqa: E402
+from refenv.model.labels import MANAGED  # noqa: E402
 from refenv.model.matrix_yaml import load  # noqa: E402
 
 BUILD_TARGET, RERUN_TARGET = 1.3, 0.15

@@ -7,8 +7,9 @@ import math
 import sys
 from typing import Any
 
+from harness.gpus import specs
 from harness.inputs import InputError, dumps_json, finite_or_null, float_arg, int_arg, label, load_json_file, shorten
-from harness.probe import results, roofline, specs
+from harness.probe import results, roofline
 from harness.probe.views import render_roofline
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
 

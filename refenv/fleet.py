@@ -8,29 +8,18 @@ needs only the standard library). What the node would give each environment is r
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from harness import compat, schema
 from refenv import readiness
-from refenv.engines import realhost
+from refenv.engines.realhost import profile_of
+from refenv.engines.seam import NodeProbe
 from refenv.model.matrix import Environment, Host, Scenario
 from refenv.model.profiles import Profile
 from refenv.run import expect
 
 GPU = Scenario("gpu", "all", (), "plain GPU access")
-
-
-@dataclass(frozen=True)
-class NodeProbe:
-    """What one node said: its diagnosis document, or why there is none."""
-
-    node: str
-    features: tuple[str, ...] = ()
-    gres: str = ""
-    document: Mapping[str, Any] | None = None
-    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -43,14 +32,6 @@ class NodeReport:
     why_no_driver: str | None
     readiness: tuple[readiness.Readiness, ...]
     error: str | None = None               # the probe job itself failed
-
-
-def profile_of(document: Mapping[str, Any]) -> tuple[Profile | None, str | None]:
-    """The node's driver profile from `harness diagnose --json`, or None with the reason NVML gave."""
-    facts = document.get("facts") or {}
-    fact = (facts.get("driver") or {}).get("nvml") or {}
-    profile = realhost.from_nvml(fact)
-    return profile, None if profile else str(fact.get("init_error") or "no NVIDIA driver answers")
 
 
 def node_readiness(node: str, profile: Profile | None,

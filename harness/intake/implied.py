@@ -7,31 +7,14 @@ capability (harness/data/gpu_specs.json, then the architecture of its product li
 
 from __future__ import annotations
 
-import re
-
 from harness import compat
+from harness.gpus.names import capability_of
 from harness.intake.parsed import Builder, Line
-from harness.probe import specs
 
 # Default CUDA of PyPI's Linux wheels before compat.json's first series (1.13): the PyTorch "previous
 # versions" install page (pytorch.org/get-started/previous-versions), one pip line per release.
 OLD_DEFAULTS = {"1.2": "10.0", "1.3": "10.1", "1.4": "10.1", "1.5": "10.2", "1.6": "10.2", "1.7": "10.2",
                 "1.8": "10.2", "1.9": "10.2", "1.10": "10.2", "1.11": "10.2", "1.12": "10.2"}
-# Compute capability by product line, for names gpu_specs.json has no row for (NVIDIA, "CUDA GPUs -
-# Compute Capability", developer.nvidia.com/cuda-gpus).
-_LINES = (
-    (re.compile(r"RTX\s?50\d0|RTX PRO \d{4} Blackwell"), "12.0"),
-    (re.compile(r"RTX\s?40\d0|RTX\s?\d{4} Ada|\bL40S?\b|\bL4\b"), "8.9"),
-    (re.compile(r"RTX\s?30\d0|RTX\s?A\d{4}|\bA(?:10|40|2|16)\b"), "8.6"),
-    (re.compile(r"RTX\s?20\d0|GTX\s?16\d0|TITAN RTX|Quadro RTX|\bT4\b"), "7.5"),
-    (re.compile(r"\bV100\b|TITAN V\b"), "7.0"),
-    (re.compile(r"GTX\s?10\d0|TITAN X ?\(?Pascal|TITAN Xp|Quadro P\d{3,4}|\bP(?:4|40)\b"), "6.1"),
-    (re.compile(r"\bP100\b"), "6.0"),
-    (re.compile(r"GTX\s?9\d0|TITAN X\b(?! ?\(?Pascal)|Quadro M\d{3,4}|\bM(?:40|60)\b"), "5.2"),
-    (re.compile(r"\bK80\b"), "3.7"),
-)
-
-
 def default_cuda(version: str, os_name: str | None) -> tuple[str | None, str] | None:
     """(CUDA or None for CPU, why) of the wheel `pip install torch==version` gets from PyPI."""
     series = compat.torch_series(version)
@@ -42,14 +25,6 @@ def default_cuda(version: str, os_name: str | None) -> tuple[str | None, str] | 
     if cuda is None:
         return None
     return cuda, f"PyPI's default Linux wheel of torch {series} is built for CUDA {cuda}"
-
-
-def capability_of(name: str) -> str | None:
-    """A GPU name's compute capability: its spec row when all rows it fits agree, else its product line."""
-    rows = [s for s in specs.load() if re.search(s.family, specs.normalize_name(name))]
-    if rows and len({s.compute_capability for s in rows}) == 1:
-        return rows[0].compute_capability
-    return next((cc for pattern, cc in _LINES if pattern.search(name)), None)
 
 
 def read(b: Builder, with_capabilities: bool = True) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from harness.intake.implied import capability_of
+from harness.gpus.names import capability_of
 from harness.intake.parsed import Builder, Line
 
 # "- Key: value", "* Key = value", "1. Key：value", "Key is value", "Key是value" (the key is short).

@@ -6,9 +6,9 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from harness.gpus import specs
 from harness.inputs import InputError, parse_float, shorten
 from harness.memory.shape import MemoryInputError
-from harness.probe import specs
 
 GIB = 1 << 30
 
@@ -42,7 +42,7 @@ def _key(name: str) -> str:
 def gpu_table() -> dict[str, tuple[str, int, str]]:
     """Known GPUs by normalised id or alias: (display name, bytes CUDA reports, the figure's source).
 
-    The rows are the project's one GPU table (harness/data/gpu_specs.json via harness.probe.specs); a
+    The rows are the project's one GPU table (harness/data/gpu_specs.json via harness.gpus.specs); a
     part sold in several sizes is named with its size (V100-SXM2-16GB, V100-SXM2-32GB).
     """
     out: dict[str, tuple[str, int, str]] = {}

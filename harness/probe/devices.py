@@ -11,7 +11,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from harness.probe import cpuinfo, cpushare, specs
+from harness.gpus import specs
+from harness.probe import cpuinfo, cpushare
 
 
 class ProbeError(RuntimeError):

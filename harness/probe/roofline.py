@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from harness.gpus.specs import GpuSpec
 from harness.probe import accounting, results
-from harness.probe.specs import GpuSpec
 
 
 class RooflineError(ValueError):

@@ -11,17 +11,15 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.inputs import InputError
 from refenv import paths
 from refenv.model import accepts
 from refenv.errors import BuildError, RefenvError
-from refenv.engines.labels import MANAGED
+from refenv.model.labels import MANAGED
 from refenv.model.matrix import Base, Bootstrap
+from refenv.build.store import ImageStore
 
-if TYPE_CHECKING:
-    from refenv.engines.docker.sdk import Engine
 
 LOG = logging.getLogger(__name__)
 RECIPE = "base/bootstrap.sh"
@@ -59,7 +57,7 @@ def suite_for_python(python: str) -> str | None:
     return next((s for s, p in SUITE_PYTHON.items() if p == python), None)
 
 
-def ensure(engine: Engine, base: Base, log: Callable[[str], None]) -> BaseImage:
+def ensure(engine: ImageStore, base: Base, log: Callable[[str], None]) -> BaseImage:
     """The base image, made or found; a registry that does not answer falls back to the bootstrap."""
     if base.image:
         try:
@@ -92,7 +90,7 @@ def check_recipe(boot: Bootstrap) -> None:
         raise BuildError(f"refusing to bootstrap: {exc}") from None
 
 
-def _bootstrap(engine: Engine, boot: Bootstrap, tag: str, log: Callable[[str], None]) -> str:
+def _bootstrap(engine: ImageStore, boot: Bootstrap, tag: str, log: Callable[[str], None]) -> str:
     if shutil.which("debootstrap") is None:
         raise BuildError("cannot bootstrap the base image: debootstrap is not installed",
                          hint="apt-get install debootstrap (./go installs it), or set base.image in matrix.yaml "

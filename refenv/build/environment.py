@@ -7,32 +7,17 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from refenv import paths
 from refenv.build import baseimage, images, wheelhouse
 from refenv.errors import BuildError, LockError, RefenvError
+from refenv.model.builds import CACHED, FAILED, EnvBuild
 from refenv.model.matrix import Environment, Matrix
+from refenv.build.store import ImageStore
 
-if TYPE_CHECKING:
-    from refenv.engines.docker.sdk import Engine
 
 LOG = logging.getLogger(__name__)
 Progress = Callable[[str, str], None]  # (environment, message)
-
-
-@dataclass(frozen=True)
-class EnvBuild:
-    environment: str
-    status: str                 # "BUILT", "CACHED", "FAILED"
-    tag: str | None
-    content_hash: str | None
-    wall_s: float
-    log: Path | None
-    error: str | None = None
-    log_tail: str | None = None
-    plan: images.ImagePlan | None = None
-    lock: wheelhouse.Lock | None = None
 
 
 def uv_binary() -> Path:
@@ -56,7 +41,7 @@ def get_lock(matrix: Matrix | None, env: Environment, log: Callable[[str], None]
     return lock
 
 
-def build_environment(engine: Engine, matrix: Matrix | None, env: Environment, progress: Progress,
+def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environment, progress: Progress,
                       relock: bool = False, lock_file: Path | None = None) -> EnvBuild:
     """Build one environment; expected failures come back as a FAILED record with the log's tail."""
     start = time.monotonic()
@@ -88,17 +73,17 @@ def build_environment(engine: Engine, matrix: Matrix | None, env: Environment, p
         except (BuildError, LockError, RefenvError) as exc:
             log(f"FAILED: {exc}")
             tail_text = getattr(exc, "log_tail", "") or "\n".join(tail[-30:])
-            return EnvBuild(env.name, "FAILED", plan.env_tag if plan else None,
+            return EnvBuild(env.name, FAILED, plan.env_tag if plan else None,
                             plan.content_hash if plan else None, round(time.monotonic() - start, 1), log_path,
-                            str(exc), tail_text, plan, lock)
+                            str(exc), tail_text)
         log(f"{built.status.lower()}: {built.tag}")
     return EnvBuild(env.name, built.status, built.tag, plan.content_hash, round(time.monotonic() - start, 1),
-                    log_path, None, None, plan, lock)
+                    log_path, None, None)
 
 
-def given_image(engine: Engine, env: Environment, ref: str) -> EnvBuild:
+def given_image(engine: ImageStore, env: Environment, ref: str) -> EnvBuild:
     """An image to run as it is (a pulled release), found like a cached build; FAILED when it is not here."""
     labels = engine.image_labels(ref)
     if labels is None:
-        return EnvBuild(env.name, "FAILED", None, None, 0.0, None, f"image {ref} is not in the engine")
-    return EnvBuild(env.name, "CACHED", ref, labels.get("refenv.content-hash"), 0.0, None)
+        return EnvBuild(env.name, FAILED, None, None, 0.0, None, f"image {ref} is not in the engine")
+    return EnvBuild(env.name, CACHED, ref, labels.get("refenv.content-hash"), 0.0, None)

@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import jinja2
 
@@ -24,12 +23,12 @@ from harness import __version__ as harness_version
 from harness import compat
 from refenv import paths
 from refenv.build.context import tar_context
-from refenv.engines.labels import DEPS_BUILD, ENVIRONMENT, KIND, MANAGED
+from refenv.model.labels import DEPS_BUILD, ENVIRONMENT, KIND, MANAGED
+from refenv.model.builds import BUILT, CACHED
 from refenv.model.matrix import Environment
 from refenv.build.wheelhouse import Lock, requirements_text
+from refenv.build.store import ImageStore
 
-if TYPE_CHECKING:
-    from refenv.engines.docker.sdk import Engine
 
 UID = 10001
 TEMPLATE = "env.Dockerfile.j2"
@@ -139,18 +138,18 @@ def plan(env: Environment, base_id: str, lock: Lock, harness_hash: str, template
 
 @dataclass(frozen=True)
 class Built:
-    status: str            # "BUILT", "CACHED"
+    status: str            # BUILT or CACHED (refenv/model/builds.py)
     tag: str
     wall_s: float
     log: Path | None
 
 
-def ensure(engine: Engine, p: ImagePlan, base_ref: str, wheelhouse: Path, uv_binary: Path,
+def ensure(engine: ImageStore, p: ImagePlan, base_ref: str, wheelhouse: Path, uv_binary: Path,
            log: Callable[[str], None], log_path: Path | None = None) -> Built:
     """Build whatever of the plan is not in the engine yet."""
     start = time.monotonic()
     if engine.image_id(p.env_tag):
-        return Built("CACHED", p.env_tag, 0.0, None)
+        return Built(CACHED, p.env_tag, 0.0, None)
     if not engine.image_id(p.deps_tag):
         staging = paths.cache_root() / "staging" / p.environment
         staging.mkdir(parents=True, exist_ok=True)
@@ -168,4 +167,4 @@ def ensure(engine: Engine, p: ImagePlan, base_ref: str, wheelhouse: Path, uv_bin
     log(f"building {p.env_tag}")
     context = tar_context({"Dockerfile": p.dockerfile.encode(), "harness": paths.project_root() / "harness"})
     engine.build(context, p.env_tag, log)
-    return Built("BUILT", p.env_tag, round(time.monotonic() - start, 1), log_path)
+    return Built(BUILT, p.env_tag, round(time.monotonic() - start, 1), log_path)

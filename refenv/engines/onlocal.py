@@ -6,9 +6,9 @@ as for a local run.
 
 from __future__ import annotations
 
-from refenv.build.environment import EnvBuild
 from refenv.engines.seam import CellEngine, ImageRequest, Inventory, Progress
 from refenv.errors import NoGpuRuntime
+from refenv.model.builds import EnvBuild
 
 
 class OnLocalEngine:

@@ -1,4 +1,5 @@
-"""This machine's own GPUs, read through NVML on the host, as a profile the predictor understands."""
+"""A real host's GPUs as a profile the predictor understands: this machine's, read through NVML, or a
+cluster node's, read from the diagnosis document its probe job wrote."""
 
 from __future__ import annotations
 
@@ -30,3 +31,11 @@ def from_nvml(fact: Mapping[str, Any]) -> Profile | None:
                      str(d.get("uuid")), str(d.get("pci_bus_id")), int(d.get("index") or i))
                  for i, d in enumerate(fact.get("devices") or []))
     return Profile("real", "this machine's GPUs", driver, compat.int_to_cuda(cuda), gpus, Faults())
+
+
+def profile_of(document: Mapping[str, Any]) -> tuple[Profile | None, str | None]:
+    """The node's driver profile from `harness diagnose --json`, or None with the reason NVML gave."""
+    facts = document.get("facts") or {}
+    fact = (facts.get("driver") or {}).get("nvml") or {}
+    profile = from_nvml(fact)
+    return profile, None if profile else str(fact.get("init_error") or "no NVIDIA driver answers")

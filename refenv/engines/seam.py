@@ -1,25 +1,53 @@
-"""What the runner needs from wherever cells run: an image per environment, a container run with a time
-limit, all of a run cancelled, and what the engine offers. The local Docker engine is one implementation
-(`refenv/engines/docker/engine.py`); the unit tests drive the runner through a fake; a cluster backend is another.
+"""The engine seam: what the runner needs from wherever cells run — an image per environment, a container
+run with a time limit, all of a run cancelled, what the engine offers — and the types it exchanges.
+The local Docker engine is one implementation (`refenv/engines/docker/engine.py`); the unit tests drive
+the runner through a fake; the Slurm and Kubernetes engines are others.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from refenv.errors import NoGpuRuntime
 from refenv.model.matrix import Environment
-from refenv.run.containers import ContainerSpec
 
 if TYPE_CHECKING:
-    from refenv.build.environment import EnvBuild
+    from refenv.model.builds import EnvBuild
     from refenv.model.matrix import Host
     from refenv.model.profiles import Profile
 
 Progress = Callable[[str, str], None]  # (environment, log line)
+
+OUT = "/out"
+RESULT = f"{OUT}/result.json"
+
+
+@dataclass(frozen=True)
+class ContainerSpec:
+    """One container as plain data: what runs, what it mounts and may do, how it is labelled; the engine
+    turns it into its own arguments (run/containers.py makes them, for cells and measurements)."""
+
+    image: str
+    command: tuple[str, ...]
+    environment: tuple[tuple[str, str], ...]
+    labels: tuple[tuple[str, str], ...]
+    binds: tuple[tuple[str, str, bool], ...]        # (host path, container path, read only)
+    devices: tuple[str, ...] = ()                    # "host:container:perms"
+    gpu_request: str | None = None                   # "all" or "0,1": --gpus for a real host
+    runtime: str | None = None                       # "nvidia": a real host where NVIDIA_VISIBLE_DEVICES decides
+    read_only: bool = True
+    network: str = "none"
+    cap_drop: tuple[str, ...] = ("ALL",)
+    security_opt: tuple[str, ...] = ("no-new-privileges",)
+    pids_limit: int = 1024
+    mem_limit: str = "6g"
+    tmpfs: tuple[tuple[str, str], ...] = (("/tmp", "rw,nosuid,nodev,size=1g"),)
+    user: str | None = None
+    entrypoint: tuple[str, ...] | None = None
+    cpus: float | None = None                        # CPU quota: cells side by side must not oversubscribe
 
 
 @dataclass(frozen=True)
@@ -76,6 +104,17 @@ class CellEngine(Protocol):
     def cancel(self, run_id: str) -> int:
         """Stop and remove every container of the run (and builds in flight); how many were removed."""
         ...
+
+
+@dataclass(frozen=True)
+class NodeProbe:
+    """What one node said: its diagnosis document, or why there is none."""
+
+    node: str
+    features: tuple[str, ...] = ()
+    gres: str = ""
+    document: Mapping[str, Any] | None = None
+    error: str | None = None
 
 
 @dataclass(frozen=True)

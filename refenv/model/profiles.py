@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import compat
+from harness.gpus.names import nvml_model, nvml_models
 from refenv.model.faults import CUINIT_ERRORS, NVML_INIT_ERRORS, Faults
 
 __all__ = ["CUINIT_ERRORS", "NVML_INIT_ERRORS", "Faults", "Gpu", "Profile", "ProfileError"]
@@ -78,35 +79,24 @@ def _need(cond: bool, where: str, what: str) -> None:
         raise ProfileError(f"{DATA_FILE.name}: {where}: {what}")
 
 
-def _model(raw: Any, key: str) -> dict[str, Any]:
-    where = f"gpu_models.{key}"
-    _need(isinstance(raw, dict), where, "expected an object")
-    _need(isinstance(raw.get("name"), str) and bool(raw["name"]), f"{where}.name", "expected a GPU name")
-    _need(isinstance(raw.get("memory_mib"), int) and raw["memory_mib"] > 0, f"{where}.memory_mib",
-          "expected a positive number of MiB")
-    _need(isinstance(raw.get("compute_capability"), str) and bool(_CC_RE.fullmatch(raw["compute_capability"])),
-          f"{where}.compute_capability", "expected MAJOR.MINOR such as '9.0'")
-    _need(isinstance(raw.get("sm_count"), int) and raw["sm_count"] > 0, f"{where}.sm_count",
-          "expected a positive count")
-    return dict(raw)
-
-
-def _gpus(raw: Any, where: str, models: dict[str, dict[str, Any]]) -> tuple[Gpu, ...]:
+def _gpus(raw: Any, where: str) -> tuple[Gpu, ...]:
     _need(isinstance(raw, list) and bool(raw), where, "expected a non-empty list of GPUs")
     gpus: list[Gpu] = []
     for i, entry in enumerate(raw):
         at = f"{where}[{i}]"
         _need(isinstance(entry, dict), at, "expected an object")
-        model = models.get(entry.get("model", ""))
-        _need(model is not None, f"{at}.model", f"unknown model {entry.get('model')!r}; known: {sorted(models)}")
+        named = entry.get("model")
+        model = nvml_model(named) if isinstance(named, str) else None
+        _need(model is not None, f"{at}.model", f"unknown GPU {named!r}; name one as NVML does, one of "
+              f"{', '.join(sorted(m.name for m in nvml_models().values()))} (harness/data/gpu_specs.json)")
         assert model is not None
         uuid, bus = entry.get("uuid", ""), entry.get("pci_bus_id", "")
         _need(isinstance(uuid, str) and bool(_UUID_RE.fullmatch(uuid)), f"{at}.uuid",
               "expected GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx (lower-case hex)")
         _need(isinstance(bus, str) and bool(_BUS_RE.fullmatch(bus)), f"{at}.pci_bus_id",
               "expected DDDDDDDD:BB:DD.F in upper-case hex, e.g. 00000000:18:00.0")
-        gpus.append(Gpu(model["name"], model["memory_mib"] << 20, model["compute_capability"],
-                        model["sm_count"], uuid, bus, i))
+        gpus.append(Gpu(model.name, model.memory_mib << 20, model.compute_capability, model.sm_count, uuid, bus,
+                        i))
     _need(len({g.uuid for g in gpus}) == len(gpus), where, "UUIDs must be unique")
     _need(len({g.pci_bus_id for g in gpus}) == len(gpus), where, "PCI bus ids must be unique")
     return tuple(gpus)
@@ -128,7 +118,6 @@ def validate(raw: dict[str, Any], compat_data: compat.Compat | None = None) -> d
     """Turn the raw JSON into profiles by name, or raise ProfileError naming the profile and field."""
     _need(raw.get("schema") == "refenv.profiles", "schema", "expected 'refenv.profiles'")
     _need(isinstance(raw.get("sources"), dict) and bool(raw["sources"]), "sources", "the data needs its sources")
-    models = {key: _model(value, key) for key, value in raw.get("gpu_models", {}).items()}
     _need(isinstance(raw.get("profiles"), dict) and bool(raw["profiles"]), "profiles", "expected an object of profiles")
     entries: dict[str, Any] = raw["profiles"]
     profiles: dict[str, Profile] = {}
@@ -150,7 +139,7 @@ def validate(raw: dict[str, Any], compat_data: compat.Compat | None = None) -> d
         assert cuda is not None
         description = merged.get("description", "")
         _need(isinstance(description, str) and bool(description), f"{where}.description", "expected a sentence")
-        profiles[name] = Profile(name, description, driver, cuda, _gpus(merged.get("gpus"), f"{where}.gpus", models),
+        profiles[name] = Profile(name, description, driver, cuda, _gpus(merged.get("gpus"), f"{where}.gpus"),
                                  _faults(merged.get("faults", {}), f"{where}.faults"))
     return profiles
 

@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass
 
 from harness import compat
-from refenv.engines.labels import MANAGED
 from refenv.errors import RefenvError
+from refenv.model.labels import MANAGED
 
 # The reference grammar of the distribution project (reference/regexp.go): a registry host is a
 # domain or IP with an optional port; path components are lower-case alphanumerics with separators.

@@ -20,12 +20,12 @@ from typing import Any
 from harness.schema import OK
 from refenv import paths
 from refenv.build.context import tar_context
-from refenv.build.environment import EnvBuild
 from refenv.build.wheelhouse import lock_path
 from refenv.engines.docker.engine import DockerEngine
 from refenv.engines.docker.sdk import Engine
 from refenv.engines.seam import ImageRequest
 from refenv.errors import RefenvError
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Environment, Matrix
 from refenv.model.records import NOT_RUN, PASS, CellResult, MeasurementRecord
 from refenv.publish import auth, evidence, history, manifest, publishable, release

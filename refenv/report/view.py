@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from harness.schema import ERROR as SEVERITY_ERROR
 from harness.schema import WARNING as SEVERITY_WARNING
 from harness.schema import Finding
+from refenv.model.builds import FAILED
 from refenv.model.records import CellResult
 from refenv.model.rundoc import EnvironmentRecord, HostRecord, RunDocument
 from refenv.model.status import ATTENTION_ORDER, BAD, NOT_RUN, PASS, STATUSES
@@ -111,7 +112,7 @@ def attention(doc: RunDocument) -> list[CellResult]:
 
 def build_failures(doc: RunDocument) -> list[EnvironmentRecord]:
     """Environments whose image failed to build."""
-    return [e for e in doc.environments if e.build.status.upper() == "FAILED"]
+    return [e for e in doc.environments if e.build.status.upper() == FAILED]
 
 
 def _selection(sel: dict[str, tuple[str, ...]]) -> str:

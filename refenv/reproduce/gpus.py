@@ -1,22 +1,20 @@
-"""GPU names from a report as simulated GPUs: the host profiles' models first, then the spec sheets (pure).
+"""GPU names from a report as simulated GPUs, from the project's one GPU table (pure).
 
 collect_env prints names only (`nvidia-smi -L`), so the compute capability, memory and SM count come
-from refenv's own tables: `refenv/data/profiles.json` gpu_models (names as NVML reports them), then
-`harness/data/gpu_specs.json` (matched by `harness.probe.specs`), then a capability torch named in a
-warning. A GPU found in none of them is simulated with stated assumptions.
+from `harness/data/gpu_specs.json`: a name as NVML reports it first (`harness.gpus.names`), then the spec
+rows the name fits (`harness.gpus.specs`), then a capability torch named in a warning. A GPU found in
+none of them is simulated with stated assumptions.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
 
-from harness.probe import specs
-from refenv.model.profiles import DATA_FILE, Gpu
+from harness.gpus import specs
+from harness.gpus.names import nvml_model
+from refenv.model.profiles import Gpu
 
 _UUID_RE = re.compile(r"GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _GB_RE = re.compile(r"([0-9]{1,5})\s*GB\b", re.I)
@@ -35,13 +33,6 @@ class GpuGuess:
     uuid: str | None = None
 
 
-@lru_cache(maxsize=1)
-def _models() -> dict[str, dict[str, Any]]:
-    """The profiles' GPU models by lower-cased NVML name."""
-    raw = json.loads(DATA_FILE.read_text(encoding="utf-8"))
-    return {str(m["name"]).lower(): dict(m) for m in raw.get("gpu_models", {}).values()}
-
-
 def _from_specs(name: str) -> tuple[str, int, int] | None:
     """(capability, SM count, memory GiB) from the spec sheets when every row the name fits agrees on them."""
     match = specs.match_spec(name, None, None)
@@ -58,10 +49,10 @@ def simulated_gpu(guess: GpuGuess, index: int) -> tuple[Gpu, str | None]:
     """The GPU the simulated driver shows for a reported one, and a note when something was assumed."""
     gib = _GB_RE.search(guess.name)
     named_gib = int(gib.group(1)) if gib else None
-    model = _models().get(guess.name.lower())
+    model = nvml_model(guess.name)
     note = None
     if model is not None:
-        cc, sms, memory = str(model["compute_capability"]), int(model["sm_count"]), int(model["memory_mib"]) << 20
+        cc, sms, memory = model.compute_capability, model.sm_count, model.memory_mib << 20
     elif (sheet := _from_specs(guess.name)) is not None:
         cc, sms, memory = sheet[0], sheet[1], (named_gib or sheet[2]) << 30
         note = f"{guess.name}: compute capability {cc} and {sms} SMs from the spec sheets (gpu_specs.json)"

@@ -10,8 +10,8 @@ from dataclasses import replace
 
 from harness import __version__ as harness_version
 from refenv import __version__ as refenv_version
-from refenv.build.environment import EnvBuild
 from refenv.engines.seam import Inventory
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Environment, Host
 from refenv.model.profiles import Profile
 from refenv.model.records import CellResult, MeasurementRecord

@@ -1,45 +1,24 @@
-"""The container for one cell, as plain data (pure): what it mounts, what it may do, how it is labelled.
+"""The container for one cell or measurement (pure): what it mounts, what it may do, how it is labelled.
 
 Every cell runs with networking off, a read-only root, every capability dropped, no new privileges,
-pid and memory limits, and refenv's labels. The engine turns this into docker SDK arguments.
+pid and memory limits, and refenv's labels. The spec is the engine seam's type (refenv/engines/seam.py);
+each engine turns it into its own arguments.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from harness.inputs import InputError
-from refenv.engines.labels import CELL, KIND, MANAGED, RUN
+from refenv.engines.seam import OUT, RESULT, ContainerSpec
 from refenv.errors import RefenvError
 from refenv.model import accepts
+from refenv.model.labels import CELL, KIND, MANAGED, RUN
 from refenv.model.matrix import RunSettings, Scenario
 from refenv.run.toolkit import Injection
 
-OUT = "/out"
-RESULT = f"{OUT}/result.json"
 LDCACHE = "/etc/ld.so.cache"
-
-
-@dataclass(frozen=True)
-class ContainerSpec:
-    image: str
-    command: tuple[str, ...]
-    environment: tuple[tuple[str, str], ...]
-    labels: tuple[tuple[str, str], ...]
-    binds: tuple[tuple[str, str, bool], ...]        # (host path, container path, read only)
-    devices: tuple[str, ...] = ()                    # "host:container:perms"
-    gpu_request: str | None = None                   # "all" or "0,1": --gpus for a real host
-    runtime: str | None = None                       # "nvidia": a real host where NVIDIA_VISIBLE_DEVICES decides
-    read_only: bool = True
-    network: str = "none"
-    cap_drop: tuple[str, ...] = ("ALL",)
-    security_opt: tuple[str, ...] = ("no-new-privileges",)
-    pids_limit: int = 1024
-    mem_limit: str = "6g"
-    tmpfs: tuple[tuple[str, str], ...] = (("/tmp", "rw,nosuid,nodev,size=1g"),)
-    user: str | None = None
-    entrypoint: tuple[str, ...] | None = None
-    cpus: float | None = None                        # CPU quota: cells side by side must not oversubscribe
+__all__ = ["LDCACHE", "OUT", "RESULT", "ContainerSpec", "cell_spec", "container_env", "ldcache_spec", "measure_spec"]
 
 
 def container_env(scenario: Scenario, gpu_request: str | None) -> dict[str, str]:

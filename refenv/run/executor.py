@@ -22,11 +22,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from refenv.engines.seam import CellEngine, RunOutcome
+from refenv.engines.seam import CellEngine, ContainerSpec, RunOutcome
 from refenv.errors import NoGpuRuntime, NotStarted, RefenvError
 from refenv.model.records import JobRecord
 from refenv.model.status import ERROR, FAIL, NOT_RUN, PASS
-from refenv.run.containers import ContainerSpec
 
 LOG = logging.getLogger(__name__)
 INTERRUPTED = "interrupted (Ctrl-C) before it finished"

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from refenv import paths
-from refenv.build.environment import EnvBuild
 from refenv.engines.seam import CellEngine, RunOutcome
 from refenv.errors import NoGpuRuntime
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Environment, Host, RunSettings
 from refenv.model.records import CPU, CUDA, MeasurementRecord
 from refenv.model.status import BUILD_FAILED, ERROR, FAIL, NOT_RUN, PASS
@@ -73,7 +73,7 @@ def plan_measurements(environments: tuple[Environment, ...], hosts: tuple[Host, 
             device = CPU if host is None else CUDA
             out_dir = folder / "measurements" / env.name / (host.name if host else CPU)
             skip: tuple[str, str] | None = None
-            if build is None or build.status == "FAILED" or build.tag is None:
+            if build is None or build.image is None:
                 skip = (BUILD_FAILED, f"the image did not build: {build.error if build else 'not built'}")
             elif host is not None and (why := (real_errors or {}).get(host.name, real_error)) is not None:
                 skip = (NOT_RUN, why.message)
@@ -81,8 +81,8 @@ def plan_measurements(environments: tuple[Environment, ...], hosts: tuple[Host, 
                 plans.append(MeasurePlan(mid, env.name, host.name if host else None, device, None, skip, None,
                                          out_dir, settings.timeout_s))
                 continue
-            assert build is not None and build.tag is not None
-            spec = measure_spec(build.tag, mid, run_id, str(out_dir), settings, device, threads)
+            assert build is not None and build.image is not None
+            spec = measure_spec(build.image, mid, run_id, str(out_dir), settings, device, threads)
             # The CPU answer depends on the image and the settings only; a real GPU is measured every time.
             key = cache_key({"measure": device, "image": build.content_hash, "probes": settings.probes,
                              "memory": settings.memory_check}) if host is None else None

@@ -20,10 +20,10 @@ from typing import Protocol
 
 from refenv import paths
 from refenv.build import simdriver, wheelhouse
-from refenv.build.environment import EnvBuild
 from refenv.engines import realhost
 from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ProbesRealHosts
 from refenv.errors import NoGpuRuntime
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Host, Matrix, RunSettings
 from refenv.model.profiles import Profile
 from refenv.model.records import NOT_RUN, CellResult, Expected, MeasurementRecord
@@ -104,16 +104,16 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
             libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
                     f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
             for name, build in builds.items():
-                if build.tag and build.status != "FAILED":
-                    image_id = engine.image_id(build.tag) or build.tag
-                    ldcaches[name] = prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, run_id)
+                if (image := build.image) is not None:
+                    image_id = engine.image_id(image) or image
+                    ldcaches[name] = prepare_ldcache(engine, image, image_id, libs, driver.digest, run_id)
         real, real_error, probed = None, None, {}
         if any(h.kind == "real" for h in hosts) and isinstance(engine, ProbesRealHosts):
             probed = engine.probe_real_hosts(hosts)  # on a cluster: each real host where its cells run
             real = next((p.profile for p in probed.values() if p.profile), None)
         elif any(h.kind == "real" for h in hosts):
             real = realhost.probe()
-            image = next((b.tag for b in builds.values() if b.tag and b.status != "FAILED"), None)
+            image = next((b.image for b in builds.values() if b.image), None)
             real_error = engine.gpu_runtime_error(image) if image else NoGpuRuntime("no image to try --gpus with")
     except KeyboardInterrupt:
         engine.cancel(run_id)

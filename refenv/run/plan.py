@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from refenv.build.environment import EnvBuild
 from refenv.build.simdriver import SimDriver
 from refenv.errors import NoGpuRuntime
 from refenv.model import profiles
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import BUILD_FAILED, NOT_RUN, Expected
@@ -96,7 +96,8 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
         return CellPlan(spec.id, env.name, host.name, scenario.name, expected, None, (status, reason), None, out_dir,
                         settings.timeout_s)
 
-    if build.status == "FAILED" or build.tag is None:
+    image = build.image
+    if image is None:
         return skipped(BUILD_FAILED, f"the image did not build: {build.error}")
     real_error = prepared.real_errors.get(host.name, prepared.real_error)
     if host.kind == "real" and scenario.gpu_access and real_error is not None:
@@ -121,7 +122,7 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
         key_parts.update(driver=driver.digest, config=injection.config_text,
                          mounts=[m.container_path for m in injection.mounts],
                          devices=[d.container_path for d in injection.devices])
-    container = cell_spec(build.tag, spec.id, run_id, str(out_dir), scenario, settings, injection,
+    container = cell_spec(image, spec.id, run_id, str(out_dir), scenario, settings, injection,
                           prepared.ldcaches.get(env.name), real_host=host.kind == "real", threads=threads)
     # Real hardware is measured every time: it is never cached.
     key = None if host.kind == "real" else cache_key(key_parts)

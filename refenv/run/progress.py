@@ -17,7 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from refenv.build.environment import EnvBuild
+from refenv.model.builds import BUILT, CACHED, FAILED, EnvBuild
 from refenv.model.records import NOT_RUN, PASS, CellResult, MeasurementRecord
 from refenv.model.status import look
 from refenv.report.formats import fmt_seconds
@@ -49,7 +49,7 @@ class ConsoleUI:
             self.console.print(f"  [dim]{escape(environment)}[/] {escape(line[:150])}")
 
     def build_done(self, build: EnvBuild) -> None:
-        colour = {"BUILT": "green", "CACHED": "cyan", "FAILED": "red"}[build.status]
+        colour = {BUILT: "green", CACHED: "cyan", FAILED: "red"}[build.status]
         extra = f" — {escape(build.error)}" if build.error else ""
         self.console.print(f"  [{colour}]{build.status.lower()}[/] {build.tag or build.environment} "
                            f"in {build.wall_s:.0f} s{extra}")

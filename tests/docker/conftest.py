@@ -12,10 +12,11 @@ from pathlib import Path
 import pytest
 
 from refenv.build import simdriver
-from refenv.build.environment import EnvBuild, build_environment
+from refenv.build.environment import build_environment
 from refenv.build.simdriver import SimDriver
 from refenv.engines.docker.sdk import Engine
 from refenv.model import matrix_yaml
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Matrix
 from tests.docker.support import DEFAULT_MATRIX
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import yaml
 
-from refenv.build.environment import EnvBuild
 from refenv.engines.docker.sdk import Engine
-from refenv.engines.labels import MANAGED
+from refenv.engines.seam import ContainerSpec
 from refenv.model import codec, matrix_yaml
+from refenv.model.builds import EnvBuild
+from refenv.model.labels import MANAGED
 from refenv.model.matrix import Matrix
 from refenv.model.records import CellResult, MeasurementRecord, cell_id
-from refenv.run.containers import ContainerSpec
 from refenv.run.pipeline import Options, Outcome, run_matrix
 
 LOG = logging.getLogger(__name__)

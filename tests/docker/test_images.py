@@ -8,9 +8,9 @@ import pytest
 
 from harness import __version__ as harness_version
 from harness import compat
-from refenv.build.environment import EnvBuild
 from refenv.build.images import UID
 from refenv.engines.docker.sdk import Engine
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Matrix
 from tests.docker.support import CPU, CU128, CU130, JSON_MARK, python_in_image
 

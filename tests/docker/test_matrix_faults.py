@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.schema import CPU_WHEEL
-from refenv.build.environment import EnvBuild, build_environment
+from refenv.build.environment import build_environment
 from refenv.build.wheelhouse import lock_path, read_lock
 from refenv.engines.docker.sdk import Engine
 from refenv.model import codec
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Matrix
 from tests.docker.support import (
     CPU,

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from refenv.engines.docker.sdk import Engine
-from refenv.engines.labels import MANAGED
+from refenv.model.labels import MANAGED
 from refenv.model.matrix import Matrix
 from refenv.model.rundoc import load_run
 from refenv.report.console import console_summary

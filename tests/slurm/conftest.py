@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from refenv.build.environment import EnvBuild, build_environment
+from refenv.build.environment import build_environment
 from refenv.engines.docker.sdk import Engine
 from refenv.engines.slurm import client
+from refenv.model.builds import EnvBuild
 from tests.conftest import in_ci
 from tests.docker.support import CPU, DEFAULT_MATRIX
 

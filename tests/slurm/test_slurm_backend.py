@@ -12,17 +12,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from refenv.build.environment import EnvBuild
 from refenv.engines import realhost
 from refenv.engines.docker.engine import DockerEngine
 from refenv.engines.docker.sdk import Engine
-from refenv.engines.labels import CELL, KIND, MANAGED, RUN
+from refenv.engines.seam import ContainerSpec
 from refenv.engines.slurm import client, state
 from refenv.engines.slurm.engine import SlurmEngine
 from refenv.model import codec
+from refenv.model.builds import EnvBuild
+from refenv.model.labels import CELL, KIND, MANAGED, RUN
 from refenv.model.matrix import Host
 from refenv.model.placement import SlurmPlacement
-from refenv.run.containers import ContainerSpec
 from refenv.run.pipeline import Options, run_matrix
 from tests.docker.support import CPU, DIAGNOSIS_ONLY, ROOT, RecordingUI, leftovers, small_matrix
 

@@ -13,12 +13,11 @@ from typing import Any, cast
 
 from harness.classify import classify
 from harness.facts import Facts
-from refenv.build.environment import EnvBuild
-from refenv.engines.labels import CELL, KIND, RUN
-from refenv.engines.seam import ImageRequest, Inventory, Progress, RunOutcome
+from refenv.engines.seam import OUT, ContainerSpec, ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.model.builds import EnvBuild
+from refenv.model.labels import CELL, KIND, RUN
 from refenv.model.records import CellResult, MeasurementRecord
-from refenv.run.containers import OUT, ContainerSpec
 from tests.unit.facts_builder import healthy, merge, no_driver
 
 

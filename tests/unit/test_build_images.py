@@ -11,7 +11,7 @@ from harness import __version__ as harness_version
 from harness import compat
 from refenv.build import images
 from refenv.build.wheelhouse import Lock, Wheel
-from refenv.engines.labels import MANAGED
+from refenv.model.labels import MANAGED
 from refenv.model.matrix import Environment
 
 CU128 = Environment("torch-2.10.0-cu128", "2.10.0", "cu128")

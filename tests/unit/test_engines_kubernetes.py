@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from kubernetes import client
 
-from refenv.build.environment import EnvBuild
 from refenv.engines.kubernetes import jobs, validate
 from refenv.engines.kubernetes.engine import JobRunner, KubernetesEngine, result_of
 from refenv.engines.seam import ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Host, RunSettings, Scenario
 from refenv.model.placement import KubePlacement
 from refenv.run.containers import ContainerSpec, cell_spec

@@ -46,7 +46,7 @@ def test_l4_and_h100_are_less_than_their_datasheet_gib() -> None:
 
 
 def test_the_memory_table_is_the_probe_spec_table() -> None:
-    from harness.probe.specs import load
+    from harness.gpus.specs import load
 
     ids = {s.id for s in load()}
     assert {display for display, _, _ in gpu_table().values()} - ids <= {"V100-SXM2-16GB", "V100-SXM2-32GB"}

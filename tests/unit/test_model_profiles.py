@@ -74,7 +74,6 @@ def test_unknown_profile_lists_the_known_ones() -> None:
     (lambda d: d["profiles"]["r580-cuinit-3"]["faults"].update(cuinit_error=7), r"profiles\.r580-cuinit-3\.faults"),
     (lambda d: d["profiles"]["r580-cuinit-3"].update(base="r580-stub"), r"profiles\.r580-cuinit-3\.base"),
     (lambda d: d["profiles"].update(R600=d["profiles"]["r580"]), r"profiles\.R600"),
-    (lambda d: d["gpu_models"]["l4"].update(compute_capability="8"), r"gpu_models\.l4\.compute_capability"),
     (lambda d: d.update(schema="other"), r"schema"),
 ])
 def test_errors_name_the_field(edit: Any, message: str) -> None:

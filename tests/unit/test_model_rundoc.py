@@ -14,9 +14,9 @@ from rich.console import Console
 
 from harness.classify import classify
 from harness.facts import Facts
-from refenv.build.environment import EnvBuild
 from refenv.engines.seam import Inventory
 from refenv.model import codec, matrix_yaml
+from refenv.model.builds import EnvBuild
 from refenv.model.records import CellResult, Expected
 from refenv.model.rundoc import SCHEMA_VERSION, RunDocument, RunDocumentError, from_data, load_run, to_json, write_run
 from refenv.model.status import LOOKS, STATUSES, look

@@ -74,7 +74,9 @@ def test_faults_and_visibility_reach_the_cell() -> None:
 def test_gpus() -> None:
     h100, note = simulated_gpu(GpuGuess("NVIDIA H100 80GB HBM3"), 0)
     assert (h100.compute_capability, h100.sm_count, h100.memory_bytes >> 20, note) == ("9.0", 132, 81559, None)
-    rtx, note = simulated_gpu(GpuGuess("NVIDIA GeForce RTX 3090"), 1)
+    exact, note = simulated_gpu(GpuGuess("NVIDIA GeForce RTX 3090"), 1)   # the name NVML reports: no guess
+    assert (exact.compute_capability, exact.memory_bytes >> 20, note) == ("8.6", 24576, None)
+    rtx, note = simulated_gpu(GpuGuess("GeForce RTX 3090"), 1)   # older drivers' spelling: the spec row it fits
     assert (rtx.compute_capability, rtx.memory_bytes >> 30, rtx.minor) == ("8.6", 24, 1)
     assert note is not None and "spec sheets" in note
     a100, _ = simulated_gpu(GpuGuess("NVIDIA A100-SXM4-40GB"), 0)  # two spec rows, one capability

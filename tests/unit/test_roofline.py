@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from harness.probe import bands, results, roofline, specs
+from harness.gpus import specs
+from harness.probe import bands, results, roofline
 
 H200 = roofline.Roofs("H200 (test)", "spec", 4800.0, {"bf16": 989.4, "fp32": 66.9, "fp8": 1979.0})
 

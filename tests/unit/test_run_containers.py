@@ -6,8 +6,8 @@ from pathlib import Path
 
 from refenv.build.simdriver import SimDriver
 from refenv.engines.docker.sdk import create_kwargs
-from refenv.engines.labels import MANAGED
 from refenv.model import profiles
+from refenv.model.labels import MANAGED
 from refenv.model.matrix import RunSettings, Scenario
 from refenv.run import toolkit
 from refenv.run.containers import LDCACHE, OUT, RESULT, cell_spec, container_env, ldcache_spec

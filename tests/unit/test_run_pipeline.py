@@ -12,8 +12,8 @@ import pytest
 
 from refenv import paths
 from refenv.build import simdriver
-from refenv.build.environment import EnvBuild
 from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.model.rundoc import load_run
 from refenv.run.cells import run_cells

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from refenv.build.environment import EnvBuild
 from refenv.errors import NoGpuRuntime
 from refenv.model import profiles
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
 from refenv.run.plan import Prepared, plan_cell
 

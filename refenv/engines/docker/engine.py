@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import threading
 
-from refenv.build.environment import EnvBuild, build_environment, given_image
+from refenv.build.environment import build_environment, given_image
 from refenv.engines.docker.sdk import Engine
-from refenv.engines.labels import DEPS_BUILD, ENVIRONMENT, KIND, MANAGED, of_run
-from refenv.engines.seam import ImageRequest, Inventory, Progress, RunOutcome
+from refenv.engines.seam import ContainerSpec, ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime
-from refenv.run.containers import ContainerSpec
+from refenv.model.builds import EnvBuild
+from refenv.model.labels import DEPS_BUILD, ENVIRONMENT, KIND, MANAGED, of_run
 
 
 class DockerEngine:

@@ -20,10 +20,9 @@ from requests.exceptions import ConnectionError as RequestsConnectionError
 from requests.exceptions import ReadTimeout
 
 from harness import catalogue
-from refenv.engines.labels import KIND, MANAGED
-from refenv.engines.seam import Inventory, RunOutcome
+from refenv.engines.seam import ContainerSpec, Inventory, RunOutcome
 from refenv.errors import BuildError, EngineUnavailable, NoGpuRuntime, RefenvError
-from refenv.run.containers import ContainerSpec
+from refenv.model.labels import KIND, MANAGED
 
 LOG = logging.getLogger(__name__)
 # Docker's words when --gpus meets an engine without the NVIDIA runtime (the failure catalogue's rows).

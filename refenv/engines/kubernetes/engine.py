@@ -19,13 +19,12 @@ from typing import Any
 from kubernetes import client, watch
 
 from refenv.engines.kubernetes.jobs import MARK, job_manifest
-from refenv.engines.labels import CELL, KIND, RUN
 from refenv.engines.onlocal import OnLocalEngine
-from refenv.engines.seam import CellEngine, RunOutcome
+from refenv.engines.seam import OUT, CellEngine, ContainerSpec, RunOutcome
 from refenv.errors import NoGpuRuntime, RefenvError
+from refenv.model.labels import CELL, KIND, RUN
 from refenv.model.matrix import Host
 from refenv.model.placement import KubePlacement
-from refenv.run.containers import OUT, ContainerSpec
 
 LOG = logging.getLogger(__name__)
 

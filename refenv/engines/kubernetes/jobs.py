@@ -17,9 +17,9 @@ import re
 import shlex
 from typing import Any
 
-from refenv.engines.labels import CELL, KIND, MANAGED, RUN
+from refenv.engines.seam import OUT, RESULT, ContainerSpec
+from refenv.model.labels import CELL, KIND, MANAGED, RUN
 from refenv.model.placement import KubePlacement
-from refenv.run.containers import OUT, RESULT, ContainerSpec
 
 MARK = "REFENV-RESULT "
 GPU = "nvidia.com/gpu"

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from kubernetes import client
 
-from refenv.fleet import NodeProbe
+from refenv.engines.seam import NodeProbe
 from refenv.model.profiles import Faults, Gpu, Profile
 
 P = "nvidia.com/"

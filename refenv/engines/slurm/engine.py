@@ -19,15 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from refenv import paths
-from refenv.engines.labels import CELL, KIND, RUN
 from refenv.engines.onlocal import OnLocalEngine
-from refenv.engines.seam import CellEngine, RealHost, RunOutcome
+from refenv.engines.realhost import profile_of
+from refenv.engines.seam import OUT, CellEngine, ContainerSpec, RealHost, RunOutcome
 from refenv.engines.slurm import client, script, state
 from refenv.errors import NotStarted, RefenvError
-from refenv.fleet import profile_of
+from refenv.model.labels import CELL, KIND, RUN
 from refenv.model.matrix import Host
 from refenv.model.placement import SlurmPlacement
-from refenv.run.containers import OUT, ContainerSpec
 
 LOG = logging.getLogger(__name__)
 # Slurm checks time limits every 30 s or so and rounds them up to a minute: past this much more than

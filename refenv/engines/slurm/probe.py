@@ -11,10 +11,10 @@ import shlex
 import time
 from pathlib import Path
 
+from refenv.engines.seam import NodeProbe
 from refenv.engines.slurm import state
 from refenv.engines.slurm.client import Commands
 from refenv.errors import RefenvError
-from refenv.fleet import NodeProbe
 from refenv.model.placement import SlurmPlacement
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -17,8 +17,8 @@ import math
 import shlex
 from dataclasses import dataclass
 
+from refenv.engines.seam import ContainerSpec
 from refenv.model.placement import SlurmPlacement
-from refenv.run.containers import ContainerSpec
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""The GPU spec table: validated at load, and matched by name confirmed by SM count and memory."""
+"""The one GPU table: validated at load, matched by name confirmed by SM count and memory, and looked up by
+the name NVML reports or by product line."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from harness.probe import specs
+from harness.gpus import names, specs
 
 GIB = 2**30
 
@@ -40,6 +41,12 @@ def test_h200_row_carries_the_sheet_figures() -> None:
     (("gpus", 3, "family"), "(", "gpus[3].family"),
     (("gpus", 4, "memory_gb"), [], "gpus[4].memory_gb"),
     (("gpus", 5, "source"), "", "gpus[5].source"),
+    (("gpus", 6, "compute_capability"), "8", "gpus[6].compute_capability"),
+    (("gpus", 0, "nvml_names"), ["Tesla V100-SXM2-32GB"], "gpus[0].nvml_names"),   # one name for two sizes
+    (("gpus", 7, "nvml_names"), "NVIDIA L4", "gpus[7].nvml_names"),
+    (("product_lines", "lines", 0, "pattern"), "(", "product_lines.lines[0].pattern"),
+    (("product_lines", "lines", 1, "compute_capability"), "eight", "product_lines.lines[1].compute_capability"),
+    (("product_lines", "source"), "", "product_lines.source"),
     (("host_links", "pcie4"), None, "host_links.pcie4"),
 ])
 def test_a_malformed_row_names_its_field(path: tuple[Any, ...], value: Any, field: str) -> None:
@@ -50,6 +57,7 @@ def test_a_malformed_row_names_its_field(path: tuple[Any, ...], value: Any, fiel
     node[path[-1]] = value
     with pytest.raises(specs.SpecDataError, match=field.replace("[", r"\[").replace("]", r"\]")):
         specs.validate(raw)
+        specs.validate_lines(raw)
 
 
 def test_duplicate_ids_are_refused() -> None:
@@ -116,3 +124,33 @@ def test_ambiguous_name_without_hardware_lists_candidates() -> None:
 def test_normalize_name() -> None:
     assert specs.normalize_name("NVIDIA GeForce RTX 4090") == "rtx 4090"
     assert specs.normalize_name("Tesla V100-SXM2-16GB") == "v100 sxm2 16gb"
+
+
+def test_nvml_names_are_unique() -> None:
+    raw = _raw()
+    raw["gpus"][2]["nvml_names"] = ["Tesla T4"]
+    with pytest.raises(specs.SpecDataError, match="NVML names must be unique"):
+        specs.validate(raw)
+
+
+@pytest.mark.parametrize(("name", "mib", "cc", "sms"), [
+    ("NVIDIA H100 80GB HBM3", 81559, "9.0", 132),
+    ("tesla v100-sxm2-32gb", 32510, "7.0", 80),      # any case
+    ("NVIDIA A100-SXM4-80GB", 81920, "8.0", 108),
+    ("Tesla P40", 24576, "6.1", 30),
+])
+def test_a_gpu_by_the_name_nvml_reports(name: str, mib: int, cc: str, sms: int) -> None:
+    model = names.nvml_model(name)
+    assert model is not None and (model.memory_mib, model.compute_capability, model.sm_count) == (mib, cc, sms)
+    assert names.nvml_model("NVIDIA H100") is None   # a name NVML never prints is not guessed here
+
+
+@pytest.mark.parametrize(("name", "cc"), [
+    ("NVIDIA GeForce RTX 5090", "12.0"),   # a spec row
+    ("NVIDIA GeForce RTX 2080 Ti", "7.5"), # no row: its product line
+    ("Quadro P4000", "6.1"),
+    ("Tesla K80", "3.7"),
+    ("Some Other Accelerator", None),
+])
+def test_capability_by_row_then_product_line(name: str, cc: str | None) -> None:
+    assert names.capability_of(name) == cc

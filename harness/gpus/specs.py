@@ -49,6 +49,7 @@ class GpuSpec:
     source: str
     cuda_memory_mib: tuple[int, ...] = ()   # what CUDA / nvidia-smi report, one per memory_gb size
     cuda_memory_source: str = ""
+    nvml_names: tuple[str, ...] = ()        # what NVML / nvidia-smi call it, one per memory_gb size
 
     def cuda_memory_bytes(self) -> tuple[int, ...]:
         """Device memory as CUDA reports it, one per size; the datasheet's GB (1e9 B) where not recorded."""
@@ -120,6 +121,10 @@ def _row(raw: dict[str, Any], links: dict[str, float], where: str) -> GpuSpec:
           "expected positive MiB, one per memory_gb size")
     _need(not cuda or (isinstance(raw.get("cuda_memory_source"), str) and bool(raw["cuda_memory_source"])),
           f"{where}.cuda_memory_source", "name where the CUDA-visible memory figure comes from")
+    nvml: Any = raw.get("nvml_names", [])
+    _need(isinstance(nvml, list) and all(isinstance(n, str) and n for n in nvml)
+          and len(nvml) in (0, len(memory)) and (not nvml or (len(cuda) == len(memory) and sms is not None)),
+          f"{where}.nvml_names", "expected NVML's names, one per memory_gb size, beside cuda_memory_mib and sm_count")
     return GpuSpec(
         id=raw["id"], name=raw["name"], aliases=tuple(raw.get("aliases", ())), family=raw["family"],
         match=raw.get("match"), exclude=raw.get("exclude"), memory_gb=tuple(float(m) for m in memory),
@@ -129,6 +134,7 @@ def _row(raw: dict[str, Any], links: dict[str, float], where: str) -> GpuSpec:
         compute_capability=raw["compute_capability"], l2_mb=None if l2 is None else float(l2),
         inferred=tuple(raw.get("inferred", ())), source=raw["source"],
         cuda_memory_mib=tuple(cuda), cuda_memory_source=str(raw.get("cuda_memory_source", "")),
+        nvml_names=tuple(nvml),
     )
 
 
@@ -147,13 +153,56 @@ def validate(raw: dict[str, Any]) -> tuple[GpuSpec, ...]:
     names = [n.lower() for s in specs for n in (s.id, *s.aliases)]
     dupes = sorted({n for n in names if names.count(n) > 1})
     _need(not dupes, "gpus", f"ids and aliases must be unique: {', '.join(dupes)}")
+    nvml = [n.lower() for s in specs for n in s.nvml_names]
+    dupes = sorted({n for n in nvml if nvml.count(n) > 1})
+    _need(not dupes, "gpus", f"NVML names must be unique: {', '.join(dupes)}")
     return specs
+
+
+@dataclass(frozen=True)
+class ProductLine:
+    """A product line's compute capability, for GPU names no spec row describes."""
+
+    pattern: re.Pattern[str]
+    compute_capability: str
+
+
+def validate_lines(raw: dict[str, Any]) -> tuple[ProductLine, ...]:
+    """The product lines of the table, or SpecDataError naming the bad field."""
+    block: Any = raw.get("product_lines")
+    _need(isinstance(block, dict) and isinstance(block.get("source"), str) and bool(block["source"]),
+          "product_lines.source", "name the source of the product lines")
+    lines: Any = block.get("lines")
+    _need(isinstance(lines, list) and bool(lines), "product_lines.lines", "expected a non-empty list")
+    out = []
+    for i, line in enumerate(lines):
+        where = f"product_lines.lines[{i}]"
+        _need(isinstance(line, dict) and isinstance(line.get("pattern"), str), f"{where}.pattern", "expected a pattern")
+        _need(bool(re.fullmatch(r"\d+\.\d+", str(line.get("compute_capability")))), f"{where}.compute_capability",
+              "expected MAJOR.MINOR")
+        try:
+            out.append(ProductLine(re.compile(line["pattern"]), line["compute_capability"]))
+        except re.error as exc:
+            raise SpecDataError(f"{DATA_FILE.name}: {where}.pattern: bad pattern: {exc}") from None
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _raw() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    return data
 
 
 @lru_cache(maxsize=1)
 def load() -> tuple[GpuSpec, ...]:
     """The validated spec rows, read once."""
-    return validate(json.loads(DATA_FILE.read_text(encoding="utf-8")))
+    return validate(_raw())
+
+
+@lru_cache(maxsize=1)
+def product_lines() -> tuple[ProductLine, ...]:
+    """The validated product lines, read once."""
+    return validate_lines(_raw())
 
 
 def find_spec(key: str, specs: tuple[GpuSpec, ...] | None = None) -> GpuSpec | None:

@@ -29,7 +29,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit 2 through main(), like every other bad input."""
 
     def error(self, message: str) -> NoReturn:
-        raise InputError(f"{without_prefix(self.prog, 'python -m harness ')}: {message}")
+        # argparse quotes what was typed: a line break in an argument must not break the one-line message.
+        flat = message if message.isprintable() else message.encode("unicode_escape").decode("ascii")
+        raise InputError(f"{without_prefix(self.prog, 'python -m harness ')}: {flat}")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

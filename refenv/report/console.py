@@ -15,7 +15,7 @@ from rich.text import Text
 
 from refenv.model.rundoc import RunDocument
 from refenv.model.status import look
-from refenv.report import measures, ready, view
+from refenv.report import measures, ready, stack, view
 from refenv.report.formats import fmt_seconds, text
 
 REASON_WIDTH = 160
@@ -56,6 +56,9 @@ def console_summary(doc: RunDocument, written: Mapping[str, Path] | None = None)
              f"in {fmt_seconds(doc.run.wall_s)}",
              view.counts_line(doc)]
     lines += ["", "upgrade readiness:"] + [f"  {line}" for line in readiness_lines(doc)]
+    beside = stack.lines(doc)
+    if beside:
+        lines += ["", "the stack beside torch:"] + [f"  {_one_line(line)}" for line in beside]
     once = measures.lines(doc)
     if once:
         lines += ["", "measured once (probes, memory):"] + [f"  {_one_line(line)}" for line in once]
@@ -115,6 +118,10 @@ def console_table(doc: RunDocument) -> RenderableType:
     head.append(f"  ({fmt_seconds(doc.run.wall_s)})")
     parts: list[RenderableType] = [head, _counts(doc)]
     parts.append(_readiness_table(doc))
+    beside = stack.lines(doc)
+    if beside:
+        parts.append(Text("the stack beside torch", style="bold"))
+        parts.append(Text("\n".join(_one_line(line) for line in beside)))
     parts += [_grid_table(g) for g in view.grids(doc)]
     groups = view.attention_groups(doc)
     if groups:

@@ -16,7 +16,7 @@ from harness.schema import Finding
 from refenv.model.records import CellResult
 from refenv.model.rundoc import EnvironmentRecord, HostRecord, RunDocument
 from refenv.model.status import FAIL, look
-from refenv.report import measures, ready, roofline_data, roofline_svg, view
+from refenv.report import measures, ready, roofline_data, roofline_svg, stack, view
 from refenv.report.formats import MISSING, fmt_bytes, fmt_seconds, text
 from refenv.report.memory import Ledger, MemorySummary, ledger_brief, memory_summary
 from refenv.report.probes import ProbeSummary, judged_rows, probe_summary
@@ -69,6 +69,7 @@ def _evidence(cell: CellResult, anchor: str) -> dict[str, Any]:
             "is_available": text(obs.is_available), "device_count": text(obs.device_count),
             "torch_message": obs.torch_message},
         "findings": [_finding(f) for f in view.findings(cell)],
+        "stack": [_finding(f) for f in (cell.stack.findings if cell.stack else ())],
         "no_fix": view.NO_FIX if cell.status == FAIL and not view.fixes(cell) else None,
         "probes": probe_summary(cell.probes), "memory": _memory(memory_summary(cell.memory)),
         "log_tail": cell.log_tail, "wall": fmt_seconds(cell.wall_s),
@@ -177,7 +178,7 @@ def context(doc: RunDocument) -> dict[str, Any]:
         "attention_total": len(view.attention(doc)),
         "grids": grids, "cells": [_evidence(c, anchors[c.id]) for c in cells], "builds": builds,
         "rooflines": _rooflines(doc), "measured": _measured(doc), "tables": _tables(doc),
-        "readiness": ready.sections(doc),
+        "readiness": ready.sections(doc), "stacks": stack.sections(doc),
     }
 
 

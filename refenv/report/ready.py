@@ -16,6 +16,7 @@ from refenv.model.records import CellResult
 from refenv.model.rundoc import RunDocument
 from refenv.model.status import AGREED, DISAGREED, FAMILIES, NO_ANSWER, SKIPPED, family
 from refenv.readiness import CellFacts, Readiness
+from refenv.report import stack
 
 
 def cell_facts(doc: RunDocument) -> tuple[CellFacts, ...]:
@@ -33,8 +34,18 @@ def cell_facts(doc: RunDocument) -> tuple[CellFacts, ...]:
             driver=host.driver if host else None, torch=(env.torch if env else None) or "",
             cuda=env.cuda if env else None, driver_cuda=host.cuda_driver_version if host else None,
             capability=next((g.compute_capability for g in host.gpus), None) if host else None, reason=c.reason,
-            remedy=_remedy(c)))
+            remedy=_remedy(c), **_stack(c)))
     return tuple(out)
+
+
+def _stack(cell: CellResult) -> dict[str, str | None]:
+    """The first error of the cell's stack and its first fix, for readiness."""
+    errors = cell.stack.errors if cell.stack else ()
+    if not errors:
+        return {"stack_problem": None, "stack_fix": None}
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return {"stack_problem": first.title + more, "stack_fix": first.remediation[0] if first.remediation else None}
 
 
 def _remedy(cell: CellResult) -> str | None:
@@ -158,4 +169,4 @@ def compare_lines(doc: RunDocument, old: str, new: str) -> list[str]:
         mark = "changes" if c.changed else "same"
         fix = f" ({c.fix})" if c.fix and c.changed else ""
         lines.append(f"  {c.host:<{width}}  {c.before} -> {c.after}  [{mark}]{fix}")
-    return lines
+    return lines + [f"  {line}" for line in stack.breaks(doc, old, new)]

@@ -206,12 +206,17 @@ _VERDICT_TEXT = {
 }
 
 
-def grouped(r: Readiness) -> tuple[str, ...]:
+def grouped(r: Readiness, stack: bool = False) -> tuple[str, ...]:
     """Refused hosts that share a verdict and a fix, one line each:
-    'r535, r570: driver too old for CUDA 13.0; install R580 (>= 580.65.06) or use the cu129 build (...)'."""
+    'r535, r570: driver too old for CUDA 13.0; install R580 (>= 580.65.06) or use the cu129 build (...)'.
+    With `stack`, the hosts where torch got the GPU and the stack beside it does not run: 'r580: torchvision ...'."""
     groups: dict[tuple[str, str], list[str]] = {}
     for h in r.refused:
+        if (h.verdict == STACK) != stack:
+            continue
         groups.setdefault((h.verdict, h.fix.text), []).append(h.host)
+    if stack:
+        return tuple(f"{', '.join(hosts)}: {text}" for (_, text), hosts in groups.items())
     return tuple(f"{', '.join(hosts)}: {_VERDICT_TEXT.get(verdict, verdict).format(cuda=r.cuda)}; {text}"
                  for (verdict, text), hosts in groups.items())
 

@@ -158,6 +158,11 @@ def _read_other(b: Builder, line: Line, found: dict[str, Hit]) -> None:
     if no_runtime:
         b.note(f"line {line.number}: docker has no NVIDIA runtime on that host ('{no_runtime.text}'): install the "
                "NVIDIA container toolkit")
+    for hit in found.values():
+        if hit.entry.layer in ("extension", "pip"):
+            # The rest of the stack (harness/stack): not torch's verdict, but what the user will meet next.
+            b.note(f"line {line.number}: '{hit.text}': {hit.entry.meaning} (`python -m harness stack` in that "
+                   "environment names the distribution and its fix)")
     req = found.get("toolkit.requirement")
     if req:
         b.note(f"line {line.number}: the image requires {req.params['condition']} and the host driver does not "

@@ -24,6 +24,9 @@ from harness.stack.installed import Installed
 _LABEL_CUDA_RE = re.compile(r"(?:^|[^a-z])cu(\d{2,3})(?![0-9])")
 _LABEL_TORCH_RE = re.compile(r"torch(\d{1,2}\.\d{1,3})")
 _VERSION_PY_RE = re.compile(r"""^__version__\s{0,4}=\s{0,4}['"]([^'"]{1,80})['"]""", re.MULTILINE)
+# torch/version.py: `cuda: Optional[str] = '12.6'`, or `= None` in a CPU build (NGC and conda builds carry no
+# +cuXYZ label, so this line is what says their CUDA).
+_TORCH_CUDA_RE = re.compile(r"""^cuda\b[^=\n]{0,60}=\s{0,4}(?:['"](\d{1,2}\.\d{1,2})['"]|(None))""", re.MULTILINE)
 _NAME_CUDA_RE = re.compile(r"-cu(?:da)?(\d{2})(?:x)?$")
 _CUDART_RE = re.compile(r"^libcudart(?:\.[0-9a-f]{8})?\.so\.(\d{2})")
 _PER_CUDA_RE = re.compile(r"_cuda(\d{2,3})(?:_[a-z]{1,20})?\.so$")
@@ -46,6 +49,23 @@ class BuiltFor:
 def cuda_of_digits(digits: str) -> str:
     """'130' -> '13.0', '121' -> '12.1', '12' -> '12' (a major alone)."""
     return digits if len(digits) == 2 else f"{int(digits[:-1])}.{digits[-1]}"
+
+
+def _torch_version_py(dist: Installed) -> BuiltFor | None:
+    if dist.key != "torch" or "torch/version.py" not in dist.files:
+        return None
+    m = _TORCH_CUDA_RE.search(dist.read_text("torch/version.py") or "")
+    if m is None:
+        return None
+    if m.group(2):  # a CPU build: no CUDA, and nothing later may say otherwise
+        return BuiltFor(None, "torch/version.py (cuda = None)")
+    return BuiltFor(m.group(1), f"torch/version.py (cuda = '{m.group(1)}')")
+
+
+def labelled_version(dist: Installed) -> str:
+    """Its version with the local label its package reports, where one does (torch's '2.14.1+cu130')."""
+    found = _local_version(dist)
+    return found[0] if found else dist.version
 
 
 def _local_version(dist: Installed) -> tuple[str, str] | None:
@@ -111,8 +131,11 @@ def built_for(dist: Installed, needed: dict[str, tuple[str, ...]]) -> BuiltFor:
     shared objects to its DT_NEEDED entries."""
     per_cuda = tuple(sorted({cuda_of_digits(m.group(1)) for f in dist.shared_objects
                              for m in [_PER_CUDA_RE.search(f)] if m}, key=lambda v: [int(p) for p in v.split(".")]))
+    own = _torch_version_py(dist)
+    if own is not None and own.cuda is None:
+        return own
     readers: list[Callable[[], BuiltFor | None]] = [
-        lambda: _build_record(dist), lambda: _from_label(dist), lambda: _from_name(dist)]
+        lambda: own, lambda: _build_record(dist), lambda: _from_label(dist), lambda: _from_name(dist)]
     if not per_cuda:  # a library per CUDA version: what each loads says nothing of the one that will load
         readers.append(lambda: _from_needed(needed))
     cuda = cuda_from = torch = torch_from = None

@@ -176,7 +176,8 @@ def _record(d: Installed, why: list[str], torch_pins: dict[str, requirements.Req
         libs, needed, errors = _libraries(d, tally)
     arch, extra = _arch_union(libs)
     reqs = [{"name": r.key, "spec": r.spec} for r in requirements.active(list(d.requires))]
-    return {"name": d.name, "key": d.key, "version": d.version, "kind": kind, "why": why,
+    return {"name": d.name, "key": d.key, "version": d.version, "version_label": builtfor.labelled_version(d),
+            "kind": kind, "why": why,
             "requires": reqs, "pinned_by_torch": torch_pins[d.key].spec if d.key in torch_pins else None,
             "built_for": builtfor.built_for(d, needed).to_dict(), "arch": arch, "extra_arch": extra,
             "libraries": libs, "shared_objects": len(d.shared_objects), "module": _module(d),

@@ -116,6 +116,29 @@ def from_dockerfile(store: ImageStore, env: Environment, log: BuildLog, start: f
     return EnvBuild(env.name, BUILT, tag, digest, round(time.monotonic() - start, 1), log.path)
 
 
+def content_hash(identity: str) -> str:
+    """What a team image's cells depend on: the image (its id, or its Dockerfile digest) and the harness mounted in."""
+    harness = tree_digest(paths.project_root() / "harness")
+    return hashlib.sha256(f"{identity}:{harness}".encode()).hexdigest()
+
+
+def current(store: ImageStore, env: Environment) -> tuple[str, str]:
+    """(content hash, tag) of the team image as the matrix names it now, without building or pulling anything."""
+    team = env.team
+    assert team is not None
+    if team.image:
+        image_id = store.image_id(team.image)
+        if image_id is None:
+            raise RefenvError(f"{env.name}: image {team.image} is not in the engine", "run `invoke matrix` first")
+        return content_hash(image_id.removeprefix("sha256:")), team.image
+    digest = dockerfile_digest(team, context_files(Path(str(team.context))))
+    tag = _tag(env, digest)
+    if store.image_id(tag) is None:
+        raise RefenvError(f"{env.name}: its Dockerfile's image {tag} is not built (the Dockerfile or its context "
+                          "changed since the last build)", f"run `invoke matrix --env {env.name}` first")
+    return content_hash(digest), tag
+
+
 def team_image(store: ImageStore, env: Environment, progress: Progress) -> EnvBuild:
     """The environment's image, given or built; an expected failure is a FAILED record with the log's tail.
 
@@ -127,5 +150,4 @@ def team_image(store: ImageStore, env: Environment, progress: Progress) -> EnvBu
                 else from_dockerfile(store, env, log, start)
         except (BuildError, RefenvError, OSError) as exc:
             return log.failed(exc, start)
-    harness = tree_digest(paths.project_root() / "harness")
-    return replace(build, content_hash=hashlib.sha256(f"{build.content_hash}:{harness}".encode()).hexdigest())
+    return replace(build, content_hash=content_hash(str(build.content_hash)))

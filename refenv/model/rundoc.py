@@ -48,6 +48,7 @@ class EnvironmentRecord:
     content_hash: str | None = None
     build: BuildRecord = field(default_factory=BuildRecord)
     source: str = "recipe"                 # recipe, image or dockerfile (refenv/model/matrix.py)
+    dockerfile: str | None = None          # the Dockerfile a dockerfile: environment was built from
     interpreter: str | None = None         # the image's Python the harness ran with
     arch: tuple[str, ...] | None = None    # read from the image's torch
     require_cuda: str | None = None        # the image's NVIDIA_REQUIRE_CUDA

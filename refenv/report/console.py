@@ -26,6 +26,12 @@ def _one_line(value: str, width: int = REASON_WIDTH) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
+def _kept_indent(line: str) -> str:
+    """_one_line that keeps the line's leading indentation (the stack's lines nest under their environment)."""
+    body = line.lstrip()
+    return " " * (len(line) - len(body)) + _one_line(body)
+
+
 def attention_lines(doc: RunDocument) -> list[str]:
     """'FAIL  env/host/scenario: reason' for every cell that did not pass, worst first; one reason told once."""
     groups = view.attention_groups(doc)
@@ -46,6 +52,7 @@ def readiness_lines(doc: RunDocument) -> list[str]:
     for s in ready.sections(doc):
         lines.append(f"{s.environment} ({s.build}): GPU on {s.gpu_on}; {s.agreement}")
         lines += [f"  no GPU: {_one_line(line)}" for line in s.no_gpu]
+        lines += [f"  GPU, but the stack does not run: {_one_line(line)}" for line in s.stack_blocked]
         lines += [f"  not tested: {_one_line(line)}" for line in s.untested]
     return lines
 
@@ -58,7 +65,7 @@ def console_summary(doc: RunDocument, written: Mapping[str, Path] | None = None)
     lines += ["", "upgrade readiness:"] + [f"  {line}" for line in readiness_lines(doc)]
     beside = stack.lines(doc)
     if beside:
-        lines += ["", "the stack beside torch:"] + [f"  {_one_line(line)}" for line in beside]
+        lines += ["", "the stack beside torch:"] + [f"  {_kept_indent(line)}" for line in beside]
     once = measures.lines(doc)
     if once:
         lines += ["", "measured once (probes, memory):"] + [f"  {_one_line(line)}" for line in once]
@@ -103,7 +110,8 @@ def _readiness_table(doc: RunDocument) -> Table:
     table.add_column("no GPU: why, and the smallest fix")
     table.add_column("predictions")
     for s in ready.sections(doc):
-        no_gpu = [*s.no_gpu, *(f"not tested: {u}" for u in s.untested)]
+        no_gpu = [*s.no_gpu, *(f"the stack does not run: {b}" for b in s.stack_blocked),
+                  *(f"not tested: {u}" for u in s.untested)]
         table.add_row(Text(f"{s.environment}\n{s.build}"), Text(s.gpu_on, style="green" if s.ready else "bold red"),
                       Text("\n".join(_one_line(x) for x in no_gpu) or "—"),
                       Text(s.agreement, style="green" if s.agreed else "bold red"))
@@ -121,7 +129,7 @@ def console_table(doc: RunDocument) -> RenderableType:
     beside = stack.lines(doc)
     if beside:
         parts.append(Text("the stack beside torch", style="bold"))
-        parts.append(Text("\n".join(_one_line(line) for line in beside)))
+        parts.append(Text("\n".join(_kept_indent(line) for line in beside)))
     parts += [_grid_table(g) for g in view.grids(doc)]
     groups = view.attention_groups(doc)
     if groups:

@@ -36,6 +36,7 @@ def _readiness(doc: RunDocument) -> list[str]:
         lines += [f"### {md.code(s.environment)}: {md.inline(s.build)}", "",
                   f"- torch gets a GPU on: {md.inline(s.gpu_on)}"]
         lines += [f"- no GPU: {md.inline(line)}" for line in s.no_gpu]
+        lines += [f"- GPU, but the stack does not run: {md.inline(line)}" for line in s.stack_blocked]
         lines += [f"- not tested: {md.inline(line)}" for line in s.untested]
         lines.append(f"- {md.inline(s.agreement)}" + (
             f" ({', '.join(md.code(c) for c in s.disagreed)})" if s.disagreed else ""))

@@ -70,6 +70,7 @@ class Section:
     ready: bool
     gpu_on: str                      # 'r580 (simulated), real (real GPU)' or 'no host'
     no_gpu: tuple[str, ...]          # 'r470, r535: driver too old for CUDA 13.0; install R580 (>= 580.65.06) ...'
+    stack_blocked: tuple[str, ...]   # 'r580: torchvision 0.28.0 does not import: ...; pip install torchvision==0.29.1'
     untested: tuple[str, ...]        # 'real: NOT_RUN: this Docker engine has no NVIDIA runtime'
     agreement: str                   # 'all 21 cells agreed with the predictions'
     agreed: bool                     # no cell of the environment disagreed or gave no answer
@@ -116,7 +117,7 @@ def sections(doc: RunDocument) -> list[Section]:
             environment=r.environment,
             build=f"torch {r.torch or '?'}, " + (f"CUDA {r.cuda}" if r.cuda else "CPU build"),
             ready=r.is_ready, gpu_on=", ".join(h.label for h in r.ready) or "no host",
-            no_gpu=readiness.grouped(r), untested=_grouped_untested(r),
+            no_gpu=readiness.grouped(r), stack_blocked=readiness.grouped(r, stack=True), untested=_grouped_untested(r),
             agreement=agreement(doc, r.environment), agreed=held(doc, r.environment),
             disagreed=r.disagreed))
     return out
@@ -143,6 +144,8 @@ def _state(r: Readiness | None, host: str) -> tuple[str, str]:
     if ready is not None:
         return f"GPU ({'simulated' if ready.simulated else 'real GPU'})", ""
     refused = next((h for h in r.refused if h.host == host), None)
+    if refused is not None and refused.verdict == readiness.STACK:
+        return "GPU, but the stack does not run", refused.fix.text
     if refused is not None:
         return f"no GPU: {refused.verdict}", refused.fix.text
     return "not tested", ""

@@ -43,7 +43,8 @@ class StackSection:
 def _origin(e: EnvironmentRecord) -> str:
     if e.source == "recipe":
         return "refenv's recipe"
-    return f"{e.source} {e.image or ''}".strip() + (f", run with {e.interpreter}" if e.interpreter else "")
+    what = f"dockerfile {e.dockerfile}, built as {e.image}" if e.dockerfile else f"image {e.image}"
+    return what + (f", run with {e.interpreter}" if e.interpreter else "")
 
 
 def _read(stack: dict[str, Any]) -> str:

@@ -51,6 +51,7 @@ def environment_record(env: Environment, build: EnvBuild | None, facts: ImageFac
     """The environment, how its image came to be (NOT_RUN when the run stopped before it) and what it holds."""
     record = EnvironmentRecord(name=env.name, torch=env.torch or None, variant=env.variant or None, cuda=env.cuda,
                                python=env.python or None, source=env.source, arch=env.arch,
+                               dockerfile=env.team.dockerfile if env.team else None,
                                interpreter=interpreter_of(env) if env.team else None)
     if facts is not None:
         record = replace(record, require_cuda=facts.require_cuda, labels=dict(facts.labels), stack=facts.stack,

@@ -226,14 +226,14 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
     done = cells.run_cells(engine, plans, begun.run_id, parallel, options.use_cache, ui.cell_done)
     results = tuple(replace(c, measurements=measurements.covering(measures.records, c.environment, c.host,
                                                               _kind(scope, c.host)),
-                            stack=_stack(scope, prepared, c))
+                            stack=stack_of(scope, prepared, c))
                     for c in done.records)
     return conclude(begun, scope, inventory, prepared.builds, results, done.interrupted, prepared.real,
                     parallel=parallel, use_cache=options.use_cache, selection=options.selection,
                     measurements=measures.records, real_hosts=prepared.real_hosts, facts=prepared.facts)
 
 
-def _stack(scope: Scope, prepared: Prepared, c: CellResult) -> StackCheck | None:
+def stack_of(scope: Scope, prepared: Prepared, c: CellResult) -> StackCheck | None:
     """The cell's environment's stack, judged against the cell's host."""
     found = prepared.facts.get(c.environment)
     host = next((h for h in scope.hosts if h.name == c.host), None)
@@ -304,5 +304,6 @@ __all__ = [
     "prepare_ldcache",
     "run_matrix",
     "settings_of",
+    "stack_of",
     "write_results",
 ]

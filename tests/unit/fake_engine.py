@@ -76,7 +76,8 @@ class FakeEngine:
         progress(name, "building")
         if name in self.failed_builds:
             return EnvBuild(name, "FAILED", None, None, 0.1, None, self.failed_builds[name], "the log's tail")
-        tag = request.given or f"refenv/env-{name}:fake"
+        team = request.environment.team
+        tag = request.given or (team.image if team and team.image else f"refenv/env-{name}:fake")
         return EnvBuild(name, "CACHED", tag, self.hashes.get(name, f"hash-of-{name}"), 0.0, None)
 
     def image_id(self, ref: str) -> str | None:

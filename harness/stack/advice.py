@@ -2,7 +2,8 @@
 
 Parameters: `dist` (the distribution), `torch` and `torch_cuda` (the torch present), `why` (`torch`: built
 for another torch; `cuda`: for another CUDA; `per_cuda`: no library for torch's CUDA; `requirement`: a pin not
-met, with `wanted` and `by`; `arch`: no code for a GPU, with `capability`), and `have` (what it has). The
+met, with `wanted` and `by`; `arch`: no code for a GPU, with `capability`; `reinstall`: installed twice), and
+`have` (what it has). The
 matching release comes from the pairing table (harness/stack/pairing.py) where it has one.
 """
 
@@ -49,6 +50,9 @@ def matching(r: Remedy) -> list[str]:
         return _requirement(dist, r)
     if why == "arch":
         return _arch(dist, r)
+    if why == "reinstall":
+        return [f"pip uninstall -y {dist} (again, until pip finds none), then install the one you want: pip install "
+                f"--force-reinstall {dist}=={r.get('have')}"]
     torch, cuda = r.get("torch"), r.get("torch_cuda")
     public = compat.public_version(torch) if torch else None
     rule = pairing.rule(dist)

@@ -95,6 +95,8 @@ def _import(d: dict[str, Any], torch: dict[str, Any]) -> list[Finding]:
     wants = next((r["spec"] for r in d.get("requires", []) if r["name"] == "torch"), None)
     if wants is not None and torch.get("version"):
         evidence.append(f"it requires torch{wants or ' (any)'}; torch {torch['version']} is installed")
+    evidence += [f"another install of {d['name']} is here too: {other} (the files of one may have overwritten the "
+                 "other's)" for other in d.get("also_installed") or []]
     why = "cuda" if any(h.id in ("extension.cuda_major_mismatch", "extension.cuda_library_missing") for h in hits) \
         else "torch"
     remedy = _remedy(d, torch, why=why)
@@ -103,6 +105,19 @@ def _import(d: dict[str, Any], torch: dict[str, Any]) -> list[Finding]:
     severity = ERROR if any(h.entry.remedy is not None for h in hits) else WARNING
     return [_finding(severity, f"{d['name']} {d['version']} imports, but says: {hits[0].text}", evidence,
                      remedy if severity == ERROR else None)]
+
+
+def _twice(d: dict[str, Any], broken: bool) -> list[Finding]:
+    """A distribution installed twice (two dist-info folders of one name): which one imports is luck."""
+    others = d.get("also_installed") or []
+    if not others or broken:
+        return []
+    remedy = Remedy("install_matching").with_params(dist=d["key"], why="reinstall", have=d["version"])
+    return [_finding(WARNING, f"{d['name']} is installed more than once: {d['version']} and {', '.join(others)}",
+                     [f"{d['name']} {d['version']} is the one Python finds first",
+                      *[f"also: {d['name']} {o}" for o in others],
+                      "`pip install --no-deps` over an install (or conda and pip both) leaves both records, and "
+                      "files of both versions"], remedy)]
 
 
 def _requirements(d: dict[str, Any], members: dict[str, dict[str, Any]], torch: dict[str, Any],
@@ -218,6 +233,7 @@ def judge(stack: dict[str, Any], host: Host | None = None) -> Judgement:
         if d["kind"] != "torch" and not torch_broken:
             mine += _import(d, torch)
         broken = bool(mine)
+        mine += _twice(d, broken)
         mine += _requirements(d, members, torch, broken)
         if d["kind"] != "cuda-library":
             mine += _cuda(d, torch, broken)

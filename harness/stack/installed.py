@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 MAX_WALK = 20000          # files listed per RECORD-less distribution
 MAX_TEXT = 1 << 20        # bytes read of one metadata file
@@ -28,6 +28,7 @@ class Installed:
     requires: tuple[str, ...]
     modules: tuple[str, ...]      # its top-level importable names
     listed: bool                  # False when its files were found by walking, not read from a RECORD
+    also: tuple[str, ...] = ()    # other installs of the same name further down the path, or beside it: versions
 
     def path(self, rel: str) -> str:
         return os.path.normpath(os.path.join(self.root, rel))
@@ -99,6 +100,12 @@ def distributions(path: list[str] | None = None) -> list[Installed]:
     seen: dict[str, Installed] = {}
     for dist in metadata.distributions(path=path if path is not None else sys.path):
         found = _read(dist)
-        if found is not None and found.key not in seen:
+        if found is None:
+            continue
+        first = seen.get(found.key)
+        if first is None:
             seen[found.key] = found
+        elif found.version not in first.also:
+            # a second dist-info of the name: `pip install --no-deps` over another install, or conda and pip both
+            seen[found.key] = replace(first, also=(*first.also, f"{found.version} in {found.root}"))
     return sorted(seen.values(), key=lambda d: d.key)

@@ -181,7 +181,7 @@ def _record(d: Installed, why: list[str], torch_pins: dict[str, requirements.Req
             "requires": reqs, "pinned_by_torch": torch_pins[d.key].spec if d.key in torch_pins else None,
             "built_for": builtfor.built_for(d, needed).to_dict(), "arch": arch, "extra_arch": extra,
             "libraries": libs, "shared_objects": len(d.shared_objects), "module": _module(d),
-            "files_listed": d.listed, "errors": errors}
+            "files_listed": d.listed, "also_installed": list(d.also), "errors": errors}
 
 
 class _Imports:

@@ -70,3 +70,15 @@ def test_without_imports_nothing_is_run(site: Path) -> None:
     found = inventory(path=[str(site)], imports=False)
     assert found["imports_tried"] is False
     assert all(d["import"] is None for d in found["distributions"])
+
+
+def test_a_distribution_installed_twice_is_named_with_both_versions(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    install(site, "kernelext", "1.2.0", {"kernelext/__init__.py": ""}, requires=("torch>=1",))
+    install(site, "kernelext", "1.1.0", {"kernelext/old.py": ""}, requires=("torch>=1",))
+    found = inventory(path=[str(site)], imports=False)
+    (d,) = found["distributions"]
+    assert len(d["also_installed"]) == 1 and d["also_installed"][0].startswith(("1.1.0 in ", "1.2.0 in "))
+    (f,) = judge(found).findings
+    assert f.title.startswith("kernelext is installed more than once")
+    assert f.remediation[0].startswith("pip uninstall -y kernelext (again, until pip finds none)")

@@ -21,10 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from refenv.engines.labels import KIND, MANAGED  # noqa: E402
-
 from refenv.build.environment import build_environment  # noqa: E402
 from refenv.engines.docker.sdk import Engine  # noqa: E402
+from refenv.model.labels import KIND, MANAGED  # noqa: E402
 from refenv.model.matrix_yaml import load  # noqa: E402
 from refenv.run.containers import ContainerSpec  # noqa: E402
 

@@ -235,7 +235,7 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
 def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml", relock: bool = False,
           verbose: bool = False) -> None:
     """Build (or find) each environment's image; unchanged environments are not rebuilt."""
-    from refenv.build.environment import build_environment
+    from refenv.builder.environment import build_environment
     from refenv.engines.docker.sdk import Engine
     from refenv.run.progress import ConsoleUI
 
@@ -256,7 +256,7 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
 @_guarded
 def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") -> None:
     """Re-resolve each environment's wheels on this host and rewrite locks/<environment>.json."""
-    from refenv.build.environment import get_lock
+    from refenv.builder.environment import get_lock
 
     m = _matrix(matrix, env, None, None)
     for e in m.environments:

@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from refenv import paths  # noqa: E402
-from refenv.build import wheelhouse  # noqa: E402
-from refenv.build.environment import build_environment  # noqa: E402
+from refenv.builder import wheelhouse  # noqa: E402
+from refenv.builder.environment import build_environment  # noqa: E402
 from refenv.engines.docker.sdk import Engine  # noqa: E402
 from refenv.model.labels import MANAGED  # noqa: E402
 from refenv.model.matrix_yaml import load  # noqa: E402

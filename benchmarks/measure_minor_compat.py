@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from harness import compat  # noqa: E402
-from refenv.build import simdriver  # noqa: E402
+from refenv.builder import simdriver  # noqa: E402
 from refenv.model import profiles  # noqa: E402
 
 RUNTIMES = ("nvidia-cuda-runtime-cu12==12.0.*", "nvidia-cuda-runtime-cu12==12.4.*", "nvidia-cuda-runtime-cu12==12.8.*",

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from refenv.build.environment import build_environment  # noqa: E402
+from refenv.builder.environment import build_environment  # noqa: E402
 from refenv.engines.docker.sdk import Engine  # noqa: E402
 from refenv.model.labels import KIND, MANAGED  # noqa: E402
 from refenv.model.matrix_yaml import load  # noqa: E402

@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from refenv import paths
-from refenv.build import baseimage, images, team, wheelhouse
+from refenv.builder import baseimage, images, team, wheelhouse
 from refenv.engines.docker.sdk import Engine
 from refenv.errors import LockError, RefenvError
 from refenv.model.matrix import Environment, Matrix
@@ -23,7 +23,7 @@ def current_image(engine: Engine, matrix: Matrix, env: Environment) -> tuple[str
 
     The hash is planned the way `build_environment` plans it (base image, lock, harness tree, template),
     so a changed harness or lock gives a new hash; the image must be in the engine with that hash. A team image's
-    is its image (or Dockerfile digest) and the harness mounted into it (refenv/build/team.py).
+    is its image (or Dockerfile digest) and the harness mounted into it (refenv/builder/team.py).
     """
     if env.team is not None:
         return team.current(engine, env)

@@ -19,8 +19,8 @@ from typing import Any
 
 from harness.schema import OK
 from refenv import paths
-from refenv.build.context import tar_context
-from refenv.build.wheelhouse import lock_path
+from refenv.builder.context import tar_context
+from refenv.builder.wheelhouse import lock_path
 from refenv.engines.docker.engine import DockerEngine
 from refenv.engines.docker.sdk import Engine
 from refenv.engines.seam import ImageRequest

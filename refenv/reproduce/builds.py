@@ -2,7 +2,7 @@
 
 A build comes from PyPI (each release's default Linux build), from PyTorch's own index (every other
 variant, when that index is reachable), or from a wheel already on disk. Python comes from a base image
-(a Debian suite, `refenv.build.baseimage.SUITE_PYTHON`) within the release's supported range (compat.json).
+(a Debian suite, `refenv.builder.baseimage.SUITE_PYTHON`) within the release's supported range (compat.json).
 A substitute keeps the CUDA major of what was asked for, since the major decides which drivers accept
 the runtime (facts/cuda-compat.md, "Minor-version compatibility"); every substitution is named.
 """

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from harness import compat
 from harness.inputs import InputError, shorten
-from refenv.build import baseimage
+from refenv.builder import baseimage
 from refenv.model import accepts
 from refenv.model.faults import NAMED, Faults
 from refenv.model.matrix import Base, Environment, Host, Scenario

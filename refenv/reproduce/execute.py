@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from refenv import paths
-from refenv.build import wheelhouse
+from refenv.builder import wheelhouse
 from refenv.engines.seam import CellEngine, ImageRequest
 from refenv.errors import LockError
 from refenv.model.matrix import Base, Environment, RunSettings

@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 from harness import compat
 from refenv import paths
-from refenv.build import baseimage
+from refenv.builder import baseimage
 from refenv.reproduce.builds import Offer
 
 LOG = logging.getLogger(__name__)

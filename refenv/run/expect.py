@@ -20,7 +20,7 @@ from harness.schema import (
     OK,
     VERDICTS,
 )
-from refenv.build.simdriver import SimDriver
+from refenv.builder.simdriver import SimDriver
 from refenv.model.matrix import Environment, Host, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import Expected

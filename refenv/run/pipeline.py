@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Protocol
 
 from refenv import paths
-from refenv.build import simdriver, wheelhouse
-from refenv.build.images import tree_digest
+from refenv.builder import simdriver, wheelhouse
+from refenv.builder.images import tree_digest
 from refenv.engines import realhost
 from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ProbesRealHosts
 from refenv.errors import NoGpuRuntime

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from refenv.build.simdriver import SimDriver
+from refenv.builder.simdriver import SimDriver
 from refenv.model.profiles import Gpu, Profile, render_config
 
 LIB_DIR = "/usr/lib/x86_64-linux-gnu"

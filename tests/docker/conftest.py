@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from refenv.build import simdriver
-from refenv.build.environment import build_environment
-from refenv.build.simdriver import SimDriver
+from refenv.builder import simdriver
+from refenv.builder.environment import build_environment
+from refenv.builder.simdriver import SimDriver
 from refenv.engines.docker.sdk import Engine
 from refenv.model import matrix_yaml
 from refenv.model.builds import EnvBuild

@@ -161,7 +161,7 @@ def python_in_image(engine: Engine, image: str, code: str, timeout: float = 180.
 def wheel(requirement: str) -> Path:
     """A cp311 manylinux wheel of `requirement` in the shared wheelhouse (downloaded once, without dependencies)."""
     from refenv import paths
-    from refenv.build.wheelhouse import pip_download
+    from refenv.builder.wheelhouse import pip_download
 
     house = paths.wheelhouse()
     name, _, version = requirement.partition("==")

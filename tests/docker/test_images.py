@@ -8,7 +8,7 @@ import pytest
 
 from harness import __version__ as harness_version
 from harness import compat
-from refenv.build.images import UID
+from refenv.builder.images import UID
 from refenv.engines.docker.sdk import Engine
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Matrix

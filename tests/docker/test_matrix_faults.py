@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.schema import CPU_WHEEL
-from refenv.build.environment import build_environment
-from refenv.build.wheelhouse import lock_path, read_lock
+from refenv.builder.environment import build_environment
+from refenv.builder.wheelhouse import lock_path, read_lock
 from refenv.engines.docker.sdk import Engine
 from refenv.model import codec
 from refenv.model.builds import EnvBuild

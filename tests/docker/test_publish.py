@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from refenv.build.wheelhouse import lock_path
+from refenv.builder.wheelhouse import lock_path
 from refenv.engines.docker.sdk import Engine
 from refenv.model import codec, matrix_yaml
 from refenv.model.matrix import select

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from refenv.build.environment import EnvBuild
+from refenv.builder.environment import EnvBuild
 from refenv.engines.docker.sdk import Engine
 from tests.docker.support import CU128, CU130, JSON_MARK, python_in_image
 

@@ -17,8 +17,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from refenv.build.baseimage import bootstrap_tag
-from refenv.build.environment import EnvBuild
+from refenv.builder.baseimage import bootstrap_tag
+from refenv.builder.environment import EnvBuild
 from refenv.engines.docker.sdk import Engine
 from refenv.model.matrix import Matrix
 from refenv.report.ready import sections

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from refenv.build.environment import build_environment
+from refenv.builder.environment import build_environment
 from refenv.engines.docker.sdk import Engine
 from refenv.engines.slurm import client
 from refenv.model.builds import EnvBuild

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from refenv.build import simdriver
+from refenv.builder import simdriver
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Environment images as a plan (refenv.build.images): content-addressed tags, labels, the Dockerfile, the install."""
+"""Environment images as a plan (refenv.builder.images): content-addressed tags, labels, the Dockerfile, the install."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 
 from harness import __version__ as harness_version
 from harness import compat
-from refenv.build import images
-from refenv.build.wheelhouse import Lock, Wheel
+from refenv.builder import images
+from refenv.builder.wheelhouse import Lock, Wheel
 from refenv.model.labels import MANAGED
 from refenv.model.matrix import Environment
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from refenv.build import simdriver
+from refenv.builder import simdriver
 from refenv.model import profiles
 
 CASES = json.loads((Path(__file__).parents[1] / "data" / "cvd_cases.json").read_text(encoding="utf-8"))

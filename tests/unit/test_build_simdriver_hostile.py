@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from refenv.build import simdriver
+from refenv.builder import simdriver
 from refenv.model import profiles
 from refenv.model.profiles import ProfileError
 

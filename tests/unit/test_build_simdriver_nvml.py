@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from refenv.build import simdriver
+from refenv.builder import simdriver
 from refenv.model import profiles
 
 pytest.importorskip("pynvml")

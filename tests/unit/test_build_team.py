@@ -1,11 +1,11 @@
 """A team's Dockerfile image is tagged by what the build sees: the Dockerfile, the context (.dockerignore applied)
-and the build arguments (refenv/build/team.py)."""
+and the build arguments (refenv/builder/team.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from refenv.build.team import context_files, dockerfile_digest
+from refenv.builder.team import context_files, dockerfile_digest
 from refenv.model.matrix import DOCKERFILE, TeamImage
 
 

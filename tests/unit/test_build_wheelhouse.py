@@ -1,4 +1,4 @@
-"""Locks and the wheelhouse (refenv.build.wheelhouse): what is resolved, how it is pinned, and a wheel that changed."""
+"""Locks and the wheelhouse (refenv.builder.wheelhouse): what is resolved, how it is pinned, and a wheel that changed."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness import compat
-from refenv.build.wheelhouse import (
+from refenv.builder.wheelhouse import (
     WHEEL_RE,
     HashCache,
     Lock,

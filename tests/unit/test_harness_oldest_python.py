@@ -1,5 +1,5 @@
 """The harness runs inside every image refenv builds, the oldest on Debian bullseye's Python 3.9
-(refenv.build.baseimage.SUITE_PYTHON): nothing in it may need a newer interpreter at run time.
+(refenv.builder.baseimage.SUITE_PYTHON): nothing in it may need a newer interpreter at run time.
 
 Annotations are never evaluated (`from __future__ import annotations`), but an `X | Y` union passed to
 isinstance() is: on 3.9 it raises TypeError, and a cell whose document held a list could not be written.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from refenv.build.baseimage import SUITE_PYTHON
+from refenv.builder.baseimage import SUITE_PYTHON
 
 HARNESS = Path(__file__).resolve().parents[2] / "harness"
 

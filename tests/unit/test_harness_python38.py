@@ -1,5 +1,5 @@
 """The harness runs on Python 3.8+ (README, harness/__init__.py): inside reproduced images too, where a report's
-Python may be bullseye's 3.9 (refenv.build.baseimage.SUITE_PYTHON). The tools here run 3.10+, so nothing else
+Python may be bullseye's 3.9 (refenv.builder.baseimage.SUITE_PYTHON). The tools here run 3.10+, so nothing else
 catches a construct that older Pythons refuse: this reads every harness module with the 3.8 grammar and finds
 the runtime calls that 3.8 or 3.9 lack."""
 

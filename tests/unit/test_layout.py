@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FLOORS = {
     "refenv": 0, "refenv.errors": 0, "refenv.paths": 0,
     "refenv.model": 1, "refenv.readiness": 1,
-    "refenv.build": 2, "refenv.report": 2,
+    "refenv.builder": 2, "refenv.report": 2,
     "refenv.engines": 3,
     "refenv.run": 4,
     "refenv.reproduce": 5, "refenv.publish": 5, "refenv.fleet": 5,

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from refenv.build import baseimage
-from refenv.build.wheelhouse import download_args
+from refenv.builder import baseimage
+from refenv.builder.wheelhouse import download_args
 from refenv.errors import BuildError, MatrixError, RefenvError
 from refenv.model import accepts
 from refenv.model.matrix import Bootstrap, Environment, Matrix, Scenario

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from refenv import paths
-from refenv.build import simdriver
+from refenv.builder import simdriver
 from refenv.errors import NoGpuRuntime, RefenvError
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
@@ -160,7 +160,7 @@ def test_planning_writes_nothing(tmp_path: Path) -> None:
 
 def test_planning_and_running_cells_need_no_docker_sdk() -> None:
     """engine.py is the one module that imports docker; the planners and the runner reach it only through the seam."""
-    code = ("import sys, refenv.run.pipeline, refenv.run.plan, refenv.run.cells, refenv.run.containers, refenv.build.images, refenv.build.environment, "
+    code = ("import sys, refenv.run.pipeline, refenv.run.plan, refenv.run.cells, refenv.run.containers, refenv.builder.images, refenv.builder.environment, "
             "refenv.reproduce.execute, refenv.report; print('docker' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2])

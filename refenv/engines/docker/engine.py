@@ -1,6 +1,6 @@
 """The local Docker engine behind the runner's seam (`refenv.engines.seam.CellEngine`).
 
-Builds go through `refenv.build.environment`, containers through `refenv.engines.docker.sdk.Engine`
+Builds go through `refenv.builder.environment`, containers through `refenv.engines.docker.sdk.Engine`
 (the one module that speaks the docker SDK). Cancelling a run removes its containers by label, and the
 dependency installs this engine has in flight: those are labelled by environment, not by run, so only the
 ones it started go.
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import threading
 
-from refenv.build.environment import build_environment, given_image
-from refenv.build.team import team_image
+from refenv.builder.environment import build_environment, given_image
+from refenv.builder.team import team_image
 from refenv.engines.docker.sdk import Engine
 from refenv.engines.seam import ContainerSpec, ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime

@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from refenv.build import simdriver  # noqa: E402
-from refenv.build.environment import build_environment  # noqa: E402
+from refenv.builder import simdriver  # noqa: E402
+from refenv.builder.environment import build_environment  # noqa: E402
 from refenv.engines.docker.sdk import Engine  # noqa: E402
 from refenv.model import profiles  # noqa: E402
 from refenv.model.matrix import Scenario  # noqa: E402

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from refenv import paths
-from refenv.build import baseimage, images, wheelhouse
-from refenv.build.store import ImageStore
+from refenv.builder import baseimage, images, wheelhouse
+from refenv.builder.store import ImageStore
 from refenv.errors import BuildError, LockError, RefenvError
 from refenv.model.builds import CACHED, FAILED, EnvBuild
 from refenv.model.matrix import Environment, Matrix

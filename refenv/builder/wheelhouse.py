@@ -22,8 +22,8 @@ from typing import Any
 
 from harness import compat
 from harness.inputs import InputError
-from refenv.model import accepts
 from refenv.errors import LockError
+from refenv.model import accepts
 from refenv.model.matrix import Environment
 
 LOG = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 The harness is never baked in (it is mounted when the image runs), so the image is the team's, byte for byte.
 A Dockerfile's image is tagged by content — the Dockerfile, every file of its context that the build sees
 (`.dockerignore` honoured: Docker's own rules, `**` and `!` exceptions aside), the build arguments — so an
-unchanged one is never rebuilt; its log streams like a recipe build's (refenv/build/environment.py BuildLog).
+unchanged one is never rebuilt; its log streams like a recipe build's (refenv/builder/environment.py BuildLog).
 The classic builder with no network: a Dockerfile that needs a registry or the network fails with its own words.
 """
 
@@ -17,10 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from refenv import paths
-from refenv.build.context import tar_context
-from refenv.build.environment import BuildLog, Progress
-from refenv.build.images import tree_digest
-from refenv.build.store import ImageStore
+from refenv.builder.context import tar_context
+from refenv.builder.environment import BuildLog, Progress
+from refenv.builder.images import tree_digest
+from refenv.builder.store import ImageStore
 from refenv.errors import BuildError, RefenvError
 from refenv.model.builds import BUILT, CACHED, EnvBuild
 from refenv.model.labels import ENVIRONMENT, KIND, MANAGED
@@ -41,8 +41,8 @@ def context_files(context: Path) -> list[str]:
     ignore = context / ".dockerignore"
     patterns = []
     if ignore.is_file():
-        for line in ignore.read_text(encoding="utf-8", errors="replace").splitlines():
-            line = line.strip()
+        for raw in ignore.read_text(encoding="utf-8", errors="replace").splitlines():
+            line = raw.strip()
             if line and not line.startswith(("#", "!")):
                 patterns.append(line.strip("/").removeprefix("./"))
     found = []

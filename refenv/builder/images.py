@@ -22,13 +22,12 @@ import jinja2
 from harness import __version__ as harness_version
 from harness import compat
 from refenv import paths
-from refenv.build.context import tar_context
-from refenv.model.labels import DEPS_BUILD, ENVIRONMENT, KIND, MANAGED
+from refenv.builder.context import tar_context
+from refenv.builder.store import ImageStore
+from refenv.builder.wheelhouse import Lock, requirements_text
 from refenv.model.builds import BUILT, CACHED
+from refenv.model.labels import DEPS_BUILD, ENVIRONMENT, KIND, MANAGED
 from refenv.model.matrix import Environment
-from refenv.build.wheelhouse import Lock, requirements_text
-from refenv.build.store import ImageStore
-
 
 UID = 10001
 TEMPLATE = "env.Dockerfile.j2"

@@ -14,12 +14,11 @@ from pathlib import Path
 
 from harness.inputs import InputError
 from refenv import paths
-from refenv.model import accepts
+from refenv.builder.store import ImageStore
 from refenv.errors import BuildError, RefenvError
+from refenv.model import accepts
 from refenv.model.labels import MANAGED
 from refenv.model.matrix import Base, Bootstrap
-from refenv.build.store import ImageStore
-
 
 LOG = logging.getLogger(__name__)
 RECIPE = "base/bootstrap.sh"

@@ -2,10 +2,11 @@
 # ./go COMMAND...  — make this machine ready for refenv, then run COMMAND in the project's environment.
 #
 #   ./go invoke matrix      the main job: build every environment, run every cell, write the report
-#   ./go invoke test        the tests (unit, docker and slurm tiers; the gpu tier too where a GPU is)
+#   ./go invoke test        the tests (unit, docker, slurm and browser tiers; the gpu tier too where a GPU is)
 #
 # On a fresh Debian machine it installs what is missing (Docker engine, debootstrap, a C compiler,
-# the loopback registry used by the publish tests), starts the Docker engine if none answers, and
+# the loopback registry used by the publish tests, npm and Chromium for the paste page and its tests),
+# starts the Docker engine if none answers, and
 # creates .venv with refenv and its development tools. Each step is skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -24,6 +25,9 @@ command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v cc >/dev/null || need+=(gcc)
 [ -e /usr/include/stdio.h ] || need+=(libc6-dev)
 command -v docker-registry >/dev/null || need+=(docker-registry)
+# The paste page: npm fetches its Pyodide (`invoke web`), headless Chromium runs the browser tier.
+command -v npm >/dev/null || need+=(npm)
+command -v chromium >/dev/null || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   say "installing ${need[*]}"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >/dev/null

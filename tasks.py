@@ -10,7 +10,9 @@
   invoke publish --registry HOST[:PORT]/NAMESPACE   push the environments a full matrix run proved (GPU somewhere)
   invoke fleet [--partition P]   per node of a Slurm (or Kubernetes) cluster: driver, GPUs, ready environments
   invoke clean              remove every container and image refenv made
-  invoke test               ruff and mypy, then the test tiers (unit, docker, slurm; gpu where a GPU is)
+  invoke zipapp             write dist/refenv-diagnose.pyz: the harness as one file for any Python 3.8+
+  invoke web                write dist/web/: the paste page, diagnosing in the browser (Pyodide)
+  invoke test               ruff and mypy, then the test tiers (unit, docker, slurm, browser; gpu where a GPU is)
 
 Exit codes, on every task: 0 done; 1 a result that is not good (cells that disagree, a failed build, a
 reproduction that did not reproduce); 2 bad input (a malformed matrix.yaml, report or flag); 3 an internal
@@ -313,14 +315,15 @@ def _has_gpu() -> bool:
     return out.returncode == 0 and "GPU " in out.stdout
 
 
-@task(help={"tier": "unit, docker, slurm, gpu, or all (default: unit, docker and slurm, and gpu where a GPU is)",
+@task(help={"tier": "unit, docker, slurm, browser, gpu, or all (default: unit, docker, slurm and browser, and gpu "
+                    "where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure",
             "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
 @_guarded
 def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: bool = True) -> None:
     """Lint and type-check, then run the tests.
 
-    With CI=true a missing Docker engine or Slurm cluster fails its tier instead of skipping it."""
+    With CI=true a missing Docker engine, Slurm cluster or Chromium fails its tier instead of skipping it."""
     if lint:
         # The guardrails first: a finding stops here, before minutes of containers (`--no-lint` skips them).
         c.run(f"{sys.executable} -m ruff check .", pty=False)
@@ -328,12 +331,12 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
     if tier == "default":
         tier = "all" if _has_gpu() else "nogpu"
         if tier == "nogpu":
-            print("refenv test: unit, docker and slurm tiers; the gpu tier is not run here "
+            print("refenv test: unit, docker, slurm and browser tiers; the gpu tier is not run here "
                   "(no GPU: nvidia-smi lists none)")
-    markers = {"unit": "not docker and not gpu and not slurm", "docker": "docker", "slurm": "slurm", "gpu": "gpu",
-               "nogpu": "not gpu", "all": ""}.get(tier)
+    markers = {"unit": "not docker and not gpu and not slurm and not browser", "docker": "docker", "slurm": "slurm",
+               "browser": "browser", "gpu": "gpu", "nogpu": "not gpu", "all": ""}.get(tier)
     if markers is None:
-        raise Exit(f"unknown tier {tier!r}: unit, docker, slurm, gpu, default or all", code=2)
+        raise Exit(f"unknown tier {tier!r}: unit, docker, slurm, browser, gpu, default or all", code=2)
     if tier in ("slurm", "nogpu", "all"):
         _slurm_up(c)
     args = [sys.executable, "-m", "pytest", "tests"]
@@ -456,4 +459,33 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
                    code=1)
 
 
-ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish, fleet)
+@task(help={"out": "where to write the archive (default: dist/refenv-diagnose.pyz)"})
+@_guarded
+def zipapp(c: Context, out: str = "dist/refenv-diagnose.pyz") -> None:
+    """Write the single-file diagnoser: the harness as one zipapp that any Python 3.8+ runs.
+
+    On the broken machine: python3 refenv-diagnose.pyz [--json] [--from FILE] (a version line comes first)."""
+    from refenv.ship import pyz
+
+    made = pyz.build(ROOT, Path(out))
+    print(f"wrote {made.path} ({made.path.stat().st_size // 1024} KiB, {made.files} files): refenv-diagnose "
+          f"{made.version} ({made.commit})")
+    print(f"on the broken machine: python3 {made.path.name}   (--json to paste back, --from FILE for a report)")
+
+
+@task(help={"out": "the folder to write (default: dist/web)",
+            "pyodide": "the tarball of `npm pack pyodide@VERSION` to use instead of fetching it with npm"})
+@_guarded
+def web(c: Context, out: str = "dist/web", pyodide: str | None = None) -> None:
+    """Build the paste page: a folder any static server can host, where a report pasted is diagnosed in the
+    browser (Pyodide runs the harness; nothing leaves the page)."""
+    from refenv.ship import page
+
+    site = page.build(ROOT, Path(out), Path(pyodide) if pyodide else None)
+    print(f"wrote {site.folder} ({len(site.files)} files, {site.bytes / 1e6:.1f} MB; harness {site.archive.version} "
+          f"({site.archive.commit}))")
+    print(f"try it: python3 -m http.server --bind 127.0.0.1 --directory {site.folder} 8000   # then open "
+          "http://127.0.0.1:8000/")
+
+
+ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish, fleet, zipapp, web)

@@ -1,4 +1,4 @@
-"""`python -m harness <command>`: diagnose, stack, probe, roofline, memory, cell, measure."""
+"""`python -m harness <command>`: diagnose, stack, probe, roofline, memory, cell, measure, bot."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ COMMANDS = {
     "memory": "harness.memory_cli",
     "cell": "harness.cell",
     "measure": "harness.measure",
+    "bot": "harness.answer.bot",
 }
 
 

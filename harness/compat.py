@@ -15,6 +15,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness import datafiles
+
 DATA_FILE = Path(__file__).with_name("data") / "compat.json"
 
 _DRIVER_RE = re.compile(r"^\d{3,4}(\.\d{1,3}){1,2}$")
@@ -175,7 +177,7 @@ def validate(raw: dict[str, Any]) -> Compat:
 @lru_cache(maxsize=1)
 def load() -> Compat:
     """The validated tables, read once."""
-    return validate(json.loads(DATA_FILE.read_text(encoding="utf-8")))
+    return validate(json.loads(datafiles.read(DATA_FILE.name)))
 
 
 # ---- questions ------------------------------------------------------------------------------

@@ -6,12 +6,16 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import document
 from harness.inputs import InputError, float_arg
 from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_INTERNAL, EXIT_OK, exit_code_for
 
+if TYPE_CHECKING:
+    from harness.intake.parsed import ParsedReport
+
+FORMATS = ("text", "json", "markdown")
 EPILOG = """\
 exit status: 0 when CUDA works (OK), 1 for a failing verdict, 2 for bad input or when the harness could
 not gather a layer (the JSON document is still written, with the error), 3 for an internal error. With
@@ -26,6 +30,7 @@ examples:
   python -m harness diagnose
   python -m harness diagnose --json --out diagnosis.json
   python -m harness diagnose --stack     # and every extension beside torch (python -m harness stack)
+  python -m harness diagnose --from issue.txt --format markdown > comment.md
   python -m torch.utils.collect_env > report.txt 2>&1; python -m harness diagnose --from report.txt
 """
 
@@ -33,7 +38,12 @@ examples:
 def register(sub: Any) -> None:
     p = sub.add_parser("diagnose", help="say why torch.cuda.is_available() is False, with evidence and the fix",
                        description=__doc__, epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--json", action="store_true", help="print the versioned JSON document instead of text")
+    p.add_argument("--json", action="store_true", help="print the versioned JSON document instead of text "
+                   "(the same as --format json)")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="text (the default), json (the versioned document), or markdown: the comment an issue "
+                        "should get (verdict and confidence, the report's lines quoted with their numbers, the "
+                        "fix as commands, what to ask for; no verdict at low confidence; secrets redacted)")
     p.add_argument("--out", metavar="FILE", help="also write the JSON document to FILE")
     p.add_argument("--from", dest="source", metavar="FILE",
                    help="diagnose a machine you cannot touch from what its user pasted: a `python -m "
@@ -73,15 +83,21 @@ def _load_classifier() -> None:
 
 
 def diagnose_report(source: str) -> dict[str, Any]:
-    """Judge the facts read from a pasted report or a saved document."""
-    from harness.classify import classify
+    """Judge the facts read from a pasted report or a saved document (a file, or '-' for standard input)."""
     from harness.intake import load_report
-    from harness.intake.assess import assess_report
     from harness.intake.source import read_stdin
 
-    doc = document.new("diagnose")
     # A Path, not the str: load_report reads a str holding a newline as the report's text itself.
     report = load_report(read_stdin() if source == "-" else Path(source))
+    return judge_report(report, "<stdin>" if source == "-" else source)
+
+
+def judge_report(report: ParsedReport, path: str) -> dict[str, Any]:
+    """The diagnosis document of a report already read (`path` names where it came from)."""
+    from harness.classify import classify
+    from harness.intake.assess import assess_report
+
+    doc = document.new("diagnose")
     judged = classify(report.facts)
     diagnosis = judged.to_dict()
     if report.unknowns:
@@ -98,7 +114,7 @@ def diagnose_report(source: str) -> dict[str, Any]:
     doc["facts"] = report.facts
     doc["input"] = {
         "kind": report.kind,
-        "path": "<stdin>" if source == "-" else source,
+        "path": path,
         "provenance": {k: {"line": v[0], "text": v[1], "how": "inferred" if k in report.inferred else "stated"}
                        for k, v in report.provenance.items()},
         "inferred": dict(report.inferred),
@@ -113,6 +129,9 @@ def run(args: argparse.Namespace) -> int:
     doc: dict[str, Any]
     if args.source and args.stack:
         raise InputError("diagnose: --stack inventories this machine's environment; it does not apply to --from")
+    if args.json and args.format not in (None, "json"):
+        raise InputError(f"diagnose: --json and --format {args.format} ask for two outputs: give one")
+    fmt = "json" if args.json else (args.format or "text")
     try:
         doc = diagnose_report(args.source) if args.source else diagnose_live(args.torch_timeout)
         if args.stack:
@@ -131,13 +150,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"harness diagnose: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         if args.out:
             document.write(doc, args.out)
-        if args.json:
+        if fmt == "json":
             document.write(doc, None)
         return EXIT_HARNESS_ERROR if bad_input else EXIT_INTERNAL
     if args.out:
         document.write(doc, args.out)
-    if args.json:
+    if fmt == "json":
         document.write(doc, None)
+    elif fmt == "markdown":
+        from harness.answer.comment import render
+
+        sys.stdout.write(render(doc))
     else:
         from harness.diagnosis_text import render_diagnosis
 

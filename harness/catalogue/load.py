@@ -8,6 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness import datafiles
 from harness.catalogue.entries import CODE_APIS, LAYERS, REMEDY_KINDS, Code, Entry, Pattern, Text
 from harness.schema import VERDICTS, Remedy
 
@@ -120,4 +121,4 @@ def validate(data: Any) -> tuple[Entry, ...]:
 @lru_cache(maxsize=1)
 def entries() -> tuple[Entry, ...]:
     """Every entry, validated once."""
-    return validate(json.loads(DATA_FILE.read_text(encoding="utf-8")))
+    return validate(json.loads(datafiles.read(DATA_FILE.name)))

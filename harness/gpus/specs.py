@@ -14,6 +14,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness import datafiles
+
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "gpu_specs.json"
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 _LINKS = ("pcie3", "pcie4", "pcie5")
@@ -189,7 +191,7 @@ def validate_lines(raw: dict[str, Any]) -> tuple[ProductLine, ...]:
 
 @lru_cache(maxsize=1)
 def _raw() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(datafiles.read(DATA_FILE.name))
     return data
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import dataclasses
+import re
 import sys
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from harness.intake.parsed import ParsedReport, ReportError
 from harness.intake.saved import parse_document
 
 MAX_BYTES = MAX_CHARS * 4
+_VERSION_LINE_RE = re.compile(r"\Arefenv-diagnose [^\n]{1,200}\n")
 _CONTROL = frozenset(range(32)) - {9, 10, 12, 13, 27}  # tab, newlines, form feed and ESC occur in text
 
 
@@ -33,6 +35,8 @@ def parse_text(text: str) -> ParsedReport:
     """A saved diagnose document when the text is a JSON object, else facts read from any text."""
     check_text(text)
     body = "\n".join(ln for ln in text.strip().splitlines() if not FENCE_RE.match(ln)).strip()
+    # The single-file diagnoser prints its version line first, `--json` included (harness/launcher.py).
+    body = _VERSION_LINE_RE.sub("", body, count=1).lstrip()
     if not body.startswith("{"):
         return parse_report(text)
     try:

@@ -9,6 +9,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness import datafiles
 from harness.inputs import InputError, label, load_json_file
 from harness.memory.shape import MemoryInputError, ModelConfig, from_hf_config
 
@@ -44,7 +45,7 @@ def parse_published(text: str) -> tuple[float, float]:
 @lru_cache(maxsize=None)  # noqa: UP033  (functools.cache is 3.9+; the harness runs on 3.8)
 def presets() -> dict[str, Preset]:
     """All presets, validated at load (a malformed entry names itself)."""
-    doc = json.loads(DATA_FILE.read_text(encoding="utf-8"))
+    doc = json.loads(datafiles.read(DATA_FILE.name))
     if doc.get("schema") != "refenv.model_presets" or doc.get("version") != 1:
         raise MemoryInputError(f"{DATA_FILE}: expected schema refenv.model_presets version 1")
     out: dict[str, Preset] = {}

@@ -16,6 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from harness import datafiles
+
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "pairings.json"
 HOWS = ("paired", "index", "source", "per-cuda", "cuda-named", "torch-pin")
 _VERSION_RE = re.compile(r"\d{1,4}(\.\d{1,4}){1,3}")
@@ -77,7 +79,7 @@ def validate(data: Any) -> tuple[dict[str, str], dict[str, Rule]]:
 
 @lru_cache(maxsize=1)
 def table() -> tuple[dict[str, str], dict[str, Rule]]:
-    return validate(json.loads(DATA_FILE.read_text(encoding="utf-8")))
+    return validate(json.loads(datafiles.read(DATA_FILE.name)))
 
 
 def rule(dist: str) -> Rule | None:

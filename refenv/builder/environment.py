@@ -59,12 +59,13 @@ class BuildLog:
         self._file.flush()
         self.progress(self.environment, line.splitlines()[-1] if line.strip() else line)
 
-    def failed(self, exc: Exception, start: float, tag: str | None = None, content_hash: str | None = None) -> EnvBuild:
+    def failed(self, exc: Exception, start: float, tag: str | None = None, content_hash: str | None = None,
+               lock_sha256: str | None = None) -> EnvBuild:
         """The FAILED record of an expected failure, with the log's tail."""
         self(f"FAILED: {exc}")
         tail_text = getattr(exc, "log_tail", "") or "\n".join(self.tail[-30:])
         return EnvBuild(self.environment, FAILED, tag, content_hash, round(time.monotonic() - start, 1), self.path,
-                        str(exc), tail_text)
+                        str(exc), tail_text, lock_sha256)
 
     def __enter__(self) -> BuildLog:
         return self
@@ -92,10 +93,11 @@ def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environmen
             plan = images.plan(env, base.image_id, lock, images.tree_digest(paths.project_root() / "harness"))
             built = images.ensure(engine, plan, base.ref, paths.wheelhouse(), uv_binary(), log, log.path)
         except (BuildError, LockError, RefenvError) as exc:
-            return log.failed(exc, start, plan.env_tag if plan else None, plan.content_hash if plan else None)
+            return log.failed(exc, start, plan.env_tag if plan else None, plan.content_hash if plan else None,
+                              lock.sha256 if lock else None)
         log(f"{built.status.lower()}: {built.tag}")
     return EnvBuild(env.name, built.status, built.tag, plan.content_hash, round(time.monotonic() - start, 1),
-                    log.path, None, None)
+                    log.path, None, None, lock.sha256)
 
 
 def given_image(engine: ImageStore, env: Environment, ref: str) -> EnvBuild:

@@ -27,6 +27,7 @@ class EnvBuild:
     log: Path | None
     error: str | None = None
     log_tail: str | None = None
+    lock_sha256: str | None = None  # the digest of the lock its wheels were installed from
 
     @property
     def image(self) -> str | None:

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # reports read only the model; the run drives them all; reproduce, publish and fleet are jobs over a run.
 FLOORS = {
     "refenv": 0, "refenv.errors": 0, "refenv.paths": 0,
-    "refenv.model": 1, "refenv.readiness": 1,
+    "refenv.model": 1, "refenv.readiness": 1, "refenv.ship": 1,
     "refenv.builder": 2, "refenv.report": 2,
     "refenv.engines": 3,
     "refenv.run": 4,

@@ -1,0 +1,116 @@
+"""The bot's one way to GitHub: its REST API's issue comments and labels, over urllib (standard library).
+
+Endpoints (docs.github.com/rest, API version 2022-11-28): list an issue's comments
+`GET /repos/{owner}/{repo}/issues/{number}/comments`, create one `POST` there, update one
+`PATCH /repos/{owner}/{repo}/issues/comments/{id}`, add labels `POST /repos/{owner}/{repo}/issues/{number}/labels`
+and remove one `DELETE .../labels/{name}`. The API's base comes from GITHUB_API_URL (GitHub Enterprise
+Server has its own); the token goes in an `Authorization: Bearer` header and nowhere else, never into
+an error message. Answers are read up to a bound, like every other input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from harness.inputs import InputError, loads_json
+
+API_VERSION = "2022-11-28"
+MAX_ANSWER_BYTES = 16 << 20
+PER_PAGE = 100
+MAX_PAGES = 30          # 3,000 comments: past that the bot stops looking for its own
+_REPOSITORY = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
+
+
+class GitHubError(Exception):
+    """GitHub refused or could not be reached; the message says which call and what GitHub said."""
+
+
+class Client:
+    """Issue comments and labels of one repository."""
+
+    def __init__(self, api_url: str, repository: str, token: str, timeout: float = 30.0) -> None:
+        parts = urllib.parse.urlsplit(api_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise InputError(f"GITHUB_API_URL: expected an http(s) URL such as https://api.github.com, got "
+                             f"{api_url[:80]!r}")
+        if not _REPOSITORY.fullmatch(repository):
+            raise InputError(f"the repository: expected OWNER/NAME, got {repository[:80]!r}")
+        if not token or any(ch.isspace() for ch in token):
+            raise InputError("the token: expected a GitHub token (GITHUB_TOKEN), got none or one with spaces")
+        self.base = api_url.rstrip("/")
+        self.repo = repository
+        self._token = token
+        self.timeout = timeout
+
+    def __repr__(self) -> str:  # never the token
+        return f"Client({self.base!r}, {self.repo!r})"
+
+    def _call(self, method: str, path: str, body: Any = None) -> Any:
+        url = f"{self.base}/repos/{self.repo}{path}"
+        data = json.dumps(body).encode("utf-8") if body is not None else None
+        request = urllib.request.Request(url, data=data, method=method, headers={
+            "Accept": "application/vnd.github+json", "Authorization": f"Bearer {self._token}",
+            "X-GitHub-Api-Version": API_VERSION, "User-Agent": "refenv-issue-bot",
+            **({"Content-Type": "application/json"} if data is not None else {})})
+        where = f"{method} {urllib.parse.urlsplit(url).path}"
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:
+                raw = answer.read(MAX_ANSWER_BYTES + 1)
+        except urllib.error.HTTPError as exc:
+            raise GitHubError(f"GitHub answered {exc.code} to {where}: {_message(exc)}") from None
+        except (urllib.error.URLError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            raise GitHubError(f"GitHub could not be reached for {where}: {reason}") from None
+        if len(raw) > MAX_ANSWER_BYTES:
+            raise GitHubError(f"GitHub's answer to {where} is longer than {MAX_ANSWER_BYTES} bytes")
+        if not raw.strip():
+            return None
+        try:
+            return loads_json(raw.decode("utf-8", "replace"), f"GitHub's answer to {where}")
+        except InputError as exc:
+            raise GitHubError(str(exc)) from None
+
+    def comments(self, number: int) -> list[dict[str, Any]]:
+        """The issue's comments, oldest first, page by page up to MAX_PAGES."""
+        found: list[dict[str, Any]] = []
+        for page in range(1, MAX_PAGES + 1):
+            batch = self._call("GET", f"/issues/{number}/comments?per_page={PER_PAGE}&page={page}")
+            if not isinstance(batch, list):
+                raise GitHubError(f"GitHub's list of comments of issue {number} is not a list")
+            found.extend(c for c in batch if isinstance(c, dict))
+            if len(batch) < PER_PAGE:
+                break
+        return found
+
+    def create_comment(self, number: int, body: str) -> dict[str, Any]:
+        made = self._call("POST", f"/issues/{number}/comments", {"body": body})
+        return made if isinstance(made, dict) else {}
+
+    def update_comment(self, comment_id: int, body: str) -> dict[str, Any]:
+        made = self._call("PATCH", f"/issues/comments/{comment_id}", {"body": body})
+        return made if isinstance(made, dict) else {}
+
+    def add_labels(self, number: int, labels: list[str]) -> None:
+        self._call("POST", f"/issues/{number}/labels", {"labels": labels})
+
+    def remove_label(self, number: int, name: str) -> None:
+        try:
+            self._call("DELETE", f"/issues/{number}/labels/{urllib.parse.quote(name, safe='')}")
+        except GitHubError as exc:
+            if " 404 " not in str(exc):  # already gone: what was wanted
+                raise
+
+
+def _message(exc: urllib.error.HTTPError) -> str:
+    """GitHub's own `message` from an error answer, one line, bounded."""
+    try:
+        data = json.loads(exc.read(65536).decode("utf-8", "replace"))
+        message = data.get("message") if isinstance(data, dict) else None
+    except (ValueError, OSError):
+        message = None
+    return " ".join(str(message or exc.reason or "no message").split())[:200]

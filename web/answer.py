@@ -1,0 +1,39 @@
+"""The paste page's Python (run by Pyodide in the browser): diagnose the report the page wrote into its
+virtual file system as `python -m harness diagnose --from FILE` does, and hand the page what to show.
+
+The harness is the single-file diagnoser the page serves beside itself (refenv-diagnose.pyz), imported
+from the archive as any Python imports a zip on its path.
+"""
+
+import json
+import sys
+
+sys.path.insert(0, "/refenv/refenv-diagnose.pyz")
+
+from harness.answer.comment import render as render_comment
+from harness.diagnose import diagnose_report
+from harness.diagnosis_text import render_diagnosis
+from harness.intake import ReportError
+from harness.launcher import version_line
+
+VERSION = version_line()
+
+
+def answer(path: str) -> str:
+    """JSON for the page: verdict, confidence, summary, the text report and the issue comment (or why not)."""
+    try:
+        doc = diagnose_report(path)
+    except (ReportError, OSError) as exc:  # what the command line refuses with exit 2
+        return json.dumps({"verdict": "REFUSED", "message": f"harness diagnose: {exc}"})
+    except Exception as exc:  # what the command line reports as an internal error (exit 3)
+        return json.dumps({"verdict": "ERROR", "message": f"internal error: {type(exc).__name__}: {exc}"})
+    doc["input"]["path"] = "the pasted report"
+    diagnosis = doc["diagnosis"]
+    assessment = diagnosis.get("assessment") or {}
+    return json.dumps({
+        "verdict": diagnosis["verdict"],
+        "confidence": assessment.get("confidence"),
+        "summary": (assessment.get("rests_on") or [""])[0],
+        "text": render_diagnosis(doc),
+        "markdown": render_comment(doc),
+    })

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from harness.schema import OK
 from refenv import paths
 from refenv.builder import simdriver, wheelhouse
 from refenv.builder.images import tree_digest
@@ -242,7 +243,7 @@ def stack_of(scope: Scope, prepared: Prepared, c: CellResult) -> StackCheck | No
         return None
     profile = prepared.real_hosts[host.name] if host.name in prepared.real_hosts \
         else matrix_host_profile(host, prepared.real)
-    return stackcheck.check(found.stack, profile, scenario)
+    return stackcheck.check(found.stack, profile, scenario, c.observed is not None and c.observed.verdict == OK)
 
 
 def not_started(scope: Scope) -> tuple[CellResult, ...]:

@@ -2,7 +2,9 @@
 
 The extensions' own failures (an import, a pin, a CUDA major) hold on every host; a GPU whose architecture
 no library of an extension serves, or a driver older than an extension's CUDA, only on some. The host is the
-cell's driver profile (simulated, or the real machine's): its GPUs with GPU access, none without (pure).
+cell's driver profile (simulated, or the real machine's): its GPUs with GPU access, none without. Those are
+judged only where torch itself got the GPU: elsewhere torch's own verdict stands first, with its own fix, and
+an extension's needs on that host would only repeat it (pure).
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ def host_of(profile: Profile | None, scenario: Scenario) -> Host:
     return Host(gpus, profile.cuda_driver_version)
 
 
-def check(inventory: dict[str, Any] | None, profile: Profile | None, scenario: Scenario) -> StackCheck | None:
-    """The cell's stack judgement; None when the environment's stack was not read."""
+def check(inventory: dict[str, Any] | None, profile: Profile | None, scenario: Scenario,
+          torch_ok: bool = True) -> StackCheck | None:
+    """The cell's stack judgement (against its host where `torch_ok`); None when the stack was not read."""
     if not inventory:
         return None
-    judged = judge(inventory, host_of(profile, scenario))
+    judged = judge(inventory, host_of(profile, scenario) if torch_ok else Host())
     return StackCheck(judged.ready, judged.findings, dict(judged.status))

@@ -36,3 +36,9 @@ def test_an_architecture_is_judged_on_the_hosts_gpu_only() -> None:
     assert "has no code for" in judged.errors[0].title
     hidden = check(inventory(FA), pascal, Scenario("no-gpu", "none"))
     assert hidden is not None and hidden.ready
+
+
+def test_where_torch_gets_no_gpu_only_what_holds_on_every_host_is_judged() -> None:
+    pascal = profiles.get("r580-pascal")
+    judged = check(inventory(FA), pascal, Scenario("gpu", "all"), torch_ok=False)
+    assert judged is not None and judged.ready  # the GPU's architecture is torch's verdict there first

@@ -4,7 +4,7 @@
 #   ./go invoke matrix      the main job: build every environment, run every cell, write the report
 #   ./go invoke test        the tests (unit, docker, slurm and browser tiers; the gpu tier too where a GPU is)
 #
-# On a fresh Debian machine it installs what is missing (Docker engine, debootstrap, a C compiler,
+# On a fresh Debian machine it installs what is missing (Docker engine, Podman, debootstrap, a C compiler,
 # the loopback registry used by the publish tests, npm and Chromium for the paste page and its tests),
 # starts the Docker engine if none answers, and
 # creates .venv with refenv and its development tools. Each step is skipped when already done.
@@ -25,6 +25,8 @@ command -v debootstrap >/dev/null || need+=(debootstrap)
 command -v cc >/dev/null || need+=(gcc)
 [ -e /usr/include/stdio.h ] || need+=(libc6-dev)
 command -v docker-registry >/dev/null || need+=(docker-registry)
+# Podman, the second engine (`invoke matrix --engine podman`, the podman test tier); daemonless, nothing to start.
+command -v podman >/dev/null || need+=(podman)
 # The paste page: npm fetches its Pyodide (`invoke web`), headless Chromium runs the browser tier.
 command -v npm >/dev/null || need+=(npm)
 command -v chromium >/dev/null || need+=(chromium)

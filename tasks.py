@@ -89,12 +89,13 @@ def _guarded(body: Callable[P, R]) -> Callable[P, R]:
     "verbose": "stream every build log line",
     "compare": "an environment to compare with: it runs too, and the summary says what changes on each host",
     "backend": "local | slurm | kubernetes: where the cells run (default: run.backend)",
+    "engine": "docker | podman: the local engine the cells run in (default: run.engine, else docker)",
 })
 @_guarded
 def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None, host: list[str] | None = None,
            scenario: list[str] | None = None, rerun: bool = False, parallel: int = 0, results: str = "results",
            dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False,
-           compare: str | None = None, backend: str | None = None) -> None:
+           compare: str | None = None, backend: str | None = None, engine: str | None = None) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.model.matrix import MODES
     from refenv.report.console import console_summary
@@ -122,9 +123,10 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
                       use_cache=not rerun, relock=relock, probes=probes,
                       selection={"env": env or [], "host": host or [], "scenario": scenario or []})
+    if engine is not None and engine not in ("docker", "podman"):
+        raise Exit(f"refenv: --engine {engine!r}: expected docker or podman", code=2)
     try:
-        engine = engine_for(where, m)
-        outcome = run_matrix(m, options, ui, engine)
+        outcome = run_matrix(m, options, ui, engine_for(where, m, engine))
     finally:
         ui.close()
     print(console_summary(outcome.document, outcome.written))
@@ -196,9 +198,11 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 
 
 @task(help={"env": "the environment", "host": "the host", "scenario": "the scenario",
-            "matrix": "the matrix file", "rerun": "do not reuse a cached result"})
+            "matrix": "the matrix file", "rerun": "do not reuse a cached result",
+            "engine": "docker | podman: the local engine (default: run.engine, else docker)"})
 @_guarded
-def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False) -> None:
+def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False,
+        engine: str | None = None) -> None:
     """Run one cell and print its diagnosis in full."""
     from harness.diagnosis_text import render_diagnosis
     from refenv.report import measures
@@ -211,12 +215,14 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
         raise Exit("name exactly one environment, host and scenario (no globs matching several)", code=2)
     from refenv.engines.connect import engine_for
 
+    if engine is not None and engine not in ("docker", "podman"):
+        raise Exit(f"refenv: --engine {engine!r}: expected docker or podman", code=2)
     ui = ConsoleUI()
     try:
         # Where matrix.yaml says cells run (run.backend), as `invoke matrix` does: a real host of a cluster
         # is a node there, not this machine.
         outcome = run_matrix(m, Options(results_root=Path("results").resolve(), use_cache=not rerun), ui,
-                             engine_for(m.run.backend, m))
+                             engine_for(m.run.backend, m, engine))
     finally:
         ui.close()
     cell = outcome.document.cells[0]
@@ -299,6 +305,12 @@ def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: boo
             for image_id in engine.images_labelled({MANAGED: "true", "refenv.kind": kind}):
                 engine.remove_image(image_id)
         print(f"removed {len(ids)} image(s)")
+    if shutil.which("podman"):
+        # What runs with --engine podman left in Podman's storage: its containers, and the images copied there.
+        from refenv.engines.podman.engine import remove_labelled
+
+        containers, images = remove_labelled({MANAGED: "true"}, images=not keep_images)
+        print(f"podman: removed {containers} container(s), {images} image(s)")
     if cache and paths.cache_root().exists():
         shutil.rmtree(paths.cache_root())
         print(f"removed {paths.cache_root()}")
@@ -315,7 +327,8 @@ def _has_gpu() -> bool:
     return out.returncode == 0 and "GPU " in out.stdout
 
 
-@task(help={"tier": "unit, docker, slurm, browser, gpu, or all (default: unit, docker, slurm and browser, and gpu "
+@task(help={"tier": "unit, docker, podman, slurm, browser, gpu, or all (default: unit, docker, podman, slurm and "
+                    "browser, and gpu "
                     "where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure",
             "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
@@ -331,12 +344,13 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
     if tier == "default":
         tier = "all" if _has_gpu() else "nogpu"
         if tier == "nogpu":
-            print("refenv test: unit, docker, slurm and browser tiers; the gpu tier is not run here "
+            print("refenv test: unit, docker, podman, slurm and browser tiers; the gpu tier is not run here "
                   "(no GPU: nvidia-smi lists none)")
-    markers = {"unit": "not docker and not gpu and not slurm and not browser", "docker": "docker", "slurm": "slurm",
-               "browser": "browser", "gpu": "gpu", "nogpu": "not gpu", "all": ""}.get(tier)
+    markers = {"unit": "not docker and not gpu and not slurm and not browser and not podman", "docker": "docker",
+               "podman": "podman", "slurm": "slurm", "browser": "browser", "gpu": "gpu", "nogpu": "not gpu",
+               "all": ""}.get(tier)
     if markers is None:
-        raise Exit(f"unknown tier {tier!r}: unit, docker, slurm, browser, gpu, default or all", code=2)
+        raise Exit(f"unknown tier {tier!r}: unit, docker, podman, slurm, browser, gpu, default or all", code=2)
     if tier in ("slurm", "nogpu", "all"):
         _slurm_up(c)
     args = [sys.executable, "-m", "pytest", "tests"]

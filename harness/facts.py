@@ -50,6 +50,7 @@ class SmiFact(TypedDict, total=False):
 
 class DriverFacts(TypedDict, total=False):
     dev_nodes: list[str] | None          # /dev/nvidia*
+    dev_access: dict[str, str] | None    # node -> "ok", or why it cannot be opened ("EPERM: Operation not permitted")
     proc_version: str | None             # first line of /proc/driver/nvidia/version
     kernel_module_version: str | None    # parsed from proc_version
     libcuda: LibcudaFact

@@ -19,7 +19,7 @@ REMEDY_KINDS = (
     "install_driver", "install_wheel", "reboot", "reload_modules", "load_module", "drop_from_library_path",
     "enable_gpu_access", "install_toolkit", "unset_variable", "add_capability", "expose_devices",
     "reinstall_libraries", "fix_loader_path", "start_service", "fix_permissions", "set_compute_mode", "check_logs",
-    "check_hardware", "install_matching",
+    "check_hardware", "restore_device_access", "generate_cdi_spec", "use_cdi_engine", "install_matching",
 )
 
 

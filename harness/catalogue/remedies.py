@@ -176,6 +176,31 @@ def _install_matching(r: Remedy) -> list[str]:
     from harness.stack.advice import matching  # the pairing table is read only when a stack fix is rendered
 
     return matching(r)
+def _restore_device_access(r: Remedy) -> list[str]:
+    # NVIDIA/nvidia-container-toolkit#48: the toolkit's notice and its workarounds, in its order of preference.
+    return ["in a container: it lost access to its GPU device nodes (the device cgroup allows only 'c 195:* m' "
+            "after `systemctl daemon-reload` on a host with the systemd cgroup driver): restart the container",
+            "so that it does not recur (NVIDIA/nvidia-container-toolkit#48): run `sudo nvidia-ctk system "
+            "create-dev-char-symlinks --create-all` at boot (a udev rule), or switch Docker to the cgroupfs driver "
+            "(\"exec-opts\": [\"native.cgroupdriver=cgroupfs\"] in /etc/docker/daemon.json), or give the devices "
+            "through CDI (--device nvidia.com/gpu=all), whose nodes the runtime itself declares",
+            "on a bare host: check the driver (nvidia-smi, dmesg | grep -i nvrm)"]
+
+
+def _generate_cdi_spec(r: Remedy) -> list[str]:
+    why = ("the CDI spec no longer matches the host's device nodes (it was written before the driver was "
+           "upgraded or reloaded): " if r.get("why") == "stale" else
+           "no CDI spec defines these devices (none was generated, or it was generated for other GPUs): ")
+    return [why + "regenerate it with `sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`, check it with "
+            "`nvidia-ctk cdi list`, then restart the container",
+            "to keep it current, let the toolkit regenerate it at boot and after driver changes (its "
+            "nvidia-cdi-refresh service, toolkit 1.18 and newer)"]
+
+
+def _use_cdi_engine(r: Remedy) -> list[str]:
+    return ["this engine does not resolve CDI device names: use Podman (4.1 or newer) or Docker 25 or newer with "
+            "CDI enabled ({\"features\": {\"cdi\": true}} in /etc/docker/daemon.json), or ask for the GPUs "
+            "with --gpus all through the NVIDIA runtime"]
 
 
 RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
@@ -185,7 +210,8 @@ RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
     "add_capability": _add_capability, "expose_devices": _expose_devices, "reinstall_libraries": _reinstall_libraries,
     "fix_loader_path": _fix_loader_path, "start_service": _start_service, "fix_permissions": _fix_permissions,
     "set_compute_mode": _set_compute_mode, "check_logs": _check_logs, "check_hardware": _check_hardware,
-    "install_matching": _install_matching,
+    "restore_device_access": _restore_device_access, "generate_cdi_spec": _generate_cdi_spec,
+    "use_cdi_engine": _use_cdi_engine, "install_matching": _install_matching,
 }
 KINDS = tuple(RENDERERS)
 assert set(KINDS) == set(REMEDY_KINDS), "every remedy kind has one renderer"

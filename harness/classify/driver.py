@@ -99,8 +99,53 @@ def _presence_from_torch(ctx: Context) -> list[Finding]:
                      Remedy("install_driver", (("detail", "short"),)))]
 
 
+_DENIED = ("EPERM", "EACCES")
+_NO_DRIVER_BEHIND = ("ENXIO", "ENODEV")
+
+
+def check_device_access(ctx: Context) -> Finding | None:
+    """GPU device nodes that exist but cannot be opened: the device cgroup (EPERM), or an nvidia-uvm that is
+    missing or reaches no driver while the control node works (a stale CDI spec, an unloaded nvidia_uvm)."""
+    access = ctx.driver.get("dev_access") or {}
+    nodes = ctx.driver.get("dev_nodes")
+    if not access or nodes is None:
+        return None
+    evidence = [f"{node}: {why}" for node, why in sorted(access.items()) if why != "ok"]
+    denied = [n for n, why in access.items() if why.split(":")[0] in _DENIED]
+    nv, rc = ctx.nvml, ctx.libcuda.get("cuinit")
+    if nv.get("init_error"):
+        evidence.append(f"NVML init: {nv['init_error']}")
+    if isinstance(rc, int) and rc != 0:
+        evidence.append(f"cuInit(0) = {rc} ({ctx.libcuda.get('cuinit_name') or '?'})")
+    if denied:
+        where = "in this container" if ctx.in_container else "on this machine"
+        return _finding(DRIVER_BROKEN, f"the GPU device nodes are here but may not be opened {where} (the device "
+                        "cgroup allows creating them, not reading or writing them)", evidence,
+                        catalogue.entry("toolkit.device_cgroup_denied").remedy or Remedy("restore_device_access"))
+    uvm = access.get("/dev/nvidia-uvm")
+    control_ok = access.get("/dev/nvidiactl") == "ok"
+    uvm_dead = uvm is None or uvm.split(":")[0] in _NO_DRIVER_BEHIND
+    if control_ok and uvm_dead and rc not in (None, 0, CUDA_ERROR_NO_DEVICE):
+        if uvm is None:
+            evidence.insert(0, "/dev/nvidia-uvm: absent")
+        if ctx.smi.get("works") or (nv.get("loaded") and not nv.get("init_error")):
+            evidence.append("NVML and nvidia-smi work: the driver is loaded")
+        if ctx.in_container:
+            remedy = catalogue.entry("toolkit.cdi_stale_uvm").remedy or Remedy("generate_cdi_spec")
+            title = ("/dev/nvidia-uvm in this container reaches no driver: the device list it was given (a CDI "
+                     "spec) no longer matches the host, so CUDA cannot initialise while nvidia-smi works")
+        else:
+            remedy = Remedy("reload_modules", (("modules", "nvidia_uvm"),))
+            title = "/dev/nvidia-uvm is missing or reaches no driver: CUDA cannot initialise while nvidia-smi works"
+        return _finding(DRIVER_BROKEN, title, evidence, remedy)
+    return None
+
+
 def check_health(ctx: Context) -> list[Finding]:
-    """A driver that is there but fails: NVML init errors, cuInit errors, torch's own words."""
+    """A driver that is there but fails: unusable device nodes, NVML init errors, cuInit errors, torch's words."""
+    access = check_device_access(ctx)
+    if access is not None:
+        return [access]  # NVML's and cuInit's failures are its evidence, not findings of their own
     findings: list[Finding] = []
     nv = ctx.nvml
     code, text = nv.get("init_error_code"), nv.get("init_error") or ""

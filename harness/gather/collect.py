@@ -61,6 +61,7 @@ def gather(torch_timeout: float = TORCH_TIMEOUT_S,
     facts["visibility"] = system.visibility()
     driver = facts["driver"]
     driver["dev_nodes"] = system.dev_nodes()
+    driver["dev_access"] = system.dev_access(driver["dev_nodes"] or [])
     driver["proc_version"], driver["kernel_module_version"] = system.proc_version()
     driver["nvidia_smi"] = system.nvidia_smi()
 

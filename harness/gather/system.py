@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
 import platform
@@ -17,6 +18,27 @@ _MODULE_RE = re.compile(r"Kernel Module\s+(?:for\s+\S+\s+)?(\d+\.\d+(?:\.\d+)?)"
 
 def dev_nodes() -> list[str]:
     return sorted(glob.glob("/dev/nvidia*"))
+
+
+def dev_access(nodes: list[str]) -> dict[str, str]:
+    """Whether each device node opens read-write, as the driver's libraries open it: "ok", or the errno.
+
+    A node can exist and still be unusable: a device cgroup that lets the container create but not open it
+    gives EPERM (after `systemctl daemon-reload`, NVIDIA/nvidia-container-toolkit#48); a node whose major
+    number no driver holds gives ENXIO (a stale CDI spec's nvidia-uvm). Opening a GPU's node has no effect
+    by itself: the libraries do it on every initialisation.
+    """
+    out = {}
+    for node in nodes:
+        try:
+            fd = os.open(node, os.O_RDWR | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError as exc:
+            code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+            out[node] = f"{code}: {exc.strerror}"
+            continue
+        os.close(fd)
+        out[node] = "ok"
+    return out
 
 
 def proc_version() -> tuple[str | None, str | None]:

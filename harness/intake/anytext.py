@@ -53,4 +53,5 @@ def parse_report(text: str) -> ParsedReport:
 def _stack_clues(b: Builder) -> bool:
     """Clues that are about the GPU stack even without a fact (a GPU named, a machine without one)."""
     return any(c in b.clues for c in ("no_gpu", "nvidia_gpu", "no_device", "insufficient_driver", "rocm",
-                                      "apple_silicon", "smi_cuda_na", "pip_install", "conda_install", "kernel_fault"))
+                                      "apple_silicon", "smi_cuda_na", "pip_install", "conda_install", "kernel_fault",
+                                      "gpu_refused"))

@@ -163,6 +163,19 @@ def _read_other(b: Builder, line: Line, found: dict[str, Hit]) -> None:
             # The rest of the stack (harness/stack): not torch's verdict, but what the user will meet next.
             b.note(f"line {line.number}: '{hit.text}': {hit.entry.meaning} (`python -m harness stack` in that "
                    "environment names the distribution and its fix)")
+    for key in ("cdi.unresolvable", "cdi.missing_host_device", "docker.no_cdi"):
+        refused = found.get(key)
+        if refused:
+            b.note(f"line {line.number}: the engine refused the container's CDI devices ('{refused.text}'): "
+                   f"{refused.entry.meaning}")
+            b.clue("gpu_refused", line)
+    denied = found.get("toolkit.device_cgroup_denied")
+    if denied:
+        # The toolkit's notice (#48): after daemon-reload the nodes stay but the device cgroup denies them.
+        if b.put("driver.dev_access", {"/dev/nvidiactl": "EPERM: Operation not permitted"}, line):
+            b.put("driver.dev_nodes", ["/dev/nvidiactl"], line)
+            b.put("visibility.in_container", True, line)
+        b.note(f"line {line.number}: '{denied.text}': {denied.entry.meaning}")
     req = found.get("toolkit.requirement")
     if req:
         b.note(f"line {line.number}: the image requires {req.params['condition']} and the host driver does not "

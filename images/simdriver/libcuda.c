@@ -200,8 +200,17 @@ static CUresult first_init(const sim_config *cfg)
     if (!cfg->found || cfg->control_missing) {
         return CUDA_ERROR_NO_DEVICE;
     }
+    /* The control node there but not openable (the device cgroup), or no working nvidia-uvm: the real
+     * libcuda answers CUDA_ERROR_UNKNOWN, torch's "CUDA unknown error" (nvidia-uvm missing or its module
+     * unloaded is the classic cause; the same words in containers that lost their device access). */
+    if (cfg->control_denied != 0) {
+        return CUDA_ERROR_UNKNOWN;
+    }
     if (cfg->cuinit_error != 0) {
         return cfg->cuinit_error;
+    }
+    if (cfg->uvm_error != 0) {
+        return CUDA_ERROR_UNKNOWN;
     }
     g_visible_count = sim_visible_devices(getenv("CUDA_VISIBLE_DEVICES"), cfg->gpus, cfg->gpu_count,
                                           g_visible, SIM_MAX_GPUS);

@@ -117,6 +117,10 @@ static nvmlReturn_t init_result(const sim_config *cfg)
     if (!cfg->found || cfg->control_missing) {
         return NVML_ERROR_DRIVER_NOT_LOADED;
     }
+    /* /dev/nvidiactl present but denied: "Failed to initialize NVML: Unknown Error" (toolkit#48). */
+    if (cfg->control_denied != 0) {
+        return NVML_ERROR_UNKNOWN;
+    }
     return cfg->nvml_init_error;
 }
 

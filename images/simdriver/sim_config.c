@@ -320,8 +320,22 @@ int sim_config_parse(const char *text, sim_config *cfg)
     return 0;
 }
 
+/* The errno of opening a device node read-write as the driver does, or 0 when it opens. */
+static int open_error(const char *path)
+{
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        return errno;
+    }
+    close(fd);
+    return 0;
+}
+
 /* With require_device_nodes, the libraries see what the container was given, as the real ones do:
- * no /dev/nvidiactl means no driver, and a GPU without its /dev/nvidiaN node is absent. */
+ * no /dev/nvidiactl means no driver, and a GPU without its /dev/nvidiaN node is absent. The nodes are
+ * opened as well: a node the device cgroup does not let the container open (EPERM, what systemd leaves
+ * after `systemctl daemon-reload`, NVIDIA/nvidia-container-toolkit#48) and an nvidia-uvm that is missing
+ * or names a major number no driver holds (ENXIO, a stale CDI spec) are what the libraries then report. */
 static void apply_device_nodes(sim_config *cfg)
 {
     int g, kept = 0;
@@ -331,7 +345,10 @@ static void apply_device_nodes(sim_config *cfg)
     }
     if (access("/dev/nvidiactl", F_OK) != 0) {
         cfg->control_missing = 1;
+    } else {
+        cfg->control_denied = open_error("/dev/nvidiactl");
     }
+    cfg->uvm_error = access("/dev/nvidia-uvm", F_OK) != 0 ? ENOENT : open_error("/dev/nvidia-uvm");
     for (g = 0; g < cfg->gpu_count; g++) {
         snprintf(node, sizeof node, "/dev/nvidia%d", cfg->gpus[g].minor);
         if (access(node, F_OK) == 0) {

@@ -41,6 +41,8 @@ typedef struct {
     int found;                     /* a configuration file was read */
     int malformed;                 /* ... but it could not be parsed: see message */
     int control_missing;           /* require_device_nodes and /dev/nvidiactl absent */
+    int control_denied;            /* ... present, but open() fails with this errno (EPERM: the device cgroup) */
+    int uvm_error;                 /* ... /dev/nvidia-uvm absent (ENOENT) or not openable (ENXIO: no driver) */
     char path[1024];
     char message[320];
     char profile[64];

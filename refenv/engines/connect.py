@@ -1,4 +1,4 @@
-"""The engine a run's cells go to: the local Docker engine, or a cluster backend in front of it."""
+"""The engine a run's cells go to: the local engine (Docker or Podman), or a cluster backend in front of it."""
 
 from __future__ import annotations
 
@@ -13,13 +13,35 @@ if TYPE_CHECKING:
     from kubernetes.client import ApiClient
 
 
-def engine_for(backend: str, matrix: Matrix) -> CellEngine:
-    """`backend` is matrix.yaml's run.backend or --backend; a cluster's placements are checked here,
-    before anything is built or submitted."""
+ENGINES = ("docker", "podman")
+
+
+def local_engine(engine: str) -> CellEngine:
+    """This machine's engine: `docker` (the SDK) or `podman` (its CLI; images still built by Docker)."""
+    from refenv.engines.docker.engine import DockerEngine
+
+    if engine not in ENGINES:
+        raise RefenvError(f"unknown engine {engine!r}", f"one of {', '.join(ENGINES)}")
+    if engine == "podman":
+        from refenv.engines.podman.engine import PodmanEngine
+
+        return PodmanEngine.connect()
+    return DockerEngine.connect()
+
+
+def engine_for(backend: str, matrix: Matrix, engine: str | None = None) -> CellEngine:
+    """`backend` is matrix.yaml's run.backend or --backend, `engine` its run.engine or --engine; a cluster's
+    placements are checked here, before anything is built or submitted."""
     from refenv.engines.docker.engine import DockerEngine
 
     if backend not in BACKENDS:
         raise RefenvError(f"unknown backend {backend!r}", f"one of {', '.join(BACKENDS)}")
+    chosen = engine or matrix.run.engine
+    if backend != "local" and chosen != "docker":
+        raise RefenvError(f"--engine {chosen} runs cells on this machine; the {backend} backend runs them on its "
+                          "nodes with Docker", "use --backend local with --engine podman")
+    if backend == "local":
+        return local_engine(chosen)
     local = DockerEngine.connect()
     if backend == "slurm":
         from refenv.engines.slurm.engine import SlurmEngine

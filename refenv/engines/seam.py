@@ -48,6 +48,8 @@ class ContainerSpec:
     user: str | None = None
     entrypoint: tuple[str, ...] | None = None
     cpus: float | None = None                        # CPU quota: cells side by side must not oversubscribe
+    cdi_devices: tuple[str, ...] = ()                # CDI names the engine resolves (podman --device KIND=NAME)
+    cdi_specs: tuple[str, ...] = ()                  # host files: the CDI specs it resolves them from
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,25 @@ NVML_INIT_ERRORS = {code: catalogue.nvml_error_texts()[code] for code in (9, 18,
 CUINIT_ERRORS = {code: catalogue.cuda_error_names()[code] for code in (3, 34, 100, 803, 804, 999)}
 
 
+# What state the host's CDI spec (the one `nvidia-ctk cdi generate` wrote) is in, besides "current":
+# "stale-uvm": written before the driver was reloaded, it names /dev/nvidia-uvm by a major number the
+# kernel has since given to nothing (the uvm major is allocated dynamically); "absent": none was written.
+CDI_SPEC_STATES = ("current", "stale-uvm", "absent")
+
+
 @dataclass(frozen=True)
 class Faults:
-    """What goes wrong on this host (0 / False: nothing)."""
+    """What goes wrong on this host (0 / False / "current": nothing)."""
 
     nvml_init_error: int = 0
     cuinit_error: int = 0
     stub: bool = False  # libcuda is the toolkit's stub: every driver call answers 34
+    # The container's device cgroup lets it create the GPU nodes but not open them ("c 195:* m"): what
+    # systemd leaves after `systemctl daemon-reload` on a host whose containers got their devices from the
+    # toolkit's hook (NVIDIA/nvidia-container-toolkit#48, #251).
+    device_cgroup_denied: bool = False
+    cdi_spec: str = "current"
+    no_runtime: bool = False  # the NVIDIA runtime is not installed: --gpus cannot be honoured
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,10 @@ NAMED = (
     NamedFault("cuinit-803", "cuda.driver_mismatch", Faults(cuinit_error=803)),
     NamedFault("cuinit-804", "cuda.compat_not_supported", Faults(cuinit_error=804)),
     NamedFault("cuinit-999", "torch.unknown_error", Faults(cuinit_error=999)),
+    NamedFault("device-cgroup", "toolkit.device_cgroup_denied", Faults(device_cgroup_denied=True)),
+    NamedFault("stale-cdi", "toolkit.cdi_stale_uvm", Faults(cdi_spec="stale-uvm")),
+    NamedFault("no-cdi-spec", "cdi.unresolvable", Faults(cdi_spec="absent")),
+    NamedFault("no-runtime", "docker.no_gpu_runtime", Faults(no_runtime=True)),
 )
 FAULTS = {f.name: f.faults for f in NAMED}
 

@@ -107,6 +107,7 @@ class Scenario:
     gpus: str = "all"                                 # "all", "none", or "device=0,1"
     env: tuple[tuple[str, str], ...] = ()
     description: str = ""
+    devices: tuple[str, ...] = ()                     # CDI names, e.g. "nvidia.com/gpu=all" (then gpus is "none")
 
     @property
     def gpu_access(self) -> bool:
@@ -129,6 +130,7 @@ class RunSettings:
     probes: str = "quick"          # "quick", "full" or "off"
     memory_check: str = "quick"    # "quick", "full" or "off"
     backend: str = "local"         # "local", "slurm" or "kubernetes": where cells run
+    engine: str = "docker"         # the local engine: "docker" or "podman"
     launcher: str = "docker"       # on Slurm nodes: "docker", "pyxis" or "oci"
 
 

@@ -44,6 +44,10 @@ VERSION_RE = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}")
 VARIANT_RE = re.compile(r"cpu|cu[0-9]{3,4}")
 PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
 GPUS_RE = re.compile(r"all|none|device=[0-9]{1,3}(?:,[0-9]{1,3}){0,63}")
+# A fully qualified CDI device name, vendor/class=name (the CDI spec's rules; refenv/run/cdi_rules.py).
+CDI_NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?/[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}"
+                         r"[A-Za-z0-9])?=[A-Za-z0-9](?:[A-Za-z0-9_.:-]{0,126}[A-Za-z0-9])?")
+ENGINES = ("docker", "podman")
 SIZE_RE = re.compile(r"[0-9]{1,9}[kmg]?", re.I)
 MAX_BYTES = 1024 * 1024  # matrix.yaml is a few kB
 # The characters the YAML 1.1 spec (and PyYAML's reader) refuses to read; refused here with their line.
@@ -391,8 +395,19 @@ def _kubernetes(r: _Reader, node: yaml.Node, field: str) -> KubePlacement:
 
 
 def _scenario(r: _Reader, node: yaml.Node, name: str, field: str) -> Scenario:
-    m = r.mapping(node, field, ("gpus", "env", "description"))
-    gpus = r.string(m["gpus"], f"{field}.gpus", GPUS_RE, "'all', 'none' or 'device=0,1'") if "gpus" in m else "all"
+    m = r.mapping(node, field, ("gpus", "env", "description", "devices"))
+    devices: tuple[str, ...] = ()
+    if "devices" in m:
+        if not isinstance(m["devices"], yaml.SequenceNode) or not m["devices"].value:
+            raise r.fail(m["devices"], f"{field}.devices", "expected a list of CDI names, e.g. [nvidia.com/gpu=all]")
+        devices = tuple(r.string(item, f"{field}.devices[{i}]", CDI_NAME_RE, "a CDI device name vendor/class=name "
+                                 "such as nvidia.com/gpu=all, nvidia.com/gpu=0 or nvidia.com/gpu=GPU-<uuid>")
+                        for i, item in enumerate(m["devices"].value))
+    gpus = r.string(m["gpus"], f"{field}.gpus", GPUS_RE, "'all', 'none' or 'device=0,1'") if "gpus" in m \
+        else "none" if devices else "all"
+    if devices and gpus != "none":
+        raise r.fail(m["gpus"], f"{field}.gpus", "a scenario asks for GPUs by --gpus or by CDI devices, not both "
+                     "(leave gpus out, or set it to none)")
     env: list[tuple[str, str]] = []
     if "env" in m:
         for key, (key_node, value) in r.entries(m["env"], f"{field}.env").items():
@@ -401,12 +416,12 @@ def _scenario(r: _Reader, node: yaml.Node, name: str, field: str) -> Scenario:
                              f"one of {', '.join(SCENARIO_VARS)}")
             env.append((key, r.check(value, f"{field}.env.{key}", accepts.env_value)))
     description = r.string(m["description"], f"{field}.description") if "description" in m else ""
-    return Scenario(name, gpus, tuple(env), description)
+    return Scenario(name, gpus, tuple(env), description, devices)
 
 
 def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
     m = r.mapping(node, field, ("timeout_s", "memory", "pids", "parallel", "probes", "memory_check", "backend",
-                                "launcher"))
+                                "launcher", "engine"))
     d = RunSettings()
     mode = re.compile("|".join(MODES))
     return RunSettings(
@@ -422,6 +437,8 @@ def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
                          " | ".join(BACKENDS)) if "backend" in m else d.backend,
         launcher=r.string(m["launcher"], f"{field}.launcher", re.compile(f"^({'|'.join(LAUNCHERS)})$"),
                           " | ".join(LAUNCHERS)) if "launcher" in m else d.launcher,
+        engine=r.string(m["engine"], f"{field}.engine", re.compile("|".join(ENGINES)), " | ".join(ENGINES))
+        if "engine" in m else d.engine,
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from harness import compat
 from harness.gpus.names import nvml_model, nvml_models
-from refenv.model.faults import CUINIT_ERRORS, NVML_INIT_ERRORS, Faults
+from refenv.model.faults import CDI_SPEC_STATES, CUINIT_ERRORS, NVML_INIT_ERRORS, Faults
 
 __all__ = ["CUINIT_ERRORS", "NVML_INIT_ERRORS", "Faults", "Gpu", "Profile", "ProfileError"]
 
@@ -104,14 +104,18 @@ def _gpus(raw: Any, where: str) -> tuple[Gpu, ...]:
 
 def _faults(raw: Any, where: str) -> Faults:
     _need(isinstance(raw, dict), where, "expected an object")
-    unknown = set(raw) - {"nvml_init_error", "cuinit_error", "stub"}
+    unknown = set(raw) - {"nvml_init_error", "cuinit_error", "stub", "device_cgroup_denied", "cdi_spec", "no_runtime"}
     _need(not unknown, where, f"unknown fault(s) {sorted(unknown)}")
     nvml, cuinit, stub = raw.get("nvml_init_error", 0), raw.get("cuinit_error", 0), raw.get("stub", False)
+    denied, cdi, no_runtime = raw.get("device_cgroup_denied", False), raw.get("cdi_spec", "current"), \
+        raw.get("no_runtime", False)
     _need(nvml == 0 or nvml in NVML_INIT_ERRORS, f"{where}.nvml_init_error",
           f"expected one of {sorted(NVML_INIT_ERRORS)}")
     _need(cuinit == 0 or cuinit in CUINIT_ERRORS, f"{where}.cuinit_error", f"expected one of {sorted(CUINIT_ERRORS)}")
-    _need(isinstance(stub, bool), f"{where}.stub", "expected true or false")
-    return Faults(nvml, cuinit, stub)
+    for key, value in (("stub", stub), ("device_cgroup_denied", denied), ("no_runtime", no_runtime)):
+        _need(isinstance(value, bool), f"{where}.{key}", "expected true or false")
+    _need(cdi in CDI_SPEC_STATES, f"{where}.cdi_spec", f"expected one of {', '.join(CDI_SPEC_STATES)}")
+    return Faults(nvml, cuinit, stub, denied, cdi, no_runtime)
 
 
 def validate(raw: dict[str, Any], compat_data: compat.Compat | None = None) -> dict[str, Profile]:

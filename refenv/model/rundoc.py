@@ -83,6 +83,7 @@ class ScenarioRecord:
     description: str = ""
     gpus: str = "all"
     env: dict[str, str] = field(default_factory=dict)
+    devices: tuple[str, ...] = ()     # CDI names the engine resolved (podman --device nvidia.com/gpu=all)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,10 @@ def host_record(host: Host, real: Profile | None) -> HostRecord:
         f = p.faults
         faults = tuple(x for x in (f"NVML init error {f.nvml_init_error}" if f.nvml_init_error else "",
                                    f"cuInit error {f.cuinit_error}" if f.cuinit_error else "",
-                                   "stub library" if f.stub else "") if x)
+                                   "stub library" if f.stub else "",
+                                   "device cgroup denies the GPU nodes" if f.device_cgroup_denied else "",
+                                   f"CDI spec {f.cdi_spec}" if f.cdi_spec != "current" else "",
+                                   "no NVIDIA runtime" if f.no_runtime else "") if x)
     return HostRecord(
         name=host.name, kind=host.kind, profile=host.profile,
         description=host.description or (p.description if p else ""),
@@ -91,5 +94,5 @@ def document(scope: Scope, run: RunInfo, builds: dict[str, EnvBuild], results: t
         environments=tuple(environment_record(e, builds.get(e.name), (facts or {}).get(e.name))
                            for e in scope.environments),
         hosts=tuple(host_record(h, probed.get(h.name, real)) for h in scope.hosts),
-        scenarios=tuple(ScenarioRecord(s.name, s.description, s.gpus, s.env_dict) for s in scope.scenarios),
+        scenarios=tuple(ScenarioRecord(s.name, s.description, s.gpus, s.env_dict, s.devices) for s in scope.scenarios),
         cells=tuple(results))

@@ -61,8 +61,12 @@ def container_env(scenario: Scenario, gpu_request: str | None) -> dict[str, str]
 
 def cell_spec(image: str, cell_id: str, run_id: str, out_dir: str, scenario: Scenario, settings: RunSettings,
               injection: Injection | None = None, ldcache: str | None = None, real_host: bool = False,
-              threads: int = 1) -> ContainerSpec:
-    """Everything about the cell's container; `injection` is the simulated toolkit's, for simulated hosts."""
+              threads: int = 1, cdi_specs: tuple[str, ...] = ()) -> ContainerSpec:
+    """Everything about the cell's container; `injection` is the simulated toolkit's, for simulated hosts.
+
+    `real_host`: the engine itself is asked for the GPUs (--gpus, the NVIDIA runtime), as on a real host or
+    a simulated one without the NVIDIA runtime. A scenario's CDI devices go to the engine with `cdi_specs`,
+    the specs it resolves them from (none: the host has no spec)."""
     gpu_request = None
     if scenario.gpu_access and "NVIDIA_VISIBLE_DEVICES" not in scenario.env_dict:
         gpu_request = "all" if scenario.gpus == "all" else scenario.gpus.removeprefix("device=")
@@ -71,10 +75,11 @@ def cell_spec(image: str, cell_id: str, run_id: str, out_dir: str, scenario: Sce
     if injection is not None:
         binds += [(m.host_path, m.container_path, True) for m in injection.mounts]
         devices += [f"{d.host_path}:{d.container_path}:{d.permissions}" for d in injection.devices]
-        if injection.mounts and ldcache:
-            # The toolkit refreshes the container's linker cache after it mounts the driver; a read-only
-            # root cannot, so the cache made for this image and driver is mounted in its place.
-            binds.append((ldcache, LDCACHE, True))
+    if ldcache and ((injection is not None and injection.mounts) or (scenario.devices and cdi_specs)):
+        # The toolkit refreshes the container's linker cache after it mounts the driver (through CDI too:
+        # nvidia-ctk's update-ldcache hook); a read-only root cannot, so the cache made for this image and
+        # driver is mounted in its place.
+        binds.append((ldcache, LDCACHE, True))
     command = ("cell", "--out", RESULT, "--probes", settings.probes, "--memory", settings.memory_check,
                "--torch-timeout", f"{max(30.0, settings.timeout_s - 30):g}")
     labels = ((MANAGED, "true"), (KIND, "cell"), (RUN, run_id), (CELL, cell_id))
@@ -89,6 +94,7 @@ def cell_spec(image: str, cell_id: str, run_id: str, out_dir: str, scenario: Sce
         gpu_request=gpu_request if real_host else None,
         runtime="nvidia" if real_host and scenario.gpu_access and gpu_request is None else None,
         pids_limit=settings.pids, mem_limit=settings.memory,
+        cdi_devices=scenario.devices, cdi_specs=cdi_specs if scenario.devices else (),
     )
 
 

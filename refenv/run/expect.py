@@ -24,7 +24,8 @@ from refenv.builder.simdriver import SimDriver
 from refenv.model.matrix import Environment, Host, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import Expected
-from refenv.run import toolkit
+from refenv.run import cdi, toolkit
+from refenv.run import injection as injection_of
 
 # The placeholder driver: prediction needs to know which libraries are injected, not where they live.
 _NOWHERE = Path("/nonexistent")
@@ -32,16 +33,17 @@ _DRIVER = SimDriver(_NOWHERE, _NOWHERE / "libcuda.so.1", _NOWHERE / "libnvidia-m
 
 
 
-def selection(scenario: Scenario) -> str | None:
-    """The --gpus selection, or None when NVIDIA_VISIBLE_DEVICES decides (the NVIDIA runtime without --gpus)."""
-    if "NVIDIA_VISIBLE_DEVICES" in scenario.env_dict:
-        return None
-    return "all" if scenario.gpus == "all" else scenario.gpus.removeprefix("device=")
+selection = injection_of.selection  # the --gpus selection (kept here for the planners that import it)
 
 
 def injection(profile: Profile, scenario: Scenario) -> toolkit.Injection:
-    return toolkit.inject(profile, _DRIVER, scenario.env_dict, gpu_access=scenario.gpu_access,
-                          config_host_path="/nonexistent/simdriver.conf", gpus=selection(scenario))
+    """What the container gets: by the toolkit (--gpus, NVIDIA_VISIBLE_DEVICES), or by CDI."""
+    return injection_of.inject(profile, _DRIVER, scenario, config_host_path="/nonexistent/simdriver.conf")
+
+
+def refused_gpus() -> str:
+    """Docker's words for --gpus without the NVIDIA runtime (the failure catalogue's row)."""
+    return catalogue.entry("docker.no_gpu_runtime").text.replace("{driver}", "")
 
 
 def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scenario) -> Expected:
@@ -50,12 +52,17 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
     verdicts: list[str] = []
     texts: list[str] = []
     reasons: list[str] = []
+    if profile is None and scenario.devices:  # no driver, no toolkit, so no spec: the engine cannot resolve them
+        return Expected("", (), None, f"the container cannot start: {cdi.unresolvable(scenario.devices)}")
     if profile is None:  # host `none`: nothing is injected
         libcuda = nvml = False
         gpus: tuple[tuple[str, str], ...] = ()
         nvml_error = cuinit_error = 0
         stub = False
     else:
+        if profile.faults.no_runtime and scenario.gpu_access and not scenario.devices:
+            return Expected("", (), None, f"the container cannot start: the engine has no NVIDIA runtime "
+                            f"({refused_gpus()})")
         try:
             inj = injection(profile, scenario)
         except toolkit.ToolkitError as exc:
@@ -65,6 +72,14 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
         gpus = tuple((g.uuid, g.compute_capability) for g in inj.gpus)
         faults = profile.faults
         nvml_error, cuinit_error, stub = faults.nvml_init_error, faults.cuinit_error, faults.stub
+        denied, uvm_dead = toolkit.node_state(inj)
+        if denied:  # the control node cannot be opened: NVML "Unknown Error", cuInit 999 (images/simdriver)
+            nvml_error, cuinit_error = 999, 999
+        elif uvm_dead and cuinit_error in (0, 100):
+            cuinit_error = 999
+        if denied or uvm_dead:
+            reasons.append("the device cgroup denies the GPU nodes" if denied else
+                           "/dev/nvidia-uvm reaches no driver (a stale CDI spec)")
 
     # Driver layer.
     nvml_works = nvml and not nvml_error

@@ -25,12 +25,13 @@ from refenv.builder.images import tree_digest
 from refenv.engines import realhost
 from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ProbesRealHosts
 from refenv.errors import NoGpuRuntime
+from refenv.model import profiles
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Host, Matrix, RunSettings
 from refenv.model.profiles import Profile
 from refenv.model.records import NOT_RUN, CellResult, Expected, MeasurementRecord, StackCheck
 from refenv.model.rundoc import RunDocument, write_run
-from refenv.run import cells, imagefacts, measurements, stackcheck, toolkit
+from refenv.run import cells, devnodes, imagefacts, measurements, stackcheck, toolkit
 from refenv.run.assemble import document, run_info
 from refenv.run.containers import ldcache_spec
 from refenv.run.plan import Prepared, Scope, matrix_host_profile, plan_cells, plan_only
@@ -95,6 +96,11 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
     if any(h.kind == "simulated" for h in hosts):
         ui.stage("building the simulated driver")
         driver = simdriver.build()
+        try:  # the nodes with NVIDIA's numbers that the container faults give (refenv/run/devnodes.py)
+            devnodes.ensure(str(devnodes.default_dir()), devnodes.standard(profiles.MAX_GPUS))
+        except OSError as exc:
+            LOG.warning("cannot make the simulated device nodes (%s): the device-cgroup and stale-CDI faults "
+                        "will not start", exc)
     builds: dict[str, EnvBuild] = {}
     facts: dict[str, imagefacts.ImageFacts] = {}
     harness = tree_digest(paths.project_root() / "harness")
@@ -132,7 +138,8 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         engine.cancel(run_id)
         raise
     return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
-                    {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error}, facts)
+                    {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error},
+                    engine=getattr(engine, "name", "docker"), facts=facts)
 
 
 def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,

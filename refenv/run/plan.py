@@ -19,7 +19,8 @@ from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import BUILD_FAILED, NOT_RUN, Expected
-from refenv.run import expect, toolkit
+from refenv.run import cdi, devnodes, expect, toolkit
+from refenv.run import injection as injection_of
 from refenv.run.containers import ContainerSpec, cell_spec, with_mounted_harness
 from refenv.run.imagefacts import ImageFacts
 
@@ -70,6 +71,7 @@ class Prepared:
     real_error: NoGpuRuntime | None = None          # why a container cannot get them here
     real_hosts: dict[str, Profile | None] = field(default_factory=dict)   # on a cluster: each real host's
     real_errors: dict[str, NoGpuRuntime] = field(default_factory=dict)    # GPUs, or why it has none
+    engine: str = "docker"                          # the local engine the cells run in (docker or podman)
     facts: dict[str, ImageFacts] = field(default_factory=dict)  # environment -> what its image holds
 
 
@@ -110,27 +112,51 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
     key_parts: dict[str, object] = {"image": build.content_hash, "host": host.kind,
                                     "scenario": [scenario.gpus, scenario.env], "probes": settings.probes,
                                     "memory": settings.memory_check}
+    if scenario.devices:  # CDI names make another container than the same scenario without them
+        key_parts["devices"] = list(scenario.devices)
+    if prepared.engine != "docker":  # a document another engine measured does not stand for this one's
+        key_parts["engine"] = prepared.engine
+    engine_gpus = host.kind == "real"   # the engine itself is asked for GPUs (--gpus, the NVIDIA runtime)
+    cdi_specs: tuple[str, ...] = ()
     if host.kind == "simulated":
         driver = prepared.driver
         if profile is None or driver is None:
             return skipped(NOT_RUN, f"host {host.name} has no simulated driver profile")
-        config = folder / "hosts" / f"{host.name}--{scenario.name}.conf"
-        try:
-            injection = toolkit.inject(profile, driver, scenario.env_dict, gpu_access=scenario.gpu_access,
-                                       config_host_path=str(config), gpus=expect.selection(scenario))
-        except toolkit.ToolkitError as exc:
-            return skipped(NOT_RUN, str(exc))
-        if injection.config_text is not None:
-            files = ((config, injection.config_text),)
-        key_parts.update(driver=driver.digest, config=injection.config_text,
-                         mounts=[m.container_path for m in injection.mounts],
-                         devices=[d.container_path for d in injection.devices])
+        node_dir = str(devnodes.default_dir())
+        if scenario.devices:
+            # The engine resolves the CDI names against the host's spec (podman), or refuses (Docker 20.10).
+            config = folder / "hosts" / f"{host.name}--cdi.conf"
+            host_spec = cdi.spec_for(profile, driver, config_host_path=str(config), node_dir=node_dir)
+            if host_spec is not None:
+                spec_file = folder / "cdi" / f"{host.name}.json"
+                files = ((config, cdi.config_text(profile)), (spec_file, cdi.dumps(host_spec)))
+                cdi_specs = (str(spec_file),)
+            key_parts.update(driver=driver.digest, cdi=host_spec)
+        elif profile.faults.no_runtime and scenario.gpu_access:
+            engine_gpus = True  # the engine's own refusal: no NVIDIA runtime to honour --gpus
+        else:
+            config = folder / "hosts" / f"{host.name}--{scenario.name}.conf"
+            try:
+                injection = injection_of.inject(profile, driver, scenario, config_host_path=str(config),
+                                                node_dir=node_dir)
+            except toolkit.ToolkitError as exc:
+                return skipped(NOT_RUN, str(exc))
+            if injection.config_text is not None:
+                files = ((config, injection.config_text),)
+            key_parts.update(driver=driver.digest, config=injection.config_text,
+                             mounts=[m.container_path for m in injection.mounts],
+                             devices=[d.container_path for d in injection.devices])
+            faulty = [[d.container_path, d.host_path, d.permissions] for d in injection.devices
+                      if d.host_path != toolkit.HEALTHY_NODE]
+            if faulty:
+                key_parts.update(nodes=faulty)
     container = cell_spec(image, spec.id, run_id, str(out_dir), scenario, settings, injection,
-                          prepared.ldcaches.get(env.name), real_host=host.kind == "real", threads=threads)
+                          prepared.ldcaches.get(env.name), real_host=engine_gpus, threads=threads,
+                          cdi_specs=cdi_specs)
     if env.team is not None:
         container = with_mounted_harness(container, env.team.interpreter)
-    # Real hardware is measured every time: it is never cached.
-    key = None if host.kind == "real" else cache_key(key_parts)
+    # Real hardware is measured every time: it is never cached (nor is an engine's refusal of --gpus).
+    key = None if engine_gpus else cache_key(key_parts)
     return CellPlan(spec.id, env.name, host.name, scenario.name, expected, container, None, key, out_dir,
                     settings.timeout_s, files)
 

@@ -9,6 +9,10 @@ Semantics (NVIDIA container toolkit docs, docker-specialized.md; shared/facts/to
   brings NVML and nvidia-smi (so `utility` alone gives a working nvidia-smi and no CUDA driver).
 The toolkit also refreshes the container's linker cache (its update-ldcache hook); `ldconfig` says the
 runner must do the same before the command, or `dlopen("libcuda.so.1")` finds nothing.
+
+NVIDIA_VISIBLE_DEVICES may also name CDI devices (`nvidia.com/gpu=all`, `=0`, `=UUID`): the runtime's CDI
+mode, which resolves them against the host's CDI spec instead of its own enumeration (refenv/run/injection.py
+chooses the way in; refenv/run/cdi.py resolves).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import NamedTuple
 
 from refenv.builder.simdriver import SimDriver
 from refenv.model.profiles import Gpu, Profile, render_config
+from refenv.run import devnodes
 
 LIB_DIR = "/usr/lib/x86_64-linux-gnu"
 SMI_PATH = "/usr/bin/nvidia-smi"
@@ -26,6 +31,9 @@ CONFIG_PATH = "/etc/refenv/simdriver.conf"
 DEFAULT_CAPABILITIES = frozenset({"compute", "utility"})
 ALL_CAPABILITIES = frozenset({"compute", "compat32", "display", "graphics", "utility", "video"})
 CONTROL_NODES = ("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools")
+HEALTHY_NODE = "/dev/null"
+# Where the nodes with NVIDIA's numbers live when a prediction needs no real path (refenv/run/devnodes.py).
+NO_NODE_DIR = "/nonexistent/devnodes"
 
 
 class Mount(NamedTuple):
@@ -92,6 +100,37 @@ def select_gpus(profile: Profile, selection: str | None) -> tuple[Gpu, ...] | No
     return tuple(chosen[m] for m in sorted(chosen))
 
 
+def cdi_names(value: str | None) -> tuple[str, ...] | None:
+    """The CDI device names of a NVIDIA_VISIBLE_DEVICES value (`vendor/class=name`, comma-separated), or
+    None when it holds none (indices, UUIDs, all, none, void)."""
+    entries = [e.strip() for e in (value or "").split(",") if e.strip()]
+    if not entries or not any("=" in e and "/" in e.split("=", 1)[0] for e in entries):
+        return None
+    return tuple(entries)
+
+
+def device_nodes(profile: Profile, gpus: tuple[Gpu, ...], *, node_dir: str = NO_NODE_DIR, control: bool = True,
+                 stale_uvm: bool = False) -> tuple[DeviceNode, ...]:
+    """The /dev/nvidia* nodes a container gets: the control nodes (when `control`), then one per GPU.
+
+    A healthy node is the host's /dev/null under the NVIDIA name; on a host whose device cgroup was reset
+    (`device_cgroup_denied`) each carries NVIDIA's numbers with permission "m" only, and a stale CDI spec's
+    nvidia-uvm carries the old major number (refenv/run/devnodes.py says why each).
+    """
+    denied = profile.faults.device_cgroup_denied
+    wanted: list[tuple[str, int | None]] = [(n, None) for n in CONTROL_NODES] if control else []
+    wanted += [(f"/dev/nvidia{g.minor}", g.minor) for g in gpus]
+    out = []
+    for path, minor in wanted:
+        stale = stale_uvm and path.startswith("/dev/nvidia-uvm")
+        if denied or stale:
+            node = devnodes.numbers(path, minor, stale_uvm=stale)
+            out.append(DeviceNode(devnodes.path_of(node_dir, node), path, "m" if denied else "rwm"))
+        else:
+            out.append(DeviceNode(HEALTHY_NODE, path, "rwm"))
+    return tuple(out)
+
+
 def inject(
     profile: Profile,
     driver: SimDriver,
@@ -100,20 +139,27 @@ def inject(
     gpu_access: bool,
     config_host_path: str,
     gpus: str | None = None,
-    device_source: str = "/dev/null",
+    node_dir: str = NO_NODE_DIR,
     lib_dir: str = LIB_DIR,
 ) -> Injection:
     """What the toolkit would give a container on the simulated host `profile`.
 
     `env` is the container's environment; `gpu_access` whether it was started with `--gpus` (or the
     NVIDIA runtime); `gpus` the `--gpus` selection ("all", "0,1", a UUID), which replaces
-    NVIDIA_VISIBLE_DEVICES. Device nodes are `device_source` (host /dev/null by default) mapped to the
-    /dev/nvidia* paths, so that each node exists inside the container. `config_host_path` is where the
-    caller writes `config_text` on the host.
+    NVIDIA_VISIBLE_DEVICES. Device nodes are the host's /dev/null mapped to the /dev/nvidia* paths, so that
+    each node exists inside the container, or nodes under `node_dir` for a host's faults (`device_nodes`).
+    `config_host_path` is where the caller writes `config_text` on the host.
     """
     if not gpu_access:
         return Injection()
-    selected = select_gpus(profile, gpus if gpus is not None else env.get("NVIDIA_VISIBLE_DEVICES"))
+    if profile.faults.no_runtime:
+        # Docker's own refusal comes from the engine (containers.cell_spec asks it for --gpus).
+        return Injection()
+    value = gpus if gpus is not None else env.get("NVIDIA_VISIBLE_DEVICES")
+    if cdi_names(value) is not None:
+        # CDI names are resolved against the host's spec (refenv/run/injection.py), not enumerated here.
+        raise ToolkitError(f"CDI device names in NVIDIA_VISIBLE_DEVICES={value!r} need the runtime's CDI mode")
+    selected = select_gpus(profile, value)
     if selected is None:
         return Injection()
     caps = capabilities(env.get("NVIDIA_DRIVER_CAPABILITIES"))
@@ -128,6 +174,16 @@ def inject(
         # require_device_nodes: the simulated libraries then see exactly the nodes mapped below.
         config_text = render_config(profile, selected, require_device_nodes=True)
         mounts.append(Mount(config_host_path, CONFIG_PATH, True))
-    nodes = [*CONTROL_NODES, *(f"/dev/nvidia{g.minor}" for g in selected)]
-    devices = tuple(DeviceNode(device_source, node, "rwm") for node in nodes)
+    devices = device_nodes(profile, selected, node_dir=node_dir)
     return Injection(tuple(mounts), devices, selected, caps, config_text, bool(mounts))
+
+
+def node_state(injection: Injection) -> tuple[bool, bool]:
+    """(the GPU nodes are there but may not be opened, nvidia-uvm is missing or reaches no driver), for a
+    container that was given the driver; both False when nothing was injected."""
+    if not injection.devices:
+        return False, False
+    denied = any(set(d.permissions) <= {"m"} for d in injection.devices)
+    stale = devnodes.Node(devnodes.STALE_UVM_MAJOR, 0).name
+    uvm = [d for d in injection.devices if d.container_path == "/dev/nvidia-uvm"]
+    return denied, not uvm or uvm[0].host_path.endswith("/" + stale)

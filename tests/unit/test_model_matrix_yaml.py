@@ -81,3 +81,22 @@ def test_select_takes_globs_and_rejects_unknown_names() -> None:
     assert [h.name for h in part.hosts] == ["none", "r535", "r570", "r580", "r580-mismatch"]
     with pytest.raises(RefenvError, match="no host matches r999"):
         select(m, host=["r999"])
+
+
+def test_cdi_devices_and_the_engine_are_read_and_checked() -> None:
+    import pytest
+
+    from refenv.errors import MatrixError
+    from refenv.model.matrix_yaml import parse
+    from tests.unit.matrix_samples import GOOD
+
+    text = GOOD.replace("scenarios:\n", "scenarios:\n  cdi: {devices: [nvidia.com/gpu=all, nvidia.com/gpu=0]}\n", 1)
+    m = parse(text + "run: {engine: podman}\n")
+    cdi = m.scenario("cdi")
+    assert cdi.devices == ("nvidia.com/gpu=all", "nvidia.com/gpu=0") and cdi.gpus == "none" and m.run.engine == "podman"
+    with pytest.raises(MatrixError, match="devices\\[0\\]: expected a CDI device name"):
+        parse(GOOD.replace("scenarios:\n", "scenarios:\n  cdi: {devices: [nvidia.com/gpu]}\n", 1))
+    with pytest.raises(MatrixError, match="by --gpus or by CDI devices, not both"):
+        parse(GOOD.replace("scenarios:\n", "scenarios:\n  cdi: {gpus: all, devices: [nvidia.com/gpu=0]}\n", 1))
+    with pytest.raises(MatrixError, match=r"run\.engine: expected docker \| podman"):
+        parse(text + "run: {engine: lxc}\n")

@@ -139,6 +139,9 @@ def test_an_unknown_device_stops_the_container() -> None:
 @pytest.mark.parametrize("env", [CU130, CU128, CPU])
 def test_every_prediction_is_ordered_like_the_verdicts(env: Environment, profile: str) -> None:
     got = on(env, profile)
+    if profiles.get(profile).faults.no_runtime:  # the engine refuses --gpus: nothing to order
+        assert got.verdict == "" and "cannot start" in got.reason and "could not select device driver" in got.reason
+        return
     assert got.verdict in VERDICTS
     assert list(got.verdicts) == sorted(set(got.verdicts), key=VERDICTS.index)
     assert got.verdict == (got.verdicts[0] if got.verdicts else OK)

@@ -191,7 +191,7 @@ def test_invoke_run_shows_a_failed_measurement_and_exits_1(tmp_path: Path, monke
     monkeypatch.chdir(tmp_path)
     backends: list[str] = []
 
-    def engine_for(backend: str, m: Matrix) -> FakeEngine:
+    def engine_for(backend: str, m: Matrix, engine: str | None = None) -> FakeEngine:
         backends.append(backend)
         return FakeEngine(measure_default=Script(None, exit_code=1))
     monkeypatch.setattr(connect, "engine_for", engine_for)

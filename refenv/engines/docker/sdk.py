@@ -27,6 +27,7 @@ from refenv.model.labels import KIND, MANAGED
 LOG = logging.getLogger(__name__)
 # Docker's words when --gpus meets an engine without the NVIDIA runtime (the failure catalogue's rows).
 NO_GPU_RUNTIME = ("docker.no_gpu_runtime", "docker.unknown_runtime")
+NO_CDI = ("docker.no_cdi",)
 START_HINT = ("start one: `sudo dockerd &` (Debian: apt-get install docker.io), or run `./go` which installs and "
               "starts it; set DOCKER_HOST if it listens elsewhere")
 
@@ -34,6 +35,9 @@ START_HINT = ("start one: `sudo dockerd &` (Debian: apt-get install docker.io), 
 def translate(exc: Exception) -> RefenvError:
     """Docker's errors as refenv's, each with what to do."""
     text = getattr(exc, "explanation", None) or str(exc)
+    if catalogue.find(str(text), NO_CDI) is not None:
+        return NoGpuRuntime(f"this Docker engine does not resolve CDI device names (docker said: {text})",
+                            "run the CDI scenarios with --engine podman, or on Docker 25+ with its cdi feature on")
     if catalogue.find(str(text), NO_GPU_RUNTIME) is not None:
         return NoGpuRuntime(
             "this Docker engine has no NVIDIA runtime, so --gpus cannot be honoured "
@@ -287,6 +291,11 @@ def create_kwargs(spec: ContainerSpec) -> dict[str, Any]:
         ids = None if spec.gpu_request == "all" else spec.gpu_request.split(",")
         kwargs["device_requests"] = [docker.types.DeviceRequest(count=-1 if ids is None else 0, device_ids=ids,
                                                                 capabilities=[["gpu"]])]
+    if spec.cdi_devices:
+        # What the docker CLI sends for --device vendor/class=name: a request to the "cdi" device driver,
+        # which Docker 25+ resolves from /etc/cdi and /var/run/cdi and older daemons refuse.
+        kwargs.setdefault("device_requests", []).append(
+            docker.types.DeviceRequest(driver="cdi", device_ids=list(spec.cdi_devices)))
     return kwargs
 
 

@@ -1,0 +1,1 @@
+"""Podman, the second local engine, driven through its CLI."""

@@ -18,6 +18,7 @@ import importlib
 import io
 import json
 import logging
+import os
 import sys
 import time
 import warnings
@@ -127,4 +128,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Every result is written and flushed: leave without tearing down what was imported (torch and its
+    # extensions take a second or more to unload, for nothing).
+    os._exit(code)

@@ -120,6 +120,9 @@ def judge_report(report: ParsedReport, path: str) -> dict[str, Any]:
         "inferred": dict(report.inferred),
         "clues": {k: {"line": v[0], "text": v[1]} for k, v in report.clues.items()},
         "notes": list(report.notes),
+        # A report of several environments: the one the answer is about, and each with its own verdict.
+        "environment": report.environment or None,
+        "environments": [dict(e) for e in report.environments],
     }
     doc["diagnosis"] = diagnosis
     return doc

@@ -39,6 +39,12 @@ def render_diagnosis(doc: dict[str, Any]) -> str:
     lines = [f"refenv diagnose: {verdict}" + ("   (simulated driver)" if diag.get("simulated") else "")]
     if doc.get("input"):
         lines.append(f"  from {doc['input'].get('kind')}: {doc['input'].get('path')}")
+        envs = doc["input"].get("environments") or []
+        if doc["input"].get("environment") and len(envs) > 1:
+            each = "; ".join(f"{e.get('name')} (lines {'-'.join(map(str, e.get('lines') or []))}): {e.get('verdict')}"
+                             for e in envs)
+            lines.append(_wrap(f"about: {doc['input']['environment']} (one of {len(envs)} environments in the "
+                               f"report: {each})", "  "))
     if t.get("is_available") is not None:
         count = t.get("device_count")
         lines.append(f"  torch.cuda.is_available() = {t.get('is_available')}"

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 
 from harness.schema import Remedy
 
-# Where a message comes from, in the order the stack is examined; `extension` is what is built on torch
-# (torchvision, xformers, flash-attn, bitsandbytes, triton: their own words and the loader's about them),
-# `pip` the installer's.
-LAYERS = ("kernel", "nvml", "nvidia_smi", "cuda_driver", "cuda_runtime", "torch", "container", "docker", "extension",
-          "pip")
+# Where a message comes from, in the order the stack is examined. "framework": what the frameworks built on
+# torch say when torch has no device (they decide nothing alone); "extension": what is built on torch
+# (torchvision, xformers, flash-attn, bitsandbytes, triton: their own words and the loader's about them);
+# "pip": the installer's.
+LAYERS = ("kernel", "nvml", "nvidia_smi", "cuda_driver", "cuda_runtime", "torch", "container", "docker", "framework",
+          "extension", "pip")
 # Which error-code space a code belongs to (CUresult, cudaError_t, nvmlReturn_t).
 CODE_APIS = ("cuda_driver", "cuda_runtime", "nvml")
 # What a fix does; `remedies.render` has one renderer per kind, `refenv.reproduce.fix` acts on it.

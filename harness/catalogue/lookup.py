@@ -35,6 +35,11 @@ def by_nvml_return(code: int) -> Entry | None:
     return next((e for e in entries() if e.code is not None and e.code.api == "nvml" and e.code.value == code), None)
 
 
+def by_code_name(name: str) -> Entry | None:
+    """The row whose error code has this name ('CUDA_ERROR_NO_DEVICE', 'cudaErrorNoKernelImageForDevice')."""
+    return next((e for e in entries() if e.code is not None and e.code.name == name), None)
+
+
 def nvml_code_of(reason: str) -> int | None:
     """The nvmlReturn_t code of an NVML error string ('Driver Not Loaded' -> 9), case-insensitively."""
     low = reason.strip().lower()

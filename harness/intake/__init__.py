@@ -1,7 +1,9 @@
-"""Facts from what a user pasted: a `torch.utils.collect_env` output or a saved diagnose document.
+"""Facts from what a user pasted: a `torch.utils.collect_env` output, any other text about the stack, or a
+saved diagnose document.
 
-The parsers fill the same facts shape the live gatherer produces (`harness.facts`), so the same
-classifier judges a machine refenv cannot touch.
+The text is normalised once (normal.py), every reader fills the same facts shape the live gatherer
+produces (`harness.facts`), so the same classifier judges a machine refenv cannot touch, and a report
+of several environments answers for the one it is about (several.py).
 """
 
 from __future__ import annotations

@@ -6,9 +6,31 @@ states beats what prose suggests, and inference (`implied.py`) only fills what n
 
 from __future__ import annotations
 
-from harness.intake import collect_env, driverlog, hints, implied, installs, messages, platforms, prose, unknowns
-from harness.intake.clean import check_text, split_lines
-from harness.intake.parsed import Builder, ParsedReport, ReportError
+import re
+
+from harness.intake import (
+    collect_env,
+    conda,
+    driverlog,
+    environments,
+    hints,
+    images,
+    implied,
+    installs,
+    labelled,
+    match,
+    messages,
+    platforms,
+    prose,
+    repl,
+    several,
+    symptoms,
+    unknowns,
+)
+from harness.intake.clean import check_text
+from harness.intake.clues import Text
+from harness.intake.normal import normalise
+from harness.intake.parsed import Builder, Line, ParsedReport, ReportError
 from harness.intake.sections import read_dump
 
 NO_FACT = ("no fact about the torch / CUDA stack was found in it (no torch version, torch message, "
@@ -17,27 +39,49 @@ NO_FACT = ("no fact about the torch / CUDA stack was found in it (no torch versi
            "diagnose --json` document")
 # Fact paths that say something about the stack or the machine it runs on.
 _STACK = ("torch.", "driver.", "visibility.", "host.")
+# Clues that say only where a text was written or run: alone they do not make it a report about the stack.
+# Names of the stack's parts: a text that names one is about the stack though it states no fact (a question
+# about CUDA under a screenshot, `torch.cuda.is_available()` without its answer), and is answered with what
+# to ask for, CANNOT_TELL, not refused. 'GPU' alone is not among them: 'my GPU does not work' says nothing.
+_NAMES_RE = re.compile(r"\b(?:py)?torch\b|\bcuda|\bnvidia|\bcudnn\b|\bnvcc\b", re.I)
+_PLACES = frozenset(("windows", "wsl", "wsl1", "colab", "scheduler", "container", "nightly",
+                     "failure_trace", "works_alone", "arch_words"))
 
 
 def parse_report(text: str) -> ParsedReport:
-    """Facts from any text; ReportError when it holds no fact about the stack at all."""
+    """Facts from any text; ReportError when it holds no fact about the stack at all. A report of several
+    environments answers for the one it is about (several.py)."""
     check_text(text)
-    lines = split_lines(text)
+    lines = normalise(text)
+    whole = read_lines(lines)
+    envs = environments.split(lines)
+    return several.answer(whole, lines, envs, read_lines) if len(envs) > 1 else whole
+
+
+def read_lines(lines: list[Line]) -> ParsedReport:
+    """Facts from normalised lines, read as one environment; ReportError when they hold nothing about the stack."""
+    found = match.find_all(lines)
     dump = read_dump(lines)
     is_dump = collect_env.is_dump(dump)
     b = Builder("collect_env" if is_dump else "text")
+    text = Text(lines)
     if is_dump:
-        collect_env.read(b, lines, dump)
+        collect_env.read(b, lines, dump, found)
     else:
-        messages.read(b, lines)
-        hints.read(b, lines)
-    driverlog.read(b, lines)
-    installs.read(b, lines)
-    prose.read(b, lines)
-    platforms.read(b, lines)
+        messages.read(b, lines, found)
+        for reader in (hints, repl):
+            if reader.GATE.search(text.low):
+                reader.read(b, lines)
+    driverlog.read(b, lines, found)
+    # A reader runs only on a text that holds its words: a long log costs one search each.
+    for reader in (installs, conda, images, labelled, prose):
+        if reader.GATE.search(text.low):
+            reader.read(b, lines)
+    platforms.read(b, lines, text)
+    symptoms.read(b, lines, text)
     implied.read(b, with_capabilities=not is_dump)
     stated = [p for p in b.provenance if p.startswith(_STACK) and p not in b.inferred]
-    if not stated and not _stack_clues(b):
+    if not stated and not set(b.clues) - _PLACES and not _NAMES_RE.search(text.whole):
         if dump.header is not None and not dump.fields:
             raise ReportError(f"the collect_env output stops at line {dump.header.number}, before its first "
                               "field ('PyTorch version: ...'): paste the whole output")
@@ -45,13 +89,6 @@ def parse_report(text: str) -> ParsedReport:
             raise ReportError("the collect_env output is cut off before anything it reports about torch, the "
                               "driver or the system: paste the whole output")
         raise ReportError(NO_FACT)
-    found = (unknowns.for_dump(b.facts, set(b.provenance), dump) if is_dump
-             else unknowns.for_text(b.facts, set(b.provenance)))
-    return b.build("collect_env" if is_dump else "text", found)
-
-
-def _stack_clues(b: Builder) -> bool:
-    """Clues that are about the GPU stack even without a fact (a GPU named, a machine without one)."""
-    return any(c in b.clues for c in ("no_gpu", "nvidia_gpu", "no_device", "insufficient_driver", "rocm",
-                                      "apple_silicon", "smi_cuda_na", "pip_install", "conda_install", "kernel_fault",
-                                      "gpu_refused"))
+    unknown = (unknowns.for_dump(b.facts, set(b.provenance), dump) if is_dump
+               else unknowns.for_text(b.facts, set(b.provenance)))
+    return b.build("collect_env" if is_dump else "text", unknown)

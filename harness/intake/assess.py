@@ -2,9 +2,12 @@
 commands that would settle it (pure: facts, clues and the classifier's diagnosis in, an Assessment out).
 
 The classifier judges facts; a report is often thin, so this weighs them. A measured fact (a driver
-version, a build string, the version torch found) outweighs a generic symptom; a report outside the seven
-verdicts (Apple Silicon or macOS, a ROCm build, WSL 1) is answered OTHER; OK needs evidence of a working GPU,
-and without a lead the answer is CANNOT_TELL.
+version, a build string, the version torch found) outweighs a generic symptom, and a fact inferred from the
+tables weighs less than one stated; a report outside the seven verdicts (Apple Silicon or macOS, a ROCm
+build, WSL 1, a GPU that is not NVIDIA's, a container that lost its devices) is answered OTHER; OK needs
+evidence of a working GPU (torch says so, names its device, runs out of its memory, or counts past it),
+and facts that contradict each other lower the confidence instead of being picked from. Without a lead
+the answer is CANNOT_TELL. Calibrated on the corpus (benchmarks/report_corpus.py).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from harness.catalogue.scan import find
+from harness.intake.leads import get, in_container, leads, torch_texts
 from harness.schema import (
     ARCH_UNSUPPORTED,
     CPU_WHEEL,
@@ -48,6 +52,14 @@ ASK = {
                        'torch.cuda.get_device_capability())"',),
 }
 FULL = "python -m torch.utils.collect_env"
+GENERIC = "torch sees no CUDA device and says nothing about why"
+# Clues that CUDA worked in some process of the report: it named its device, ran out of its memory, or was
+# asked for a device index past the ones it counted.
+WORKING = {"torch_named_device": "torch named or described its CUDA device",
+           "cuda_oom": "torch ran out of CUDA device memory (it allocated on the GPU)",
+           "invalid_ordinal": "CUDA counted its devices and the code asked for an index past them"}
+# Set by the reader (several.py) when another environment of the report fails otherwise, and as surely.
+CONFLICT, TIE = "environment_conflict", "environment_tie"
 
 
 @dataclass(frozen=True)
@@ -66,13 +78,6 @@ class Assessment:
         return d
 
 
-def _get(facts: Any, path: str) -> Any:
-    node = facts
-    for key in path.split("."):
-        node = node.get(key) if isinstance(node, dict) else None
-    return node
-
-
 def _asked(*verdicts: str) -> tuple[str, ...]:
     out = [FULL, *COMMON_ASK]
     for v in verdicts:
@@ -87,87 +92,115 @@ def assess_report(facts: Any, diagnosis: Diagnosis, provenance: Any, inferred: A
 
 def assess(facts: Any, diagnosis: Diagnosis, stated: set[str], inferred: set[str], clues: set[str]) -> Assessment:
     """Weigh the classifier's verdict against how the facts were known and what the prose says."""
+    a = _weigh(facts, diagnosis, stated, inferred, clues)
+    if CONFLICT in clues and a.confidence != LOW:
+        # Another environment of the report fails otherwise: this one decides, but not beyond doubt.
+        lowered = LOW if TIE in clues else MEDIUM
+        return Assessment(a.verdict, lowered, (*a.rests_on, "another environment in the report fails otherwise"),
+                          a.competing, a.ask, a.why + ("; the report's environments disagree" if TIE in clues else ""))
+    return a
+
+
+def _weigh(facts: Any, diagnosis: Diagnosis, stated: set[str], inferred: set[str], clues: set[str]) -> Assessment:
     outside = _outside(facts, clues)
     if outside:
         return outside
     failing = [f for f in diagnosis.findings if f.severity == ERROR and f.verdict in FAILING]
     if failing and failing[0].title == GENERIC:
-        # The classifier's last resort is a symptom, not a measurement: a lead in the prose comes first.
-        leads = [lead for lead in _leads(facts, clues) if lead[0] != NOT_VISIBLE]
-        if leads:
-            verdict, why = leads[0]
-            return Assessment(verdict, LOW, (why, GENERIC), (NOT_VISIBLE,), _asked(verdict, NOT_VISIBLE),
-                              "a lead, not a diagnosis: ask for the commands below")
-        return Assessment(NOT_VISIBLE, LOW, (GENERIC,), (NO_DRIVER, DRIVER_BROKEN, CPU_WHEEL),
-                          _asked(NOT_VISIBLE, NO_DRIVER, CPU_WHEEL))
+        return _symptom(facts, clues)
     if failing:
         return _failing(facts, diagnosis.verdict, failing[0].title, stated, inferred, clues)
     return _no_failure(facts, stated, clues)
 
 
-GENERIC = "torch sees no CUDA device and says nothing about why"
-
-
 def _outside(facts: Any, clues: set[str]) -> Assessment | None:
-    if _get(facts, "torch.is_available") is True:
+    if get(facts, "torch.is_available") is True:
         return None  # a working device (a ROCm build included) is judged as such
-    if _get(facts, "torch.hip") or ("rocm" in clues and not _get(facts, "torch.cuda")):
+    if get(facts, "torch.hip") or ("rocm" in clues and not get(facts, "torch.cuda")):
         return Assessment(OTHER, MEDIUM, ("a ROCm build of torch (AMD GPUs)",), (), _asked(),
                           "outside: a ROCm build uses AMD's HIP, not the NVIDIA driver stack refenv judges")
-    if "apple_silicon" in clues or _get(facts, "host.os") == "Darwin":
+    if "apple_silicon" in clues or get(facts, "host.os") == "Darwin":
         why = "Apple Silicon" if "apple_silicon" in clues else "macOS"
         return Assessment(OTHER, HIGH if "apple_silicon" in clues else MEDIUM, (f"the machine is a Mac ({why})",),
                           (NO_DRIVER,), ('python -c "import torch; print(torch.backends.mps.is_available())"',),
                           "outside: macOS has no current NVIDIA CUDA driver; on Apple Silicon torch uses the "
                           "'mps' device, not CUDA")
-    no_driver = find(_torch_texts(facts), ("torch.no_driver",)) is not None
-    if "wsl1" in clues or ("wsl" in clues and no_driver and not _get(facts, "driver.nvml.driver_version")):
+    no_driver = find(torch_texts(facts), ("torch.no_driver",)) is not None
+    if "wsl1" in clues or ("wsl" in clues and no_driver and not get(facts, "driver.nvml.driver_version")):
         return Assessment(OTHER, MEDIUM if "wsl1" in clues else LOW, ("the report runs under WSL",),
                           (NO_DRIVER,), ("wsl -l -v", "nvidia-smi", "ls -l /usr/lib/wsl/lib/libcuda.so*"),
                           "outside: WSL 1 has no GPU passthrough; under WSL 2 the driver is the Windows host's "
                           "(check the distribution's WSL version with `wsl -l -v`)")
+    if "other_gpu" in clues and "nvidia_gpu" not in clues and not no_driver and not get(
+            facts, "driver.nvml.driver_version"):
+        return Assessment(OTHER, MEDIUM, ("the GPU the report names is not NVIDIA's (AMD or Intel)",),
+                          (NO_DRIVER, CPU_WHEEL), ("lspci | grep -i -e vga -e 3d", *_asked()),
+                          "outside: torch.cuda drives NVIDIA GPUs; AMD's need a ROCm build of torch, Intel's the "
+                          "'xpu' device")
+    if get(facts, "driver.nvml.init_error_code") == 999 and in_container(facts, clues):
+        # NVIDIA container toolkit troubleshooting: 'Failed to initialize NVML: Unknown Error' inside a running
+        # container after systemd or `docker update` re-applied its cgroup device rules.
+        return Assessment(OTHER, MEDIUM, ("NVML fails with 'Unknown Error' inside a container",),
+                          (NOT_VISIBLE, DRIVER_BROKEN), ("nvidia-smi", "docker exec CONTAINER nvidia-smi",
+                                                         "cat /etc/docker/daemon.json"),
+                          "outside: a container that lost its GPU devices after it started (its cgroup device "
+                          "rules were re-applied); restart it, or give it the devices explicitly")
     return None
 
 
-def _torch_texts(facts: Any) -> str:
-    parts = [_get(facts, "torch.init_warning"), _get(facts, "torch.init_error"), *(_get(facts, "torch.warnings") or [])]
-    return "\n".join(str(p) for p in parts if p)
+def _symptom(facts: Any, clues: set[str]) -> Assessment:
+    """is_available() is False (or torch found no device) and the classifier has nothing more: the leads."""
+    found = leads(facts, clues)
+    if found:
+        verdict, why, confidence = found[0]
+        others = tuple(dict.fromkeys(v for v, _, _ in found[1:] if v != verdict)) or (
+            tuple(v for v in (NOT_VISIBLE, NO_DRIVER) if v != verdict))
+        return Assessment(verdict, confidence, (why, GENERIC), others, _asked(verdict, *others),
+                          "a lead, not a diagnosis: ask for the commands below")
+    return Assessment(NOT_VISIBLE, LOW, (GENERIC,), (NO_DRIVER, DRIVER_BROKEN, CPU_WHEEL),
+                      _asked(NOT_VISIBLE, NO_DRIVER, CPU_WHEEL))
 
 
 def _failing(facts: Any, verdict: str, title: str, stated: set[str], inferred: set[str],
              clues: set[str]) -> Assessment:
     measured = [p for p in MEASURED if p in stated and p not in inferred]
-    rests = [title, *(f"{p} = {_get(facts, p)!r} (stated)" for p in measured[:4])]
+    rests = [title, *(f"{p} = {get(facts, p)!r} (stated)" for p in measured[:4])]
     # A GPU's inferred capability bears on ARCH_UNSUPPORTED only.
     relevant = [p for p in sorted(inferred) if verdict == ARCH_UNSUPPORTED or not p.startswith("driver.nvml.devices")]
     rests.extend(f"{p} (inferred)" for p in relevant[:3])
-    in_container = _get(facts, "visibility.in_container") or "container" in clues
+    container = in_container(facts, clues)
     if verdict in (NO_DRIVER, DRIVER_BROKEN) and "scheduler" in clues and "gpu_requested" not in clues:
         return Assessment(NOT_VISIBLE, MEDIUM, (*rests, "a batch-scheduler job (Slurm/PBS): without a GPU "
                           "allocated the job sees no driver"), (verdict,),
                           (*_asked(NOT_VISIBLE, verdict), "scontrol show job $SLURM_JOB_ID | grep -i gres"),
                           "the job was given no GPU: request one (e.g. --gres=gpu:1)")
-    if verdict in (NO_DRIVER, DRIVER_BROKEN) and in_container and (
-            "smi_cuda_na" in clues or "compose_gpu" in clues or "smi_ok" in clues):
-        return Assessment(NOT_VISIBLE, MEDIUM, (*rests, "a container whose nvidia-smi works (or shows CUDA "
-                          "Version N/A): the driver's compute libraries were not mounted"), (verdict,),
-                          _asked(NOT_VISIBLE, verdict), "give the container GPU access with the 'compute' "
-                          "capability (--gpus all, or capabilities: [gpu, compute, utility])")
-    if verdict == NO_DRIVER and "nvidia_gpu" in clues and "no_gpu" not in clues and not in_container:
+    asked_for = "container_gpu_request" in clues and verdict == NO_DRIVER
+    if verdict in (NO_DRIVER, DRIVER_BROKEN) and container and (clues & {"smi_cuda_na", "compose_gpu", "smi_ok"}
+                                                                or asked_for):
+        return Assessment(NOT_VISIBLE, MEDIUM, (*rests, "a container that asked for a GPU, or whose nvidia-smi "
+                          "works (or shows CUDA Version N/A): the driver's compute libraries were not mounted"),
+                          (verdict,), _asked(NOT_VISIBLE, verdict), "give the container GPU access with the "
+                          "'compute' capability (--gpus all, capabilities: [gpu, compute, utility], or the "
+                          "runtime class / device plugin that mounts the driver)")
+    if verdict == NO_DRIVER and "nvidia_gpu" in clues and "no_gpu" not in clues and not container:
         competing: tuple[str, ...] = (DRIVER_BROKEN, NOT_VISIBLE)
     elif verdict == NO_DRIVER:
         competing = (NOT_VISIBLE,)
     elif verdict == DRIVER_BROKEN:
-        competing = (DRIVER_TOO_OLD, NOT_VISIBLE) if in_container else (DRIVER_TOO_OLD,)
+        competing = (DRIVER_TOO_OLD, NOT_VISIBLE) if container else (DRIVER_TOO_OLD,)
     elif verdict in (CPU_WHEEL, DRIVER_TOO_OLD):
         competing = ()
     elif verdict == NOT_VISIBLE:
         competing = (NO_DRIVER, DRIVER_BROKEN)
     else:
         competing = (DRIVER_TOO_OLD,) if not measured else ()
-    if measured:
-        confidence = HIGH
-    elif inferred and not _torch_texts(facts):
+    if verdict == ARCH_UNSUPPORTED and not torch_texts(facts) and (
+            "torch.arch_list" in inferred or any(p.endswith("compute_capability") for p in inferred)):
+        confidence = MEDIUM  # the architectures or the capability come from the tables, not from torch
+    elif measured:
+        # A CPU build inferred from where pip installs from (not seen) is not beyond doubt.
+        confidence = MEDIUM if verdict == CPU_WHEEL and "torch.cuda" in inferred and not torch_texts(facts) else HIGH
+    elif inferred and not torch_texts(facts):
         confidence = LOW
     else:
         confidence = MEDIUM
@@ -175,52 +208,36 @@ def _failing(facts: Any, verdict: str, title: str, stated: set[str], inferred: s
 
 
 def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
-    available = _get(facts, "torch.is_available")
-    count = _get(facts, "torch.device_count")
+    available = get(facts, "torch.is_available")
+    count = get(facts, "torch.device_count")
+    texts = torch_texts(facts)
     if available is True or (isinstance(count, int) and count > 0):
         how = "torch.is_available" if available is True else "torch.device_count"
-        return Assessment(OK, HIGH if how in stated else MEDIUM, (f"{how} = {_get(facts, how)!r}",), (), ())
-    leads = _leads(facts, clues)
-    if available is False and not leads:
-        leads.append((CANNOT_TELL, "torch.cuda.is_available() is False, and nothing says why"))
-    if not leads:
+        said = f"{how} = {get(facts, how)!r}"
+        if "available_both" in clues or find(texts, ("torch.no_gpus", "cuda.no_device")):
+            return Assessment(NOT_VISIBLE, LOW, (said, "and torch finds no device in another run of the report"),
+                              (OK, NO_DRIVER), _asked(NOT_VISIBLE),
+                              "torch sees a GPU in one run and none in another: what differs between them (a "
+                              "script, launcher, scheduler or container setting CUDA_VISIBLE_DEVICES) hides it")
+        if "failure_trace" in clues and "arch_words" in clues and not clues & set(WORKING):
+            return Assessment(ARCH_UNSUPPORTED, LOW, (said, "an error after it, and the report discusses the GPU's "
+                              "architecture"), (OK,), _asked(ARCH_UNSUPPORTED),
+                              "a lead, not a diagnosis: is_available() is True while kernels fail")
+        sure = HIGH if how in stated and "failure_trace" not in clues else MEDIUM
+        return Assessment(OK, sure, (said,), (), ())
+    working = [why for clue, why in WORKING.items() if clue in clues]
+    if working and available is not False:
+        return Assessment(OK, MEDIUM, tuple(working), (), _asked(), "CUDA works; the failure is elsewhere (the "
+                          "device index, the memory the work needs)")
+    found = leads(facts, clues)
+    if available is False and not found:
+        found.append((CANNOT_TELL, "torch.cuda.is_available() is False, and nothing says why", LOW))
+    if not found:
         return Assessment(CANNOT_TELL, LOW, ("the report holds no evidence of a working GPU nor of a failure",),
                           tuple(v for v in FAILING), _asked(*FAILING),
                           "cannot tell: OK needs evidence that torch sees a GPU")
-    verdict, why = leads[0]
-    others = tuple(dict.fromkeys(v for v, _ in leads[1:] if v != verdict))
+    verdict, why, confidence = found[0]
+    others = tuple(dict.fromkeys(v for v, _, _ in found[1:] if v != verdict))
     rest = others or tuple(v for v in (NO_DRIVER, NOT_VISIBLE, CPU_WHEEL) if v != verdict)
     asked = _asked(*rest) if verdict == CANNOT_TELL else _asked(verdict, *rest)
-    return Assessment(verdict, LOW, (why,), rest, asked,
-                      "a lead, not a diagnosis: ask for the commands below")
-
-
-def _leads(facts: Any, clues: set[str]) -> list[tuple[str, str]]:
-    """What the prose and the symptoms point at, strongest first, when no measured fact decides."""
-    leads: list[tuple[str, str]] = []
-    texts = _torch_texts(facts)
-    cvd = _get(facts, "visibility.cuda_visible_devices")
-    if "scheduler" in clues and "gpu_requested" not in clues:
-        leads.append((NOT_VISIBLE, "a batch-scheduler job (Slurm/PBS) that may have been given no GPU"))
-    if cvd is not None:
-        leads.append((NOT_VISIBLE, f"CUDA_VISIBLE_DEVICES={cvd!r} decides which GPUs torch may see"))
-    if find(texts, ("cuda.no_kernel_image",)) or _get(facts, "torch.devices"):
-        leads.append((ARCH_UNSUPPORTED, "torch named the GPU's compute capability as one its build does not "
-                       "carry (or reported no kernel image for it)"))
-    if "kernel_fault" in clues:
-        leads.append((DRIVER_BROKEN, "the kernel log reports a GPU or driver fault (Xid, RmInitAdapter)"))
-    if "not_compiled" in clues or "conda_cpuonly" in clues:
-        leads.append((CPU_WHEEL, "the report quotes torch's words for a CPU-only build (or installs conda's "
-                      "cpuonly)"))
-    if _get(facts, "driver.nvidia_smi.works") is False:
-        leads.append((NO_DRIVER, "nvidia-smi could not communicate with the driver"))
-    if "no_gpu" in clues or ("colab" in clues and "nvidia_gpu" not in clues):
-        leads.append((NO_DRIVER, "the report says the machine has no NVIDIA GPU (or a CPU runtime)"))
-    if "no_device" in clues:
-        leads.append((NOT_VISIBLE if _get(facts, "visibility.cuda_visible_devices") is not None else NO_DRIVER,
-                      "the CUDA runtime found no CUDA-capable device"))
-    if "insufficient_driver" in clues:
-        leads.append((DRIVER_TOO_OLD, "the CUDA runtime says the driver is older than it needs"))
-    if _get(facts, "visibility.in_container") or "container" in clues:
-        leads.append((NOT_VISIBLE, "it runs in a container, whose GPU access is the usual gap"))
-    return leads
+    return Assessment(verdict, confidence, (why,), rest, asked, "a lead, not a diagnosis: ask for the commands below")

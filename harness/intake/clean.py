@@ -1,16 +1,29 @@
-"""Pasted text into clean lines: markdown fences, e-mail quoting and terminal colours removed."""
+"""One pasted line made plain: terminal colours, e-mail quoting, markdown and HTML marks, typographic
+quotes and the prompt it was typed at removed, whitespace folded. Whole-text steps (line numbers, common
+indentation, wrapped lines) are `normal.py`'s."""
 
 from __future__ import annotations
 
 import re
 
-from harness.intake.parsed import Line, ReportError
+from harness.intake.parsed import ReportError
 
 # Terminal colour and cursor sequences (ECMA-48 CSI) that survive a copy from some terminals.
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # "> " quoting, repeated for quotes of quotes; ">>>" is Python's prompt and stays.
-_QUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>(?!>>)[ \t]?)+")
+QUOTE_RE = re.compile(r"^[ \t]{0,3}(?:>(?!>>)[ \t]?)+")
 FENCE_RE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+# Markdown bold and the HTML a rendered issue leaves in a copy ('<pre>', '<br>', '<code>').
+_MARKUP_RE = re.compile(r"\*\*|</?(?:pre|code|br|details|summary)\s{0,2}/?>", re.I)
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u00a0": " ",
+                         "\u200b": "", "\ufeff": "", "\u2011": "-", "\u2010": "-"})
+# The prompts a line was typed at: Python's REPL and IPython, then shells (bash, zsh with a conda or venv
+# prefix, PowerShell, cmd). '# ' is not among them: it opens a markdown heading or a comment as often.
+_REPL_RE = re.compile(r"^(?P<p>>>>|\.\.\.|In \[\d{1,5}\]:|Out\[\d{1,5}\]:)(?:\s|$)")
+_SHELL_RE = re.compile(
+    r"^(?P<p>(?:\([\w.@/ -]{1,60}\)\s{1,2})?(?:[\w.-]{1,40}@[\w.-]{1,60}:[^\s$#]{0,200}\s?[$#]|[$%\u276f\u279c]"
+    r"|\u2514\u2500[$#]|PS [A-Za-z]:\\[^>\n]{0,200}>|[A-Za-z]:\\[^>\n]{0,200}>))(?:\s|$)")
+_PROMPT_STARTS = frozenset(">.IO($%PC\u276f\u279c\u2514")  # what a prompt without a user@host part starts with
 _TRIGGERED = "(Triggered internally at "
 # Longer lines are read up to here: a real report's longest line (a warning with its URL) is under
 # 1 kB, and a bound keeps every per-line pattern's cost bounded whatever is pasted.
@@ -34,17 +47,45 @@ def check_text(text: str) -> None:
                           "paste the collect_env output and the warnings above it, not a whole log")
 
 
+def unquote(raw: str) -> str:
+    """A pasted line without colours, e-mail quoting and odd characters, its indentation kept."""
+    text = raw[:MAX_LINE]
+    if "\x1b" in text:
+        text = _ANSI_RE.sub("", text)
+    if not text.isascii():
+        text = text.translate(_QUOTES)
+    if "\t" in text:
+        text = text.expandtabs(4)
+    if ">" in text[:12]:
+        text = QUOTE_RE.sub("", text)
+    return text.rstrip()
+
+
+def is_fence(text: str) -> bool:
+    return bool(FENCE_RE.match(text))
+
+
+def split_prompt(text: str) -> tuple[str, str]:
+    """(prompt, the rest) of a line typed at a REPL or shell prompt; ('', text) otherwise."""
+    if text[:1] not in _PROMPT_STARTS and "@" not in text[:102] and text[1:3] != ":\\":
+        return "", text
+    m = _REPL_RE.match(text) or _SHELL_RE.match(text)
+    if m is None:
+        return "", text
+    return m.group("p"), text[m.end():]
+
+
+def fold(text: str) -> str:
+    """Markup removed and whitespace folded to single spaces."""
+    if "*" in text or "<" in text:
+        text = _MARKUP_RE.sub("", text)
+    return " ".join(text.split())
+
+
 def clean(raw: str) -> str:
-    """One pasted line as collect_env printed it."""
-    text = _ANSI_RE.sub("", raw).replace("\ufeff", "")
-    if FENCE_RE.match(text):
-        return ""
-    return _QUOTE_RE.sub("", text).strip()
-
-
-def split_lines(text: str) -> list[Line]:
-    """The report's lines, numbered from 1 as an editor shows them."""
-    return [Line(i, raw.rstrip(), clean(raw[:MAX_LINE])) for i, raw in enumerate(text.splitlines(), start=1)]
+    """One pasted line as the tool printed it, prompt included (the reader's line-by-line view)."""
+    text = unquote(raw)
+    return "" if is_fence(text) else fold(text)
 
 
 def strip_triggered(message: str) -> str:

@@ -6,8 +6,10 @@ import re
 
 from harness import compat
 from harness.facts import GpuFact
-from harness.intake import hints, messages, packages, unknowns
-from harness.intake.clean import NOT_A_REPORT, check_text, split_lines
+from harness.intake import hints, messages, packages, repl, unknowns
+from harness.intake.clean import NOT_A_REPORT, check_text
+from harness.intake.match import Found
+from harness.intake.normal import normalise
 from harness.intake.parsed import Builder, Line, ParsedReport, ReportError
 from harness.intake.sections import Dump, read_dump
 
@@ -28,7 +30,7 @@ _DETAILS = ("debug_build", "gcc", "clang", "cmake", "libc", "cuda_module_loading
 def parse_collect_env(text: str) -> ParsedReport:
     """Facts from a collect_env dump and the warnings pasted around it; ReportError if it is none."""
     check_text(text)
-    lines = split_lines(text)
+    lines = normalise(text)
     dump = read_dump(lines)
     if not is_dump(dump):
         if dump.header is not None:
@@ -52,15 +54,16 @@ def is_dump(dump: Dump) -> bool:
     return len(dump.fields) >= 2 and bool(strong & set(dump.fields))
 
 
-def read(b: Builder, lines: list[Line], dump: Dump) -> None:
+def read(b: Builder, lines: list[Line], dump: Dump, found: list[list[Found]] | None = None) -> None:
     """The dump's fields and the messages and hints around it, into the builder."""
     _read_torch(b, dump)
     _read_host(b, dump)
     _read_gpus(b, dump)
     _read_driver(b, dump)
     _read_details(b, dump)
-    messages.read(b, lines)
+    messages.read(b, lines, found)
     hints.read(b, lines)
+    repl.read(b, lines)
     packages.read(b, dump.fields.get("libraries"))
     if dump.dumps > 1:
         b.note(f"the report holds {dump.dumps} collect_env outputs; the first value of each field is read")

@@ -12,12 +12,15 @@ from __future__ import annotations
 import re
 
 from harness.catalogue import lookup
-from harness.catalogue.entries import Hit
-from harness.catalogue.scan import scan
 from harness.facts import GpuFact
+from harness.intake import match
+from harness.intake.match import Found
 from harness.intake.parsed import Builder, Line
 from harness.schema import DRIVER_BROKEN
 
+# What one of nvidia-smi's lines holds (its header, a table row or border, a `-L` row, a memory cell).
+_SMI_WORDS_RE = re.compile(r"NVIDIA-SMI|\||GPU |MiB|No devices were found")
+DRIVER_RE = re.compile(r"[1-9]\d{2}\.\d{1,3}(?:\.\d{1,3})?")
 _OLD_HEADER_RE = re.compile(r"NVIDIA-SMI\s{1,8}(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3})?)\s{1,40}Driver Version:\s{0,4}"
                             r"(?P<driver>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
 # A GPU row of nvidia-smi's table: '|   0  TITAN X (Pascal)    Off  | 0000:01:00.0  On |'.
@@ -27,36 +30,64 @@ _LIST_ROW_RE = re.compile(
     r"^GPU\s(?P<index>\d{1,2}):\s(?P<name>[^()]{1,80}?)\s\(UUID:\s(?P<uuid>GPU-[0-9a-fA-F-]{1,64})\)")
 _NVRM_VERSION_RE = re.compile(r"NVRM version:\s{0,4}NVIDIA .{0,40}?Kernel Module\s{1,6}(?P<version>\d{3}\.\d{1,3}"
                               r"(?:\.\d{1,3})?)")
-# Lines that may hold a catalogue row these readers use (runtime, kernel log, nvidia-smi): the others are
-# not scanned, which keeps a long log cheap.
-_MAYBE_RE = re.compile(r"NVRM|nvidia|cuda|kernel|device|Key was", re.I)
 _KERNEL_VERSION_RE = re.compile(r"kernel module has the version (?P<kernel>\d{3}\.\d{1,3}(?:\.\d{1,3})?)")
 _THC_RE = re.compile(r"THCudaCheck FAIL .{0,200}?error\s?=\s?(?P<code>\d{1,4})\s?:\s?(?P<text>.{1,120})")
 _RUNTIME_RE = re.compile(r"cuda runtime error \((?P<code>\d{1,4})\)\s?:\s?(?P<text>[^\n]{1,120}?)(?:\sat\s|$)")
 _NVCC_RE = re.compile(r"Cuda compilation tools, release (?P<release>\d{1,2}\.\d{1,2})")
 # cudaError_t values numbered apart before CUDA 10.1 (CUDA 10.0 runtime API, cudaError), as the catalogue
-# rows they are now: 38 and 48 became 100 and 209; 30 (unknown) is left out, it names no layer.
-LEGACY_RUNTIME = {38: "cuda.no_device", 48: "cuda.no_kernel_image"}
+# rows they are now: 38, 48 and 10 became 100, 209 and 101; 30 (unknown) is left out, it names no layer.
+LEGACY_RUNTIME = {38: "cuda.no_device", 48: "cuda.no_kernel_image", 10: "cuda.invalid_device"}
+# `nvidia-smi --query-gpu=name,driver_version --format=csv`: a header of field names, then a row per GPU.
+_QUERY_HEADER_RE = re.compile(r"^(?:[a-z_.]{2,40}(?: \[[^\]]{1,12}\])?, ){0,12}[a-z_.]{2,40}(?: \[[^\]]{1,12}\])?$")
+_QUERY_ROWS = 16
+# Rows that say CUDA works in that process (it counted devices, or allocated on one): the clue each sets.
+WORKING = {"cuda.invalid_device": "invalid_ordinal", "torch.out_of_memory": "cuda_oom"}
 
 
-def read(b: Builder, lines: list[Line]) -> None:
-    for line in lines:
-        text = line.text
+def read(b: Builder, lines: list[Line], found: list[list[Found]] | None = None) -> None:
+    found = match.find_all(lines) if found is None else found
+    for i, line in enumerate(lines):
+        hits, text = found[i], line.text
         if not text:
             continue
         _read_smi(b, line)
-        hits = scan(text) if _MAYBE_RE.search(text) else []
-        _read_kernel(b, line, hits)
-        _read_runtime(b, line, hits)
-        nvcc = _NVCC_RE.search(text)
+        if "driver_version" in text and "," in text:
+            _read_query(b, line, lines[i + 1:i + 1 + _QUERY_ROWS])
+        if hits or "NVRM" in text or "driver=nvidia" in text:
+            _read_kernel(b, line, hits)
+        if hits or "rror" in text:
+            _read_runtime(b, line, hits)
+        nvcc = _NVCC_RE.search(text) if "compilation tools" in text else None
         if nvcc:
             b.detail("nvcc", nvcc.group("release"), line)
             b.note(f"line {line.number}: nvcc {nvcc.group('release')} is the system CUDA toolkit, not the runtime "
                    "inside the torch wheel")
 
 
+def _read_query(b: Builder, header: Line, rows: list[Line]) -> None:
+    """The rows under nvidia-smi's --query-gpu header: the driver version, and each GPU's name."""
+    if not _QUERY_HEADER_RE.match(header.text):
+        return
+    fields = [f.split(" [")[0].strip() for f in header.text.split(",")]
+    for row in rows:
+        values = [v.strip() for v in row.text.split(",")]
+        if len(values) != len(fields):
+            break
+        got = dict(zip(fields, values))  # noqa: B905  (lengths checked above; strict= is 3.10+)
+        driver = DRIVER_RE.fullmatch(got.get("driver_version", ""))
+        if driver:
+            b.put("driver.nvml.driver_version", driver.group(0), row)
+            b.put("driver.nvml.loaded", True, row)
+            b.put("driver.nvidia_smi.works", True, row)
+        if got.get("name") and got["name"] not in [g.get("name") for g in b.get("driver.nvml.devices") or []]:
+            gpu: GpuFact = {"index": len(b.get("driver.nvml.devices") or []), "name": got["name"]}
+            b.add_device("driver.nvml.devices", gpu, row)
+
+
 def _read_smi(b: Builder, line: Line) -> None:
     text = line.text
+    if not _SMI_WORDS_RE.search(text):
+        return
     header = _OLD_HEADER_RE.search(text)
     if header:
         b.put("driver.nvml.driver_version", header.group("driver"), line)
@@ -83,13 +114,13 @@ def _read_smi(b: Builder, line: Line) -> None:
         b.note(f"line {line.number}: nvidia-smi found no devices: the driver runs but sees no GPU")
 
 
-def _read_kernel(b: Builder, line: Line, hits: list[Hit]) -> None:
+def _read_kernel(b: Builder, line: Line, hits: list[Found]) -> None:
     text = line.text
     version = _NVRM_VERSION_RE.search(text)
     if version:
         b.put("driver.kernel_module_version", version.group("version"), line)
         b.put("driver.proc_version", text, line)
-    ids = {h.entry.id: h for h in hits}
+    ids = {f.id: f.hit for f in hits}
     if "kernel.api_mismatch" in ids:
         kernel = _KERNEL_VERSION_RE.search(text)
         if kernel:
@@ -109,29 +140,41 @@ def _read_kernel(b: Builder, line: Line, hits: list[Hit]) -> None:
         b.clue("kernel_driver_bound", line)
 
 
-def _read_runtime(b: Builder, line: Line, hits: list[Hit]) -> None:
+def _read_runtime(b: Builder, line: Line, hits: list[Found]) -> None:
     text = line.text
     m = _THC_RE.search(text) or _RUNTIME_RE.search(text)
     if m:
         code, said = int(m.group("code")), m.group("text").strip()
-        b.put("torch.init_error", f"cuda runtime error ({code}): {said}", line)
         entry = lookup.entry(LEGACY_RUNTIME[code]) if code in LEGACY_RUNTIME else lookup.by_cuda_error(code)
-        if entry is not None and entry.code is not None and entry.layer == "cuda_driver" and entry.verdict == (
-                DRIVER_BROKEN):
-            b.infer("driver.libcuda.cuinit", entry.code.value, line,
-                    f"cuda runtime error {code} is {entry.code.name}, what cuInit returned")
-        elif entry is not None:
-            _found(b, line, entry.id, said)
-    for hit in hits:
-        _found(b, line, hit.entry.id, hit.text)
+        if entry is None or entry.id not in WORKING:
+            b.put("torch.init_error", f"cuda runtime error ({code}): {said}", line)
+        if entry is not None:
+            name = entry.code.name if entry.code else entry.id
+            _found(b, line, entry.id, said, f"cuda runtime error {code} is {name}")
+    # In torch's own message (torch.unexpected_error, which quotes 'Error 803: ...') the code is
+    # torch's to report (messages.py); a CUDA error text on its own says what cuInit returned.
+    alone = not any(f.id.startswith("torch.") for f in hits)
+    for f in hits:
+        if alone or lookup.entry(f.id).layer != "cuda_driver":
+            _found(b, line, f.id, f.hit.text)
 
 
-def _found(b: Builder, line: Line, ident: str, said: str) -> None:
-    """A catalogue row the runtime printed: no device, no kernel image, an insufficient driver."""
+def _found(b: Builder, line: Line, ident: str, said: str, how: str = "") -> None:
+    """A catalogue row the runtime, torch or a framework printed beside (or instead of) torch's own message."""
+    entry = lookup.entry(ident)
     if ident == "cuda.no_device":
         b.clue("no_device", line)
     elif ident == "cuda.no_kernel_image":
         b.add_warning(said, line)
     elif ident == "cuda.insufficient_driver":
         b.clue("insufficient_driver", line)
+    elif ident in WORKING:
+        b.clue(WORKING[ident], line)
+        b.note(f"line {line.number}: '{said}': {entry.meaning}")
+    elif entry.layer == "framework":
+        b.clue("framework_no_gpu", line)
+        b.note(f"line {line.number}: '{said}': {entry.meaning}")
+    elif entry.layer == "cuda_driver" and entry.verdict == DRIVER_BROKEN and entry.code is not None:
+        b.infer("driver.libcuda.cuinit", entry.code.value, line,
+                f"{how or said} is {entry.code.name}, what cuInit returned")
 

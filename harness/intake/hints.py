@@ -1,4 +1,4 @@
-"""What else users paste beside the dump: variables they set, `docker run` lines, REPL answers, nvidia-smi."""
+"""What else users paste beside the dump: variables they set, `docker run` lines, nvidia-smi."""
 
 from __future__ import annotations
 
@@ -15,17 +15,31 @@ ENV_FACTS = {
     "PYTORCH_NVML_BASED_CUDA_CHECK": "torch.nvml_based_check",
 }
 _NAMES = "|".join(ENV_FACTS)
-# NAME=value in shells, `-e NAME=value`, `$env:NAME="value"`, `%env NAME=value`, os.environ["NAME"] = "value".
+# NAME=value in shells, `-e NAME=value`, `$env:NAME="value"`, `%env NAME=value`, os.environ["NAME"] = "value",
+# os.environ.setdefault("NAME", "1"), `NAME: "1"` in YAML; the name in any letter case (prose retypes it).
 _ASSIGN_RE = re.compile(
-    rf"(?<![A-Za-z0-9_])(?P<name>{_NAMES})(?:['\"]\s*\])?\s*=(?!=)\s*"
-    r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s;&|)\"'`]*)"
+    rf"(?<![A-Za-z0-9_])(?P<name>(?i:{_NAMES}))(?:['\"]\s{{0,2}}\])?['\"]?\s{{0,3}}(?:=(?!=)|:(?=\s)|,)\s{{0,3}}"
+    r"(?P<value>\"[^\"\n]{0,80}\"|'[^'\n]{0,80}'|[^\s;&|)\"'`,]{0,80}(?:,[^\s;&|)\"'`,]{1,80}){0,15})"
 )
+# An unquoted value is taken only when it is a literal of the variable's kind (`cudaIndex`, `$GPU` and
+# `args.gpu` name a value the report does not show).
+_LITERAL = {
+    "CUDA_VISIBLE_DEVICES": re.compile(r"-?\d{1,3}(?:,-?\d{1,3}){0,15}|(?:GPU|MIG)-[\w-]{1,80}(?:,\S{1,80}){0,15}|"
+                                       r"all|none|void|", re.I),
+    "NVIDIA_VISIBLE_DEVICES": re.compile(r"\d{1,3}(?:,\d{1,3}){0,15}|(?:GPU|MIG)-[\w-]{1,80}(?:,\S{1,80}){0,15}|"
+                                         r"all|none|void|", re.I),
+    "NVIDIA_DRIVER_CAPABILITIES": re.compile(r"(?:compute|utility|graphics|video|display|compat32|all)"
+                                             r"(?:,(?:compute|utility|graphics|video|display|compat32|all)){0,6}"),
+    "CUDA_DEVICE_ORDER": re.compile(r"PCI_BUS_ID|FASTEST_FIRST"),
+    "PYTORCH_NVML_BASED_CUDA_CHECK": re.compile(r"[01]"),
+}
+# What a text must hold (lower-cased) for this reader to find anything in it.
+GATE = re.compile(r"visible_devices|driver_capabilities|device_order|nvml_based|docker|podman|nvidia-smi|"
+                  r"nvml library")
+_NAMED_RE = re.compile(_NAMES, re.I)
 _RUN_RE = re.compile(r"(?:^|[\s$#>;&])(?:sudo\s+)?(?P<tool>nvidia-docker|docker|podman)\s+(?:container\s+)?run\b")
 _GPU_FLAG_RE = re.compile(r"--gpus[\s=]|--runtime[\s=]+nvidia\b|--device[\s=]+(?:nvidia\.com/gpu|/dev/nvidia)")
 _CONTINUED = ("\\", "`", "^")
-_WARNING_ECHO_RE = re.compile(r"Warning: |^\s*warnings\.warn\(|^\s*return torch\._C\.")
-_REPL_RE = re.compile(r"torch\.cuda\.(?P<call>is_available|device_count)\(\)\)?;?\s*(?:['\"]\s*)?$")
-_ANSWER_RE = re.compile(r"^(?:Out\[\d+\]:\s*)?(?P<answer>True|False|\d+)$")
 _NVML_LIBRARY_RE = re.compile(r"^NVML library version:\s*(\d[\d.]*)")
 _SMI_HEADER_RE = re.compile(
     r"NVIDIA-SMI\s+(?P<smi>\d[\d.]*)\s+Driver Version:\s*(?P<driver>\d[\d.]*)\s+CUDA Version:\s*(?P<cuda>\d+\.\d+)"
@@ -35,17 +49,24 @@ _SMI_HEADER_RE = re.compile(
 def read(b: Builder, lines: list[Line]) -> None:
     """Every hint in the report; the dump's own fields, read first, win over them."""
     for i, line in enumerate(lines):
-        if not line.text:
+        text = line.text
+        if not text:
             continue
-        _read_env(b, line)
-        _read_run(b, lines, i)
-        _read_repl(b, lines, i)
-        _read_smi(b, line)
+        if _NAMED_RE.search(text):
+            _read_env(b, line)
+        if " run" in text or "run " in text:
+            _read_run(b, lines, i)
+        if "NVIDIA-SMI" in text or "NVML library" in text:
+            _read_smi(b, line)
 
 
 def _read_env(b: Builder, line: Line) -> None:
     for m in _ASSIGN_RE.finditer(line.text):
-        name, value = m.group("name"), m.group("value").strip("\"'")
+        name, raw = m.group("name").upper(), m.group("value")
+        quoted = raw[:1] in "'\"" and raw[-1:] == raw[:1] and len(raw) > 1
+        value = raw[1:-1] if quoted else raw
+        if not quoted and not _LITERAL[name].fullmatch(value):
+            continue
         path = ENV_FACTS[name]
         fact: object = value == "1" if name == "PYTORCH_NVML_BASED_CUDA_CHECK" else value
         if b.put(path, fact, line):
@@ -70,25 +91,6 @@ def _read_run(b: Builder, lines: list[Line], i: int) -> None:
         b.put("visibility.container_evidence", f"`{m.group('tool')} run` without --gpus", lines[i])
         b.note(f"line {lines[i].number}: the container is started without --gpus, so it gets no GPU "
                "(unless the NVIDIA runtime is the engine's default)")
-
-
-def _read_repl(b: Builder, lines: list[Line], i: int) -> None:
-    m = _REPL_RE.search(lines[i].text)
-    if not m:
-        return
-    # The answer is the next line of output, after any warning torch printed first (its
-    # 'path:NNN: UserWarning: CUDA initialization: ...' line and the 'warnings.warn(' echo under it).
-    answer = next((ln for ln in lines[i + 1:i + 6] if ln.text and not _WARNING_ECHO_RE.search(ln.text)), None)
-    a = _ANSWER_RE.match(answer.text) if answer else None
-    if answer is None or a is None:
-        return
-    value = a.group("answer")
-    if m.group("call") == "is_available" and value in ("True", "False"):
-        if not b.put("torch.is_available", value == "True", answer) and b.get("torch.is_available") != (
-                value == "True"):
-            b.note(f"line {answer.number}: torch.cuda.is_available() printed {value}, unlike the dump")
-    elif m.group("call") == "device_count" and value.isdigit():
-        b.put("torch.device_count", int(value), answer)
 
 
 def _read_smi(b: Builder, line: Line) -> None:

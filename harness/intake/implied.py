@@ -7,14 +7,28 @@ capability (harness/data/gpu_specs.json, then the architecture of its product li
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from harness import compat
-from harness.gpus.names import capability_of
+from harness.facts import GpuFact
+from harness.gpus import names
 from harness.intake.parsed import Builder, Line
 
 # Default CUDA of PyPI's Linux wheels before compat.json's first series (1.13): the PyTorch "previous
 # versions" install page (pytorch.org/get-started/previous-versions), one pip line per release.
 OLD_DEFAULTS = {"1.2": "10.0", "1.3": "10.1", "1.4": "10.1", "1.5": "10.2", "1.6": "10.2", "1.7": "10.2",
                 "1.8": "10.2", "1.9": "10.2", "1.10": "10.2", "1.11": "10.2", "1.12": "10.2"}
+
+
+@lru_cache(maxsize=1024)  # a pasted log names the same GPUs again and again
+def capability_of(name: str) -> str | None:
+    """A GPU name's compute capability, from the one GPU table (harness.gpus)."""
+    return names.capability_of(name)
+
+
+_LAST_CPU_ONLY_ARM = (2, 9)
+
+
 def default_cuda(version: str, os_name: str | None) -> tuple[str | None, str] | None:
     """(CUDA or None for CPU, why) of the wheel `pip install torch==version` gets from PyPI."""
     series = compat.torch_series(version)
@@ -33,7 +47,9 @@ def read(b: Builder, with_capabilities: bool = True) -> None:
     _torch_cuda(b)
     if with_capabilities:
         _driver_cuda(b)
+        _named_gpu(b)
         _capabilities(b)
+        _arch_list(b)
 
 
 def _line(b: Builder, path: str) -> Line | None:
@@ -43,6 +59,27 @@ def _line(b: Builder, path: str) -> Line | None:
 
 def _torch_cuda(b: Builder) -> None:
     version = b.get("torch.version")
+    if "jetson" in b.clues and "pip_install" in b.clues and not any(c.startswith("index_") for c in b.clues):
+        # NVIDIA publishes JetPack builds of torch for Jetson's integrated GPU ('Installing PyTorch for Jetson
+        # Platform', docs.nvidia.com/deeplearning/frameworks); pip's generic Linux aarch64 wheel has no CUDA for it.
+        where = b.clues["pip_install"]
+        line = Line(where[0], where[1], where[1])
+        if b.infer("torch.cuda", None, line, "a Jetson runs JetPack builds of torch; `pip install torch` gets the "
+                   "generic aarch64 wheel, which has no CUDA for its integrated GPU"):
+            b.infer("torch.importable", True, line, "torch was installed with pip")
+        return
+    arm = "aarch64" in b.clues or b.get("host.machine") in ("aarch64", "arm64")
+    if arm and "pip_install" in b.clues and not any(c.startswith("index_") for c in b.clues) and not (
+            version and "+" in str(version)) and not b.known("torch.cuda") and (
+            not version or compat.parse_version(compat.torch_series(str(version))) <= _LAST_CPU_ONLY_ARM):
+        # PyPI's Linux aarch64 wheels of torch are CPU-only up to 2.9; the CUDA ones (for Grace) are on
+        # download.pytorch.org/whl/cuXYZ (pytorch/pytorch#160162, #168065).
+        where = b.clues["pip_install"]
+        line = Line(where[0], where[1], where[1])
+        if b.infer("torch.cuda", None, line, "PyPI's Linux aarch64 wheels of torch (up to 2.9) are CPU-only; the "
+                   "CUDA builds come from download.pytorch.org/whl/cuXYZ"):
+            b.infer("torch.importable", True, line, "torch was installed with pip")
+        return
     if not version or b.known("torch.cuda") or b.get("torch.hip") or "+" in str(version):
         return
     os_name = b.get("host.os")
@@ -69,6 +106,37 @@ def _driver_cuda(b: Builder) -> None:
         b.infer("driver.nvml.cuda_driver_version", compat.cuda_to_int(cuda),
                 _line(b, "driver.nvml.driver_version"), f"driver branch {compat.branch_of(str(driver))} supports "
                 f"CUDA up to {cuda}")
+
+
+def _named_gpu(b: Builder) -> None:
+    """A GPU the report names (a template's 'GPU:' line) stands for the device list when there is none."""
+    name = b.details.get("gpu")
+    where = b.provenance.get("details.gpu")
+    if not name or not where or b.known("driver.nvml.devices"):
+        return
+    cc = capability_of(name)
+    if cc:
+        gpu: GpuFact = {"index": 0, "name": name, "compute_capability": cc}
+        b.infer("driver.nvml.devices", [gpu], Line(where[0], where[1], where[1]),
+                f"the report names the GPU {name}; compute capability {cc} from the GPU tables")
+        b.provenance["driver.nvml.devices.0"] = where
+
+
+def _arch_list(b: Builder) -> None:
+    """The architectures of a PyPI or PyTorch-index wheel, from its release and CUDA, when a GPU is known."""
+    version, cuda = b.get("torch.version"), b.get("torch.cuda")
+    if b.known("torch.arch_list") or not version or not cuda or any(c.startswith("conda") for c in b.clues):
+        return
+    if not any(g.get("compute_capability") for g in b.get("driver.nvml.devices") or []):
+        return
+    try:
+        arches = compat.arch_list(str(version), str(cuda))
+    except ValueError:
+        return
+    if arches:
+        b.infer("torch.arch_list", list(arches), _line(b, "torch.version"),
+                f"the architectures PyTorch builds its CUDA {cuda} wheels of torch {compat.torch_series(str(version))} "
+                "for (compat.json arch_rules)")
 
 
 def _capabilities(b: Builder) -> None:

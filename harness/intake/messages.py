@@ -9,57 +9,61 @@ from __future__ import annotations
 import re
 
 from harness import catalogue
-from harness.catalogue import Hit
 from harness.facts import GpuFact
+from harness.intake import match
 from harness.intake.clean import strip_triggered
+from harness.intake.match import Found
 from harness.intake.parsed import Builder, Line
 
 _INIT_PREFIX = "CUDA initialization: "
 # The catalogue rows torch raises (or, before 2.x, warned) when CUDA cannot start: the message starts there.
 _INIT_IDS = ("torch.driver_too_old", "torch.no_driver", "torch.unknown_error", "torch.init_failed",
              "torch.unexpected_error", "torch.no_gpus", "torch.not_compiled", "cuda.insufficient_driver")
-# The message is what was raised when it opens the line or follows 'SomeError: ' (not a traceback's
-# source line that raises it, `raise AssertionError("...")`).
-_RAISED_RE = re.compile(r"\w{1,80}(?:Error|Exception|Warning):\s{0,8}$")
+# The message is what torch said unless the line is the source that raises it (a traceback's
+# `raise AssertionError("...")`, an `assert ..., "..."`): a message quoted in prose was said too.
+_SOURCE_RE = re.compile(r"(?:\braise\s{1,4}\w{1,80}\(|\bassert\b.{0,200}|\bwarn\w{0,10}\()\s{0,4}[rfb]?['\"]{1,3}$")
 _ARCH_PREFIX = re.compile(r"sm_|compute_")
 
 
-def read(b: Builder, lines: list[Line]) -> None:
+def read(b: Builder, lines: list[Line], found: list[list[Found]] | None = None) -> None:
     """Every recognised message in the report, first occurrence first."""
+    found = match.find_all(lines) if found is None else found
     for i, line in enumerate(lines):
-        if not line.text:
-            continue
-        hits = catalogue.scan(line.text)
+        hits = found[i]
         if not hits:
             continue
-        found = {h.id: h for h in reversed(hits)}  # the first hit of each entry
-        _read_init(b, line, hits, found)
-        _read_arch(b, line, found)
-        if "torch.cc_list_head" in found:
-            _read_cc_list(b, lines[i + 1:], line)
-        _read_nvml(b, line, found)
-        _read_other(b, line, found)
+        first = {f.id: f for f in reversed(hits)}  # the first hit of each entry
+        _read_init(b, line, hits, first)
+        _read_arch(b, line, first)
+        if "torch.cc_list_head" in first:
+            _read_cc_list(b, found[i + 1:], line)
+        _read_nvml(b, line, first)
+        _read_other(b, line, first)
 
 
-def _raised(text: str, at: int) -> bool:
-    return at == 0 or bool(_RAISED_RE.search(text, max(0, at - 100), at))
+def _said(before: str) -> bool:
+    return not _SOURCE_RE.search(before[-300:])
 
 
-def _read_init(b: Builder, line: Line, hits: list[Hit], found: dict[str, Hit]) -> None:
+def _read_init(b: Builder, line: Line, hits: list[Found], found: dict[str, Found]) -> None:
     text = line.text
     at = text.find(_INIT_PREFIX)
-    init = next((h for h in hits if h.id in _INIT_IDS), None)
-    if at >= 0:
+    init = next((f for f in hits if f.id in _INIT_IDS), None)
+    if init is not None and init.before().rstrip().endswith(_INIT_PREFIX.strip()):
+        message = strip_triggered(init.tail())
+        if not b.put("torch.init_warning", message, line):
+            b.add_warning(message, line)
+    elif at >= 0:
         message = strip_triggered(text[at + len(_INIT_PREFIX):])
         if not b.put("torch.init_warning", message, line):
             b.add_warning(message, line)
-    elif init is not None and _raised(text, init.start):
-        b.put("torch.init_error", strip_triggered(text[init.start:]), line)
+    elif init is not None and _said(init.before()):
+        b.put("torch.init_error", strip_triggered(init.tail()), line)
     else:
         return
     too_old = found.get("torch.driver_too_old")
     if too_old:
-        version = int(too_old.params["found"])
+        version = int(too_old.hit.params["found"])
         b.put("driver.libcuda.driver_version", version, line)
         b.put("driver.libcuda.loaded", True, line)
         b.note(f"the driver's libcuda reports CUDA {version // 1000}.{version % 1000 // 10} ({version}): "
@@ -68,39 +72,39 @@ def _read_init(b: Builder, line: Line, hits: list[Hit], found: dict[str, Hit]) -
     if not_compiled and not b.known("torch.cuda"):
         b.put("torch.importable", True, line)
         b.put("torch.cuda", None, line)
-        b.note(f"a CPU-only torch: it says '{not_compiled.text}'")
+        b.note(f"a CPU-only torch: it says '{not_compiled.hit.text}'")
     if "torch.no_driver" in found:
         b.note("torch found no driver: the CUDA runtime got driver version 0, which it reports when "
                "libcuda.so.1 cannot be loaded (torch's words are kept; libcuda was not probed)")
 
 
 
-def _read_arch(b: Builder, line: Line, found: dict[str, Hit]) -> None:
-    text = line.text
+def _read_arch(b: Builder, line: Line, found: dict[str, Found]) -> None:
     arch = found.get("torch.arch_not_compatible")
     if arch:
-        name, sm = arch.params["name"].strip(), arch.params["sm"]
+        name, sm = arch.hit.params["name"].strip(), arch.hit.params["sm"]
         cc = f"{int(sm[:-1])}.{sm[-1]}"
-        b.add_warning(strip_triggered(text[text.find(name, arch.start):]), line)
+        said = arch.tail()
+        b.add_warning(strip_triggered(said[max(0, said.find(name)):]), line)
         _set_capability(b, name, cc, None, line)
         b.note(f"{name}: compute capability {cc}, from torch's warning that sm_{sm} is not compatible")
     old = found.get("torch.gpu_too_old")
     if old:
-        cc = f"{old.params['major']}.{old.params['minor']}"
-        b.add_warning(strip_triggered(text[old.start:]), line)
-        _set_capability(b, old.params["name"].strip(), cc, int(old.params["index"]), line)
+        cc = f"{old.hit.params['major']}.{old.hit.params['minor']}"
+        b.add_warning(strip_triggered(old.tail()), line)
+        _set_capability(b, old.hit.params["name"].strip(), cc, int(old.hit.params["index"]), line)
     supports = found.get("torch.arch_list")
     if supports:
-        arches = [a for a in supports.params["arches"].split() if _ARCH_PREFIX.match(a)]
+        arches = [a for a in supports.hit.params["arches"].split() if _ARCH_PREFIX.match(a)]
         if arches and b.put("torch.arch_list", arches, line):
             b.note(f"the wheel's architectures ({' '.join(arches)}), from torch's warning")
 
 
-def _read_cc_list(b: Builder, following: list[Line], head: Line) -> None:
+def _read_cc_list(b: Builder, following: list[list[Found]], head: Line) -> None:
     """torch 2.13+'s list of the capabilities it was built for, as sm_XY names."""
     arches: list[str] = []
-    for line in following:
-        item = next((h for h in catalogue.scan(line.text) if h.id == "torch.cc_list_item"), None)
+    for hits in following:
+        item = next((f.hit for f in hits if f.id == "torch.cc_list_item"), None)
         if item is None:
             break
         arch = f"sm_{item.params['major']}{item.params['minor']}"
@@ -123,12 +127,11 @@ def _set_capability(b: Builder, name: str, cc: str, index: int | None, line: Lin
         b.add_device("torch.devices", seen, line)
 
 
-def _read_nvml(b: Builder, line: Line, found: dict[str, Hit]) -> None:
-    text = line.text
+def _read_nvml(b: Builder, line: Line, found: dict[str, Found]) -> None:
     failed = found.get("nvml.init_failed")
     cant = found.get("torch.cant_init_nvml")
     if failed:
-        reason = failed.params["reason"].strip()
+        reason = failed.hit.params["reason"].strip().rstrip("`'\".,;)")
         code = catalogue.nvml_code_of(reason)
         entry = catalogue.by_nvml_return(code) if code is not None else None
         if entry is not None and entry.code is not None:
@@ -137,37 +140,36 @@ def _read_nvml(b: Builder, line: Line, found: dict[str, Hit]) -> None:
             b.put("driver.nvml.init_error_code", code, line)
             b.put("driver.nvml.loaded", code != catalogue.code_of("nvml.library_not_found"), line)
     elif cant:
-        b.add_warning(cant.text, line)
-        if b.put("driver.nvml.init_error", cant.text, line):
+        b.add_warning(cant.hit.text, line)
+        if b.put("driver.nvml.init_error", cant.hit.text, line):
             b.put("driver.nvml.loaded", True, line)
-            b.note(f"torch could load libnvidia-ml.so.1 but nvmlInit failed ('{cant.text}'); "
+            b.note(f"torch could load libnvidia-ml.so.1 but nvmlInit failed ('{cant.hit.text}'); "
                    "NVML's own reason is not in the report")
     smi = found.get("smi.no_driver")
     if smi:
         b.put("driver.nvidia_smi.works", False, line, overwrite=True)
-        b.put("driver.nvidia_smi.output", text[smi.start:], line)
+        b.put("driver.nvidia_smi.output", smi.tail(), line)
 
 
-def _read_other(b: Builder, line: Line, found: dict[str, Hit]) -> None:
-    text = line.text
+def _read_other(b: Builder, line: Line, found: dict[str, Found]) -> None:
     no_kernel = found.get("cuda.no_kernel_image")
     if no_kernel:
-        b.add_warning(strip_triggered(text[no_kernel.start:]), line)
-        b.note(f"line {line.number}: '{no_kernel.text}': the wheel has no kernels for this GPU's architecture")
+        b.add_warning(strip_triggered(no_kernel.tail()), line)
+        b.note(f"line {line.number}: '{no_kernel.hit.text}': the wheel has no kernels for this GPU's architecture")
     no_runtime = found.get("docker.no_gpu_runtime")
     if no_runtime:
-        b.note(f"line {line.number}: docker has no NVIDIA runtime on that host ('{no_runtime.text}'): install the "
-               "NVIDIA container toolkit")
-    for hit in found.values():
-        if hit.entry.layer in ("extension", "pip"):
+        b.note(f"line {line.number}: docker has no NVIDIA runtime on that host ('{no_runtime.hit.text}'): install "
+               "the NVIDIA container toolkit")
+    for f in found.values():
+        if f.hit.entry.layer in ("extension", "pip"):
             # The rest of the stack (harness/stack): not torch's verdict, but what the user will meet next.
-            b.note(f"line {line.number}: '{hit.text}': {hit.entry.meaning} (`python -m harness stack` in that "
+            b.note(f"line {line.number}: '{f.hit.text}': {f.hit.entry.meaning} (`python -m harness stack` in that "
                    "environment names the distribution and its fix)")
     for key in ("cdi.unresolvable", "cdi.missing_host_device", "docker.no_cdi"):
         refused = found.get(key)
         if refused:
-            b.note(f"line {line.number}: the engine refused the container's CDI devices ('{refused.text}'): "
-                   f"{refused.entry.meaning}")
+            b.note(f"line {line.number}: the engine refused the container's CDI devices ('{refused.hit.text}'): "
+                   f"{refused.hit.entry.meaning}")
             b.clue("gpu_refused", line)
     denied = found.get("toolkit.device_cgroup_denied")
     if denied:
@@ -175,8 +177,8 @@ def _read_other(b: Builder, line: Line, found: dict[str, Hit]) -> None:
         if b.put("driver.dev_access", {"/dev/nvidiactl": "EPERM: Operation not permitted"}, line):
             b.put("driver.dev_nodes", ["/dev/nvidiactl"], line)
             b.put("visibility.in_container", True, line)
-        b.note(f"line {line.number}: '{denied.text}': {denied.entry.meaning}")
+        b.note(f"line {line.number}: '{denied.hit.text}': {denied.hit.entry.meaning}")
     req = found.get("toolkit.requirement")
     if req:
-        b.note(f"line {line.number}: the image requires {req.params['condition']} and the host driver does not "
-               "meet it (nvidia-container-cli refused to start the container)")
+        b.note(f"line {line.number}: the image requires {req.hit.params['condition']} and the host driver does "
+               "not meet it (nvidia-container-cli refused to start the container)")

@@ -15,11 +15,19 @@ class ReportError(ValueError):
 
 
 class Line(NamedTuple):
-    """One line of the pasted text: its 1-based number, the text as pasted, and the text cleaned."""
+    """One logical line of the pasted text: the 1-based number of the line it starts on, that line as
+    pasted, the text cleaned (a wrapped line rejoined), the prompt it was typed at, and its last line."""
 
     number: int
     raw: str
     text: str
+    prompt: str = ""  # '>>>', 'In', 'Out', '...', or a shell prompt ('$', 'PS C:\\x>', '(env) u@h:~$')
+    last: int = 0     # the number of the last pasted line it spans (0: this one only)
+
+    @property
+    def full(self) -> str:
+        """The text with its prompt, as a person reads the line."""
+        return f"{self.prompt} {self.text}" if self.prompt else self.text
 
 
 @dataclass(frozen=True)
@@ -38,6 +46,9 @@ class ParsedReport:
     # What the prose says that is no fact of the stack but weighs on the verdict (a Colab CPU
     # runtime, a Slurm job, Apple Silicon): clue name -> (line number, line as pasted).
     clues: dict[str, tuple[int, str]] = field(default_factory=dict)
+    # When the report holds several environments: the one these facts are about, and each with its verdict.
+    environment: str = ""
+    environments: tuple[dict[str, Any], ...] = ()
 
 
 class Builder:
@@ -51,6 +62,8 @@ class Builder:
         self.details: dict[str, str] = {}
         self.inferred: dict[str, str] = {}
         self.clues: dict[str, tuple[int, str]] = {}
+        # Facts the report states twice, differently: path -> where the second value is (the first stays).
+        self.conflicts: dict[str, tuple[int, str]] = {}
 
     def get(self, path: str) -> Any:
         """The value at a dotted fact path, or None."""
@@ -68,6 +81,8 @@ class Builder:
     def put(self, path: str, value: Any, line: Line | None, overwrite: bool = False) -> bool:
         """Set a fact unless the report already said it; None is stored as an observation."""
         if self.known(path) and not overwrite:
+            if line is not None and path not in self.inferred and value != self.get(path):
+                self.conflicts.setdefault(path, (line.number, line.raw))
             return False
         keys = path.split(".")
         node = cast("dict[str, Any]", self.facts)

@@ -47,6 +47,52 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     # torch's warning and its source line print between the call and its answer
     "repl-warning-between.txt": ("DRIVER_TOO_OLD", "high", {"torch.version": "2.14.1+cu130",
                                                             "torch.is_available": False}, set()),
+    # The normalisation: a warning a mail client wrapped and quoted, torch 0.x's spelling, a numbered listing.
+    "wrapped-quoted-too-old.txt": ("DRIVER_TOO_OLD", "high", {"driver.libcuda.driver_version": 11040,
+                                                              "torch.version": "2.3.0"}, {"torch.cuda"}),
+    "old-spelling-too-old.txt": ("DRIVER_TOO_OLD", "high", {"driver.libcuda.driver_version": 8000}, set()),
+    "numbered-listing.txt": ("NO_DRIVER", "medium", {}, set()),
+    # REPL answers: several values on one output line, answers written as comments, an assert and its fate.
+    "oneliner-prints.txt": ("DRIVER_TOO_OLD", "high", {"torch.version": "2.3.1+cu121", "torch.cuda": "12.1",
+                                                        "torch.is_available": False,
+                                                        "driver.nvml.driver_version": "470.239.06"}, set()),
+    "script-comment-answers.txt": ("CPU_WHEEL", "high", {"torch.version": "2.2.2", "torch.cuda": None,
+                                                         "torch.is_available": False}, set()),
+    # conda's plan and an exported spec state the build.
+    "conda-plan-cpu.txt": ("CPU_WHEEL", "high", {"torch.version": "2.1.0", "torch.cuda": None}, set()),
+    "conda-spec-cuda.txt": ("DRIVER_TOO_OLD", "high", {"torch.version": "1.12.1", "torch.cuda": "11.3",
+                                                       "driver.kernel_module_version": "418.87.01"}, set()),
+    # Template labels in Spanish, and an issue form's headings in Russian.
+    "template-es.txt": ("CPU_WHEEL", "high", {"torch.version": "2.1.0+cpu", "torch.cuda": None,
+                                              "host.os": "Windows", "host.python": "3.10.11",
+                                              "torch.is_available": False}, set()),
+    "form-ru-headings.txt": ("ARCH_UNSUPPORTED", "medium", {"torch.version": "2.5.1+cu124",
+                                                            "driver.nvml.driver_version": "570.86.16"},
+                             {"torch.arch_list", "driver.nvml.devices"}),
+    # An image's tag names its torch; a container, and a pod that asked for a GPU, without a driver.
+    "image-no-gpus.txt": ("NOT_VISIBLE", "low", {"visibility.in_container": True, "driver.nvidia_smi.works": False},
+                          {"torch.version", "torch.cuda"}),
+    "pod-gpu-no-driver.txt": ("NOT_VISIBLE", "medium", {"visibility.in_container": True}, set()),
+    # A launch script hides the one GPU the machine has.
+    "launch-script-cvd.txt": ("NOT_VISIBLE", "medium", {"visibility.cuda_visible_devices": "2"}, set()),
+    # A framework's own words: about the stack, not a fact that decides.
+    "lightning-no-gpu.txt": ("CANNOT_TELL", "low", {}, set()),
+    # Two environments: the answer is about the one that fails.
+    "two-environments.txt": ("DRIVER_TOO_OLD", "high", {"torch.version": "2.7.0+cu128",
+                                                        "driver.libcuda.driver_version": 12020}, set()),
+    # CUDA works: the failure is the memory the work needs, or a device index the machine lacks.
+    "out-of-memory-ja.txt": ("OK", "medium", {}, set()),
+    "invalid-ordinal.txt": ("OK", "medium", {}, set()),
+    # A GPU torch.cuda cannot drive, a Jetson's pip wheel, torch's words paraphrased, a message cut short.
+    "amd-gpu.txt": ("OTHER", "medium", {"torch.is_available": False}, set()),
+    "jetson-pip.txt": ("CPU_WHEEL", "low", {"torch.cuda": None, "torch.is_available": False}, {"torch.cuda"}),
+    "paraphrase-zh-too-old.txt": ("DRIVER_TOO_OLD", "low", {"torch.is_available": False}, set()),
+    "cut-message.txt": ("NOT_VISIBLE", "low", {"torch.init_error": "No CUDA GPUs are available"}, set()),
+    "returns-true-ja.txt": ("OK", "high", {"torch.is_available": True}, set()),
+    # pip's generic aarch64 wheel (up to 2.9) on a Grace machine is CPU-only: inferred, so not high.
+    "grace-pip.txt": ("CPU_WHEEL", "medium", {"torch.version": "2.5.1", "torch.cuda": None}, {"torch.cuda"}),
+    # An Apple machine named by its model.
+    "mac-model.txt": ("OTHER", "high", {"host.os": "Darwin"}, {"host.os"}),
 }
 
 

@@ -75,7 +75,7 @@ def test_multi_gpu_block_with_uuids_and_mig() -> None:
     devices = get(facts.facts, "driver.nvml.devices")
     assert devices == [{"index": 0, "name": "NVIDIA A100-SXM4-80GB", "uuid": "GPU-5d4e3c2b-1a09-4f8e-9d7c-6b5a4e3d2c1b"},
                        {"index": 1, "name": "NVIDIA A100-SXM4-80GB"}]
-    assert any("MIG instances are configured (MIG 3g.40gb     Device  0)" in n for n in facts.notes)
+    assert any("MIG instances are configured (MIG 3g.40gb Device 0)" in n for n in facts.notes)
     assert facts.provenance["driver.nvml.devices.1"][1] == "GPU 1: NVIDIA A100-SXM4-80GB"
 
 
@@ -159,7 +159,7 @@ def test_repl_answers() -> None:
     assert get(facts, "torch.is_available") is False and get(facts, "torch.device_count") == 2
     disagree = parse_collect_env(dump() + "In [3]: torch.cuda.is_available()\nOut[3]: False\n")
     assert get(disagree.facts, "torch.is_available") is True  # the dump's own line wins
-    assert any("unlike the dump" in n for n in disagree.notes)
+    assert any("unlike line" in n for n in disagree.notes)
 
 
 def test_nvidia_smi_header() -> None:

@@ -1,0 +1,99 @@
+"""What a report says happened in its own words rather than the stack's: each a clue for the answer to weigh.
+
+A reporter paraphrases ("my Nvidia version is too old", "提示NVIDIA驱动太老", "默认是cpu版本",
+"容器内...初始化失败"), names an error code without its text ("the messages with the error 804"), or says it
+works one way and not another ("when run directly on the node, the assert passes"). Each phrase family
+is written once for the languages reports arrive in (English, Chinese, Japanese, Korean, Russian,
+Spanish, Portuguese, German); a clue says where it was read and never becomes a fact.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from harness.catalogue import entries, lookup
+from harness.intake import match
+from harness.intake.clues import Text
+from harness.intake.parsed import Builder, Line
+
+# The stack a paraphrase must be about (on the same line), in those languages.
+_ABOUT_RE = re.compile(r"cuda|gpu|nvidia|driver|torch|驱动|驅動|显卡|ドライバ|드라이버|драйвер|controlador|"
+                       r"treiber", re.I)
+CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("init_failed_words", re.compile(
+        r"initiali[sz]ation (?:failed|error)|failed to initiali[sz]e|初始化失败|初始化失敗|初始化错误|"
+        r"初期化に失敗|初期化エラー|초기화 실패|ошибк\w{0,3} инициализации|не удалось инициализировать|"
+        r"fall[oó] la inicializaci[oó]n|error de inicializaci[oó]n|falha (?:na|de) inicializa[cç][aã]o|"
+        r"falha ao inicializar|Initialisierung fehlgeschlagen", re.I)),
+    ("too_old_words", re.compile(
+        r"(?:driver|nvidia|驱动|驅動|ドライバ|드라이버|драйвер|controlador|treiber)[^.\n。!?]{0,30}"
+        r"(?:too old|is old|outdated|太老|太旧|过旧|过低|版本低|古い|오래|устарел|слишком стар|"
+        r"demasiado antiguo|muito antigo|desatualizado|zu alt)", re.I)),
+    ("cpu_build_words", re.compile(
+        r"cpu[- ]?only (?:version|build|wheel|variant|torch|pytorch)|"
+        r"cpu (?:version|build|wheel|variant) of (?:py)?torch|"
+        r"(?:py)?torch[^.\n]{0,12}\bcpu[- ]?(?:only )?(?:version|build|wheel)|"
+        r"cpu\s?版本|cpu\s?版|cpu\s?バージョン|cpu\s?버전|верси\w{1,2} (?:для )?cpu|cpu-верси|"
+        r"versi[oó]n (?:de |para )?cpu|vers[aã]o (?:de |para )?cpu|CPU-Version", re.I)),
+    ("works_alone", re.compile(
+        r"run(?:ning)? (?:it |them )?(?:directly|alone|by itself|on its own|manually|outside)|run directly|"
+        r"单独运行|直接运行|单独跑|単独で実行|직접 실행|запуск\w{0,3} напрямую", re.I)),
+    ("arch_words", re.compile(r"TORCH_CUDA_ARCH_LIST|compute capability|CUDA capability|\bsm_\d{2,3}\b|"
+                              r"arch(?:itecture)? list", re.I)),
+    # torch's repr of a device it opened: a log that prints it ran on the GPU.
+    ("torch_named_device", re.compile(r"_CudaDeviceProperties\(name=")),
+    ("failure_trace", re.compile(r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]{1,40}(?:Error|Exception): ")),
+)
+# An error code named in prose ('the error 804', 'Error 803'): the distinctive CUDA driver codes anywhere,
+# any other code only on a line that names CUDA.
+_CODE_RE = re.compile(r"\berror\s{0,2}(?:code\s{0,2})?[#(]?(?P<code>\d{1,3})\b", re.I)
+# Words (lower case) one of which a clue's match holds: a clue's pattern runs only on a text that has one.
+_CONTEXTUAL = ("init_failed_words", "too_old_words", "cpu_build_words")  # must be about the stack, on their line
+KEYWORDS = {
+    "init_failed_words": ("initiali", "初始化", "初期化", "초기화", "инициализ", "inicializ"),
+    "too_old_words": ("old", "outdated", "太老", "太旧", "过旧", "过低", "版本低", "古い", "오래", "устарел", "стар",
+                      "antiguo", "antigo", "desatualizado"),
+    "cpu_build_words": ("cpu",), "works_alone": ("run", "运行", "跑", "実行", "실행", "запуск"),
+    "arch_words": ("arch", "capability", "sm_"), "torch_named_device": ("_cudadeviceproperties",),
+    "failure_trace": ("traceback", "error: ", "exception: "),
+}
+_DISTINCTIVE = (802, 803, 804)
+
+
+@lru_cache(maxsize=1)
+def _names() -> re.Pattern[str]:
+    """The CUDA and NVML error names the catalogue's rows carry ('cudaErrorNoKernelImageForDevice')."""
+    names = sorted({e.code.name for e in entries() if e.code and e.code.name}, key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(re.escape(n) for n in names) + r")\b")
+
+
+def read(b: Builder, lines: list[Line], text: Text | None = None) -> None:
+    text = text or Text(lines)
+    for name, pattern in CLUES:
+        about = _ABOUT_RE if name in _CONTEXTUAL else None
+        line = text.first(KEYWORDS[name], pattern, about)
+        if line is not None:
+            b.clue(name, line)
+    # A paste cut off inside one of the stack's messages (its last line, or a line the reporter cut '[...]').
+    for line in [ln for ln in lines if ln.text.endswith(("[...]", "\u2026"))] + [ln for ln in lines if ln.text][-1:]:
+        cut = match.cut_short(line.text)
+        entry = cut[0] if cut else None
+        if entry is not None and entry.verdict and "{" in entry.text:
+            b.clue(f"cut_{entry.verdict}", line)
+            b.note(f"line {line.number} ends inside '{entry.text[:60]}...', cut short: {entry.meaning}")
+    if "torch.is_available" in b.conflicts:
+        number, raw = b.conflicts["torch.is_available"]
+        b.clue("available_both", Line(number, raw, raw))
+    for i in text.holding(("error",)):
+        for m in _names().finditer(text.texts[i]):
+            entry = lookup.by_code_name(m.group(0))
+            if entry is not None and entry.verdict:
+                b.clue(f"error_code_{entry.verdict}", lines[i])
+        for m in _CODE_RE.finditer(text.texts[i]):
+            code = int(m.group("code"))
+            entry = lookup.by_cuda_error(code)
+            if entry is None or not entry.verdict or not (code in _DISTINCTIVE or "cuda" in text.texts[i].lower()):
+                continue
+            b.clue(f"error_code_{entry.verdict}", lines[i])
+            b.detail("error_code", f"{code} ({entry.code.name if entry.code else entry.id})", lines[i])

@@ -165,6 +165,7 @@ def _read_other(b: Builder, line: Line, found: dict[str, Found]) -> None:
             # The rest of the stack (harness/stack): not torch's verdict, but what the user will meet next.
             b.note(f"line {line.number}: '{f.hit.text}': {f.hit.entry.meaning} (`python -m harness stack` in that "
                    "environment names the distribution and its fix)")
+            b.clue("extension_failure", line)  # a report about the stack, though it names no torch fact
     for key in ("cdi.unresolvable", "cdi.missing_host_device", "docker.no_cdi"):
         refused = found.get(key)
         if refused:

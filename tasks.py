@@ -205,8 +205,10 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
         engine: str | None = None) -> None:
     """Run one cell and print its diagnosis in full."""
     from harness.diagnosis_text import render_diagnosis
+    from harness.schema.envelope import CellDocument
     from refenv.report import measures
     from refenv.run.executor import read_document
+    from refenv.run.judge import read_answer
     from refenv.run.pipeline import Options, run_matrix
     from refenv.run.progress import ConsoleUI
 
@@ -226,9 +228,10 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
     finally:
         ui.close()
     cell = outcome.document.cells[0]
-    doc = read_document(Path(cell.result_path)) if cell.result_path else None  # None: missing or not JSON
-    if doc is not None and doc.get("diagnosis"):
-        print(render_diagnosis(doc["diagnosis"]))
+    # The cell's own document: None when it is missing, not JSON, or not a document this refenv reads.
+    doc = read_answer(CellDocument, read_document(Path(cell.result_path))) if cell.result_path else None
+    if isinstance(doc, CellDocument) and doc.diagnosis is not None:
+        print(render_diagnosis(doc.diagnosis))
     expected = cell.expected.verdict if cell.expected else None
     print(f"{cell.id}: {cell.status} (expected {expected}) — {cell.reason}")
     for line in measures.lines(outcome.document):  # the environment's, measured once for this cell too
@@ -246,6 +249,7 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
     from refenv.builder.environment import build_environment
     from refenv.builder.team import team_image
     from refenv.engines.docker.sdk import Engine
+    from refenv.model.builds import FAILED
     from refenv.run.progress import ConsoleUI
 
     m = _matrix(matrix, env, None, None)
@@ -256,7 +260,7 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
         result = team_image(engine, e, ui.build_line) if e.team is not None else \
             build_environment(engine, m, e, ui.build_line, relock=relock)
         ui.build_done(result)
-        if result.status == "FAILED":
+        if result.status == FAILED:
             failed.append(f"{e.name}: {result.error}")
     if failed:
         raise Exit("builds failed:\n  " + "\n  ".join(failed), code=1)
@@ -469,7 +473,7 @@ def publish(c: Context, registry: str, env: list[str] | None = None, dry_run: bo
         print(f"manifest: {outcome.manifest}")
     if not outcome.ok:
         raise Exit(f"{len(outcome.refused)} refused, {len(outcome.failed)} failed, "
-                   f"{sum(not p.pull_check.get('ok', True) for p in outcome.published)} pull-back check(s) failed",
+                   f"{sum(not p.pull_check.held for p in outcome.published)} pull-back check(s) failed",
                    code=1)
 
 

@@ -13,16 +13,28 @@ with `python -m harness measure` (harness/measure.py). A cell then costs the dia
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from typing import Any
 
 from harness import document
+from harness.facts import torch_of
 from harness.inputs import float_arg
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK, OK
+from harness.schema.envelope import (
+    CELL_SCHEMA,
+    JOB_VERSION,
+    CellDocument,
+    DiagnoseDocument,
+    Failed,
+    MemorySection,
+    ProbePair,
+    ProbesSection,
+)
 
-SCHEMA = "refenv.cell"
-VERSION = 1
+SCHEMA = CELL_SCHEMA
+VERSION = JOB_VERSION
 
 
 def register(sub: Any) -> None:
@@ -37,34 +49,34 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def gpu_usable(diagnosis_doc: dict[str, Any]) -> bool:
+def gpu_usable(diagnosis: DiagnoseDocument) -> bool:
     """A real device torch can use: verdict OK, not simulated, and torch said is_available() True."""
-    diag = diagnosis_doc.get("diagnosis") or {}
-    torch = (diagnosis_doc.get("facts") or {}).get("torch") or {}
-    return diag.get("verdict") == OK and not diag.get("simulated") and torch.get("is_available") is True
+    diag = diagnosis.diagnosis
+    return (diag is not None and diag.verdict == OK and not diag.simulated
+            and torch_of(diagnosis.facts).get("is_available") is True)
 
 
-def waiver_reason(diagnosis_doc: dict[str, Any]) -> str:
-    diag = diagnosis_doc.get("diagnosis") or {}
-    if diag.get("simulated"):
+def waiver_reason(diagnosis: DiagnoseDocument) -> str:
+    diag = diagnosis.diagnosis
+    if diag is not None and diag.simulated:
         return "simulated driver: GPU probes are waived; device work is measured only on a real GPU"
-    return f"no usable GPU (verdict {diag.get('verdict')}): GPU probes are waived"
+    return f"no usable GPU (verdict {diag.verdict if diag else None}): GPU probes are waived"
 
 
-def run_probes(mode: str, on_gpu: bool, reason: str) -> dict[str, Any] | None:
+def run_probes(mode: str, on_gpu: bool, reason: str) -> ProbesSection | None:
     if mode == "off":
         return None
     from harness import probe
 
     try:
         if on_gpu:
-            return {"gpu": probe.run_probes(mode, "cuda"), "cpu": None}
-        return {"gpu": probe.waived_gpu(reason), "cpu": probe.run_probes("quick", "cpu")}
+            return ProbePair(gpu=probe.run_probes(mode, "cuda"))
+        return ProbePair(gpu=probe.waived_gpu(reason), cpu=probe.run_probes("quick", "cpu"))
     except Exception as exc:  # a probe that breaks is a result, not a lost cell
-        return {"error": document.error_of(exc)}
+        return Failed(document.error_of(exc))
 
 
-def run_memory(mode: str, on_gpu: bool) -> dict[str, Any] | None:
+def run_memory(mode: str, on_gpu: bool) -> MemorySection | None:
     if mode == "off":
         return None
     from harness.memory import run_verification
@@ -72,29 +84,28 @@ def run_memory(mode: str, on_gpu: bool) -> dict[str, Any] | None:
     try:
         return run_verification(quick=mode == "quick", device="cuda" if on_gpu else "cpu")
     except Exception as exc:
-        return {"error": document.error_of(exc)}
+        return Failed(document.error_of(exc))
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.diagnose import diagnose_live
 
-    doc = document.new("cell", SCHEMA, VERSION)
+    doc = document.new(CellDocument, "cell")
     start = time.monotonic()
     code = EXIT_OK
     try:
         diagnosis = diagnose_live(args.torch_timeout)
-        doc["diagnosis"] = diagnosis
+        doc = dataclasses.replace(doc, diagnosis=diagnosis)
         if args.stack == "on":
             from harness.stack.section import stack_section
 
-            doc["stack"] = stack_section(diagnosis.get("facts"), args.torch_timeout)
+            doc = dataclasses.replace(doc, stack=stack_section(diagnosis.facts, args.torch_timeout))
         on_gpu = gpu_usable(diagnosis)
-        doc["probes"] = run_probes(args.probes, on_gpu, waiver_reason(diagnosis))
-        doc["memory"] = run_memory(args.memory, on_gpu)
+        doc = dataclasses.replace(doc, probes=run_probes(args.probes, on_gpu, waiver_reason(diagnosis)),
+                                  memory=run_memory(args.memory, on_gpu))
     except Exception as exc:
-        doc["error"] = document.error_of(exc)
+        doc = dataclasses.replace(doc, error=document.error_of(exc))
         print(f"harness cell: {type(exc).__name__}: {exc}", file=sys.stderr)
         code = EXIT_HARNESS_ERROR
-    doc["wall_s"] = round(time.monotonic() - start, 3)
-    document.write(doc, args.out)
+    document.write(dataclasses.replace(doc, wall_s=round(time.monotonic() - start, 3)), args.out)
     return code

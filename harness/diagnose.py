@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from harness import document
 from harness.inputs import InputError, float_arg
 from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_INTERNAL, EXIT_OK, exit_code_for
+from harness.schema.envelope import DiagnoseDocument, ErrorRecord, ReportEnvironment, ReportInput, SourceLine
 
 if TYPE_CHECKING:
     from harness.intake.parsed import ParsedReport
@@ -57,32 +59,28 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def diagnose_live(torch_timeout: float = 180.0) -> dict[str, Any]:
+def diagnose_live(torch_timeout: float = 180.0) -> DiagnoseDocument:
     """Gather this machine's facts and judge them; the result document."""
     from harness.gather.collect import gather
 
-    doc = document.new("diagnose")
+    opened = document.new(DiagnoseDocument, "diagnose")
     start = time.monotonic()
     # The classifier is imported once the child probes are under way (gather starts them first): its
     # import then overlaps torch's instead of delaying it.
     facts, errors = gather(torch_timeout, then=_load_classifier)
     from harness.classify import classify
 
-    doc["facts"] = facts
-    doc["probe_errors"] = errors
-    doc["diagnosis"] = classify(facts).to_dict()
-    if errors:
-        # A verdict reached without one of the layers is not a verdict: say the harness failed.
-        doc["error"] = {"type": "ProbeError", "message": "; ".join(errors), "traceback": None}
-    doc["wall_s"] = round(time.monotonic() - start, 3)
-    return doc
+    # A verdict reached without one of the layers is not a verdict: say the harness failed.
+    error = ErrorRecord("ProbeError", "; ".join(errors)) if errors else None
+    return dataclasses.replace(opened, facts=facts, probe_errors=tuple(errors), diagnosis=classify(facts),
+                               error=error, wall_s=round(time.monotonic() - start, 3))
 
 
 def _load_classifier() -> None:
     import harness.classify  # noqa: F401
 
 
-def diagnose_report(source: str) -> dict[str, Any]:
+def diagnose_report(source: str) -> DiagnoseDocument:
     """Judge the facts read from a pasted report or a saved document (a file, or '-' for standard input)."""
     from harness.intake import load_report
     from harness.intake.source import read_stdin
@@ -92,44 +90,42 @@ def diagnose_report(source: str) -> dict[str, Any]:
     return judge_report(report, "<stdin>" if source == "-" else source)
 
 
-def judge_report(report: ParsedReport, path: str) -> dict[str, Any]:
+def judge_report(report: ParsedReport, path: str) -> DiagnoseDocument:
     """The diagnosis document of a report already read (`path` names where it came from)."""
     from harness.classify import classify
     from harness.intake.assess import assess_report
 
-    doc = document.new("diagnose")
+    opened = document.new(DiagnoseDocument, "diagnose")
     judged = classify(report.facts)
-    diagnosis = judged.to_dict()
+    unknowns = judged.unknowns
     if report.unknowns:
         # The reader's unknowns say the same as the classifier's generic ones, with the reason the report
         # cannot tell; keep only the classifier's notes of a check that failed.
-        broken = [u for u in diagnosis["unknowns"] if u.startswith("check ")]
-        diagnosis["unknowns"] = list(dict.fromkeys([*report.unknowns, *broken]))
+        broken = [u for u in judged.unknowns if u.startswith("check ")]
+        unknowns = tuple(dict.fromkeys([*report.unknowns, *broken]))
     assessment = assess_report(report.facts, judged, report.provenance, report.inferred, report.clues)
     # The classifier's verdict over the facts stays in the findings; the report's answer weighs how
     # they were known (a thin report is not OK without evidence of a working GPU).
-    diagnosis["classifier_verdict"] = diagnosis["verdict"]
-    diagnosis["verdict"] = assessment.verdict
-    diagnosis["assessment"] = assessment.to_dict()
-    doc["facts"] = report.facts
-    doc["input"] = {
-        "kind": report.kind,
-        "path": path,
-        "provenance": {k: {"line": v[0], "text": v[1], "how": "inferred" if k in report.inferred else "stated"}
-                       for k, v in report.provenance.items()},
-        "inferred": dict(report.inferred),
-        "clues": {k: {"line": v[0], "text": v[1]} for k, v in report.clues.items()},
-        "notes": list(report.notes),
+    diagnosis = dataclasses.replace(judged, verdict=assessment.verdict, unknowns=unknowns,
+                                    classifier_verdict=judged.verdict, assessment=assessment.to_dict())
+    read = ReportInput(
+        kind=report.kind,
+        path=path,
+        provenance={k: SourceLine(v[0], v[1], "inferred" if k in report.inferred else "stated")
+                    for k, v in report.provenance.items()},
+        inferred=dict(report.inferred),
+        clues={k: SourceLine(v[0], v[1]) for k, v in report.clues.items()},
+        notes=tuple(report.notes),
         # A report of several environments: the one the answer is about, and each with its own verdict.
-        "environment": report.environment or None,
-        "environments": [dict(e) for e in report.environments],
-    }
-    doc["diagnosis"] = diagnosis
-    return doc
+        environment=report.environment or None,
+        environments=tuple(ReportEnvironment(str(e["name"]), tuple(e["lines"]), str(e["verdict"]),
+                                             str(e["confidence"])) for e in report.environments),
+    )
+    return dataclasses.replace(opened, facts=report.facts, input=read, diagnosis=diagnosis)
 
 
 def run(args: argparse.Namespace) -> int:
-    doc: dict[str, Any]
+    doc: DiagnoseDocument
     if args.source and args.stack:
         raise InputError("diagnose: --stack inventories this machine's environment; it does not apply to --from")
     if args.json and args.format not in (None, "json"):
@@ -140,12 +136,11 @@ def run(args: argparse.Namespace) -> int:
         if args.stack:
             from harness.stack.section import stack_section
 
-            doc["stack"] = stack_section(doc.get("facts"), args.torch_timeout)
+            doc = dataclasses.replace(doc, stack=stack_section(doc.facts, args.torch_timeout))
     except Exception as exc:
         from harness.intake import ReportError
 
-        doc = document.new("diagnose")
-        doc["error"] = document.error_of(exc)
+        doc = document.new(DiagnoseDocument, "diagnose", error=document.error_of(exc))
         bad_input = isinstance(exc, (ReportError, OSError))
         if bad_input:
             print(f"harness diagnose: {exc}", file=sys.stderr)
@@ -168,11 +163,11 @@ def run(args: argparse.Namespace) -> int:
         from harness.diagnosis_text import render_diagnosis
 
         sys.stdout.write(render_diagnosis(doc))
-        if doc.get("stack") is not None:
+        if doc.stack is not None:
             from harness.stack.text import render_stack
 
-            sys.stdout.write("\n" + render_stack(doc["stack"], "stack"))
-    if doc.get("error"):
+            sys.stdout.write("\n" + render_stack(doc.stack, "stack"))
+    if doc.error is not None or doc.diagnosis is None:
         return EXIT_HARNESS_ERROR
-    code = exit_code_for(doc["diagnosis"]["verdict"])
-    return EXIT_FAILING if code == EXIT_OK and (doc.get("stack") or {}).get("ready") is False else code
+    code = exit_code_for(doc.diagnosis.verdict)
+    return EXIT_FAILING if code == EXIT_OK and (doc.stack or {}).get("ready") is False else code

@@ -5,7 +5,9 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from harness.schema import ERROR, WARNING
+from harness.facts import torch_of
+from harness.schema import SEVERITY_ERROR, SEVERITY_WARNING
+from harness.schema.envelope import DiagnoseDocument
 
 WIDTH = 100
 
@@ -30,51 +32,48 @@ def _assessment(a: Any, inferred: dict[str, str]) -> list[str]:
     return lines
 
 
-def render_diagnosis(doc: dict[str, Any]) -> str:
+def render_diagnosis(doc: DiagnoseDocument) -> str:
     """The diagnosis document as text: verdict first, then each finding with evidence and fix."""
-    diag = doc.get("diagnosis") or {}
-    facts = doc.get("facts") or {}
-    t = facts.get("torch") or {}
-    verdict = diag.get("verdict", "?")
-    lines = [f"refenv diagnose: {verdict}" + ("   (simulated driver)" if diag.get("simulated") else "")]
-    if doc.get("input"):
-        lines.append(f"  from {doc['input'].get('kind')}: {doc['input'].get('path')}")
-        envs = doc["input"].get("environments") or []
-        if doc["input"].get("environment") and len(envs) > 1:
-            each = "; ".join(f"{e.get('name')} (lines {'-'.join(map(str, e.get('lines') or []))}): {e.get('verdict')}"
-                             for e in envs)
-            lines.append(_wrap(f"about: {doc['input']['environment']} (one of {len(envs)} environments in the "
+    diag = doc.diagnosis
+    t = torch_of(doc.facts)
+    lines = [f"refenv diagnose: {diag.verdict if diag else '?'}"
+             + ("   (simulated driver)" if diag and diag.simulated else "")]
+    if doc.input is not None:
+        lines.append(f"  from {doc.input.kind}: {doc.input.path}")
+        envs = doc.input.environments
+        if doc.input.environment and len(envs) > 1:
+            each = "; ".join(f"{e.name} (lines {'-'.join(map(str, e.lines))}): {e.verdict}" for e in envs)
+            lines.append(_wrap(f"about: {doc.input.environment} (one of {len(envs)} environments in the "
                                f"report: {each})", "  "))
     if t.get("is_available") is not None:
         count = t.get("device_count")
         lines.append(f"  torch.cuda.is_available() = {t.get('is_available')}"
                      + (f", device_count() = {count}" if count is not None else ""))
-    lines.extend(_assessment(diag.get("assessment"), (doc.get("input") or {}).get("inferred") or {}))
+    if diag is not None:
+        lines.extend(_assessment(diag.assessment, doc.input.inferred if doc.input else {}))
     lines.append("")
-    for f in diag.get("findings", []):
-        if f["severity"] == ERROR and f["verdict"]:
-            mark = f"FAIL {f['verdict']}"
-        elif f["severity"] == WARNING:
+    for f in diag.findings if diag else ():
+        if f.severity == SEVERITY_ERROR and f.verdict:
+            mark = f"FAIL {f.verdict}"
+        elif f.severity == SEVERITY_WARNING:
             mark = "warn"
-        elif f["verdict"] == "OK":
+        elif f.verdict == "OK":
             mark = "ok"
         else:
             mark = "info"
-        lines.append(_wrap(f"[{mark}] {f['title']}", ""))
-        for ev in f.get("evidence", []):
-            lines.append(_wrap(f"- {ev}", "      "))
-        for fix in f.get("remediation", []):
-            lines.append(f"    fix: {fix}")  # unwrapped: a command must survive copy and paste
-    if diag.get("unknowns"):
+        lines.append(_wrap(f"[{mark}] {f.title}", ""))
+        lines.extend(_wrap(f"- {ev}", "      ") for ev in f.evidence)
+        lines.extend(f"    fix: {fix}" for fix in f.remediation)  # unwrapped: a command must survive copy and paste
+    if diag is not None and diag.unknowns:
         lines.append("")
         lines.append("Not known from these facts:")
-        lines.extend(_wrap(f"- {u}", "  ") for u in diag["unknowns"])
-    notes = (doc.get("input") or {}).get("notes") or []
+        lines.extend(_wrap(f"- {u}", "  ") for u in diag.unknowns)
+    notes = doc.input.notes if doc.input else ()
     if notes:
         lines.append("")
         lines.append("Read from the report:")
         lines.extend(_wrap(f"- {n}", "  ") for n in notes)
-    if doc.get("error"):
+    if doc.error is not None:
         lines.append("")
-        lines.append(f"harness error: {doc['error'].get('message')}")
+        lines.append(f"harness error: {doc.error.message}")
     return "\n".join(lines).rstrip() + "\n"

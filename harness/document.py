@@ -1,4 +1,8 @@
-"""The versioned result document every harness command writes (JSON), and how it is written."""
+"""The versioned result document every harness command writes (JSON): its envelope, and how it is written.
+
+The documents themselves are records (harness/schema/envelope.py and the documents it holds); this opens one
+with the envelope's stamps, records a failure, and writes it atomically.
+"""
 
 from __future__ import annotations
 
@@ -8,37 +12,36 @@ import os
 import sys
 import tempfile
 import traceback
-from typing import Any
+from typing import Any, TypeVar
 
 from harness import __version__
 from harness.inputs import InputError, dumps_json, finite_or_null, label
-from harness.schema import SCHEMA, SCHEMA_VERSION
+from harness.schema.envelope import Envelope, ErrorRecord
+from harness.schema.jsondata import encode
+
+E = TypeVar("E", bound=Envelope)
 
 
-def new(command: str, schema: str = SCHEMA, version: int = SCHEMA_VERSION) -> dict[str, Any]:
-    return {
-        "schema": schema,
-        "version": version,
-        "harness_version": __version__,
-        "command": command,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "error": None,
-    }
+def new(cls: type[E], command: str, **sections: Any) -> E:
+    """A document of `cls` opened by `command` now, by this harness; `sections` fill the rest."""
+    created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return cls(harness_version=__version__, command=command, created=created, **sections)
 
 
-def error_of(exc: BaseException) -> dict[str, Any]:
+def error_of(exc: BaseException) -> ErrorRecord:
     """How a harness failure is recorded: type, message and the traceback's last lines."""
     tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    return {"type": type(exc).__name__, "message": str(exc), "traceback": "".join(tb)[-4000:]}
+    return ErrorRecord(type(exc).__name__, str(exc), "".join(tb)[-4000:])
 
 
-def dumps(doc: dict[str, Any]) -> str:
+def dumps(doc: object) -> str:
     # NaN and Infinity are not JSON (RFC 8259): a figure that is not finite is written as null, "unknown".
-    return dumps_json(finite_or_null(doc), indent=2, sort_keys=False, default=str) + "\n"
+    return dumps_json(finite_or_null(encode(doc)), indent=2, sort_keys=False, default=str) + "\n"
 
 
-def write(doc: dict[str, Any], path: str | None, what: str = "--out") -> None:
-    """Write to `path` atomically (a reader never sees half a document), or to stdout for None/'-'.
+def write(doc: object, path: str | None, what: str = "--out") -> None:
+    """Write a record (or plain JSON data) to `path` atomically (a reader never sees half a document), or to
+    stdout for None/'-'.
 
     A path that cannot be written (a folder, a read-only place) is bad input, an InputError naming `what`,
     and the temporary file beside it is removed.

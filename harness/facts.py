@@ -8,7 +8,48 @@ document are judged by the same code.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypedDict
+
+
+class SimulatedStage(TypedDict, total=False):
+    """How far a process got with refenv's simulated libcuda (the stage record of images/simdriver/libcuda.c)."""
+
+    driver_version_queried: bool
+    cuinit_called: bool
+    cuinit_result: int | None
+    device_count_queried: bool
+    device_count: int | None
+    export_table_requested: bool
+    runtime_accepted: bool       # the runtime read the driver's version and went on to cuInit
+    proc_address_requests: int
+    unsupported_calls: int
+    first_unsupported_call: str | None
+
+
+class SimulatedLibrary(TypedDict, total=False):
+    """What a library of refenv's simulated driver says of itself (refenvSimulatedDriverInfo and
+    refenvSimulatedNvmlInfo in images/simdriver), or `unparsable` with what it printed."""
+
+    simulated: bool
+    library: str
+    config_path: str
+    config_found: bool
+    config_error: str | None
+    profile: str
+    driver_version: str
+    cuda_driver_version: int
+    gpu_count: int
+    visible_devices: list[int] | None   # libcuda: the ordinals CUDA_VISIBLE_DEVICES left this process
+    stage: SimulatedStage               # libcuda
+    init_calls: int                     # NVML
+    init_result: int | None             # NVML
+    device_count_queried: bool          # NVML
+    unparsable: str
+
+
+class SimulatedDriver(TypedDict, total=False):
+    libcuda: SimulatedLibrary | None
+    nvml: SimulatedLibrary | None
 
 
 class GpuFact(TypedDict, total=False):
@@ -56,7 +97,7 @@ class DriverFacts(TypedDict, total=False):
     libcuda: LibcudaFact
     nvml: NvmlFact
     nvidia_smi: SmiFact
-    simulated: dict[str, Any] | None     # what refenv's simulated driver says of itself
+    simulated: SimulatedDriver | None    # what refenv's simulated driver says of itself
 
 
 class TorchFacts(TypedDict, total=False):
@@ -73,7 +114,7 @@ class TorchFacts(TypedDict, total=False):
     init_warning: str | None       # the "CUDA initialization: ..." text, without the prefix
     init_error: str | None         # what torch.cuda.init() raised
     nvml_based_check: bool | None  # PYTORCH_NVML_BASED_CUDA_CHECK=1
-    simulated_stage: dict[str, Any] | None  # the simulated driver's stage record, read in torch's process
+    simulated_stage: SimulatedLibrary | None  # the simulated libcuda's record, read in torch's process
     warnings: list[str] | None     # other warnings torch raised (e.g. "... sm_120 is not compatible ...")
     error: str | None              # why the torch facts could not be gathered (timeout, crash)
     devices: list[GpuFact] | None
@@ -113,3 +154,45 @@ def empty_facts(source: str = "probed") -> Facts:
         "visibility": {},
         "source": source,
     }
+
+
+# A section a report did not fill may be missing altogether: these read each as empty then, so a reader
+# asks for a value and gets None for unknown, wherever the facts came from.
+def host_of(facts: Facts | None) -> HostFacts:
+    return (facts or {}).get("host") or {}
+
+
+def driver_of(facts: Facts | None) -> DriverFacts:
+    return (facts or {}).get("driver") or {}
+
+
+def libcuda_of(facts: Facts | None) -> LibcudaFact:
+    return driver_of(facts).get("libcuda") or {}
+
+
+def nvml_of(facts: Facts | None) -> NvmlFact:
+    return driver_of(facts).get("nvml") or {}
+
+
+def smi_of(facts: Facts | None) -> SmiFact:
+    return driver_of(facts).get("nvidia_smi") or {}
+
+
+def torch_of(facts: Facts | None) -> TorchFacts:
+    return (facts or {}).get("torch") or {}
+
+
+def visibility_of(facts: Facts | None) -> VisibilityFacts:
+    return (facts or {}).get("visibility") or {}
+
+
+def devices_of(section: NvmlFact | TorchFacts) -> list[GpuFact]:
+    """The GPUs NVML (or torch) listed; none when it listed none or could not tell."""
+    return list(section.get("devices") or ())
+
+
+def torch_texts(facts: Facts | None) -> str:
+    """Everything torch said, one message a line: its init warning, what init raised, its other warnings."""
+    t = torch_of(facts)
+    parts = [t.get("init_warning") or "", t.get("init_error") or "", *(t.get("warnings") or ())]
+    return "\n".join(p for p in parts if p)

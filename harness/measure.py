@@ -10,6 +10,7 @@ On a device torch cannot use, the GPU work is waived with the reason, never fake
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from typing import Any
@@ -17,9 +18,11 @@ from typing import Any
 from harness import document
 from harness.cell import run_memory, run_probes
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
+from harness.schema.envelope import JOB_VERSION, MEASURE_SCHEMA, Failed, MeasureDocument, ProbePair, ProbesSection
+from harness.schema.probe_document import ProbeDocument
 
-SCHEMA = "refenv.measure"
-VERSION = 1
+SCHEMA = MEASURE_SCHEMA
+VERSION = JOB_VERSION
 
 
 def register(sub: Any) -> None:
@@ -45,44 +48,44 @@ def cuda_waiver() -> str | None:
     return None
 
 
-def measure(device: str, probes: str, memory: str) -> dict[str, Any]:
+def measure(device: str, probes: str, memory: str) -> MeasureDocument:
     """The document's sections: the device measured, why the GPU was waived (if it was), probes and memory."""
     if device == "cpu":
-        return {"device": "cpu", "waived": None, "probes": None if probes == "off" else _cpu_probes(),
-                "memory": run_memory(memory, False)}
+        return MeasureDocument(device="cpu", probes=None if probes == "off" else _cpu_probes(),
+                               memory=run_memory(memory, False))
     reason = cuda_waiver()
     if reason is not None:
-        return {"device": "cuda", "waived": reason,
-                "probes": None if probes == "off" else {"gpu": _waived(reason), "cpu": None}, "memory": None}
-    return {"device": "cuda", "waived": None, "probes": run_probes(probes, True, ""),
-            "memory": run_memory(memory, True)}
+        return MeasureDocument(device="cuda", waived=reason,
+                               probes=None if probes == "off" else ProbePair(gpu=_waived(reason)))
+    return MeasureDocument(device="cuda", probes=run_probes(probes, True, ""), memory=run_memory(memory, True))
 
 
-def _cpu_probes() -> dict[str, Any]:
+def _cpu_probes() -> ProbesSection:
     from harness import probe
 
     try:
-        return {"gpu": None, "cpu": probe.run_probes("quick", "cpu")}
+        return ProbePair(cpu=probe.run_probes("quick", "cpu"))
     except Exception as exc:  # a probe that breaks is a result, not a lost measurement
-        return {"error": document.error_of(exc)}
+        return Failed(document.error_of(exc))
 
 
-def _waived(reason: str) -> dict[str, Any]:
+def _waived(reason: str) -> ProbeDocument:
     from harness import probe
 
     return probe.waived_gpu(reason)
 
 
 def run(args: argparse.Namespace) -> int:
-    doc = document.new("measure", SCHEMA, VERSION)
+    doc = document.new(MeasureDocument, "measure")
     start = time.monotonic()
     code = EXIT_OK
     try:
-        doc.update(measure(args.device, args.probes, args.memory))
+        found = measure(args.device, args.probes, args.memory)
+        doc = dataclasses.replace(doc, device=found.device, waived=found.waived, probes=found.probes,
+                                  memory=found.memory)
     except Exception as exc:
-        doc["error"] = document.error_of(exc)
+        doc = dataclasses.replace(doc, error=document.error_of(exc))
         print(f"harness measure: {type(exc).__name__}: {exc}", file=sys.stderr)
         code = EXIT_HARNESS_ERROR
-    doc["wall_s"] = round(time.monotonic() - start, 3)
-    document.write(doc, args.out)
+    document.write(dataclasses.replace(doc, wall_s=round(time.monotonic() - start, 3)), args.out)
     return code

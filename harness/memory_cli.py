@@ -12,12 +12,13 @@ from harness.memory.budget import Budget, gpu_budget, gpu_table, judge, parse_bu
 from harness.memory.estimate import InferSetup, TrainSetup, estimate_inference, estimate_training
 from harness.memory.ladder import ladder
 from harness.memory.lora import DEFAULT_TARGETS, LoraSpec, resolve_targets
-from harness.memory.output import document, render_text
+from harness.memory.output import render_text
 from harness.memory.params import count_params
+from harness.memory.prediction import document
 from harness.memory.presets import load_config_file, preset, presets
 from harness.memory.shape import BareModel, MemoryInputError, Model, bare_model
 from harness.memory.training import REGIMES
-from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_OK
+from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_OK, PASS, encode
 
 # Input bounds: far beyond any real model or run, small enough that no loop or product runs away.
 MAX_PARAMS = 1e15
@@ -125,8 +126,8 @@ def _verify(args: argparse.Namespace) -> int:
     from harness.memory.verify import render_verification, run_verification
 
     doc = run_verification(quick=not args.full, device=args.device)
-    print(dumps_json(finite_or_null(doc), indent=2) if args.json else render_verification(doc))
-    return EXIT_OK if doc["status"] == "PASS" else EXIT_FAILING
+    print(dumps_json(finite_or_null(encode(doc)), indent=2) if args.json else render_verification(doc))
+    return EXIT_OK if doc.status == PASS else EXIT_FAILING
 
 
 def run(args: argparse.Namespace) -> int:
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     except (MemoryInputError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    print(dumps_json(finite_or_null(document(est, fit, plans)), indent=2) if args.json
+    print(dumps_json(finite_or_null(encode(document(est, fit, plans))), indent=2) if args.json
           else render_text(est, fit, plans))
     if fit is None or fit.fits or (plans and plans[-1].fit.fits):
         return EXIT_OK

@@ -49,4 +49,4 @@ def run(args: argparse.Namespace) -> int:
         document.write(doc, None)
     else:
         print(render_probe(doc))
-    return EXIT_FAILING if doc["status"] == bands.FAIL else EXIT_OK
+    return EXIT_FAILING if doc.status == bands.FAIL else EXIT_OK

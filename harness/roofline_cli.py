@@ -12,6 +12,7 @@ from harness.inputs import InputError, dumps_json, finite_or_null, float_arg, in
 from harness.probe import results, roofline
 from harness.probe.views import render_roofline
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
+from harness.schema.jsondata import encode
 
 _DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 # Bounds on sizes: far beyond any real kernel, small enough that every product stays a finite float.
@@ -20,8 +21,9 @@ MAX_BYTES = 1e18
 PROBE_CAP = 16 << 20  # a saved probe document with its sweeps is tens of kB
 
 
-def check_probe_shape(doc: object, where: str) -> dict[str, Any]:
-    """The parts of a probe document the roofs are read from, with the types and signs they need."""
+def check_probe_shape(doc: object, where: str) -> None:
+    """The parts of a saved probe document the roofs are read from, with the types and signs they need (before
+    the document is read as its record, so a figure that is not a positive number says so)."""
     if not isinstance(doc, dict):
         raise InputError(f"{where}: expected a JSON object")
     measurements = doc.get("measurements")
@@ -45,7 +47,6 @@ def check_probe_shape(doc: object, where: str) -> dict[str, Any]:
         raise InputError(f"{where}: 'device_info' must be an object of strings")
     if not isinstance(doc.get("device", ""), (str, type(None))):
         raise InputError(f"{where}: 'device' must be a string")
-    return doc
 
 
 def register(subparsers: Any) -> None:
@@ -98,9 +99,10 @@ def _roofs(args: argparse.Namespace) -> roofline.Roofs:
         where = f"--probe {label(args.probe)}"
         try:
             # Bounded (a device or pipe reports size 0), strict UTF-8, nesting bounded, no NaN/Infinity.
-            doc = load_json_file(args.probe, where, cap=PROBE_CAP)
-            doc = check_probe_shape(results.check_document(doc, where), where)
-            return roofline.probe_roofs(doc, where)
+            data = load_json_file(args.probe, where, cap=PROBE_CAP)
+            results.check_header(data, where)
+            check_probe_shape(data, where)
+            return roofline.probe_roofs(results.check_document(data, where), where)
         except ValueError as exc:  # InputError is one
             raise roofline.RooflineError(str(exc)) from None
     if args.gpu:
@@ -136,5 +138,5 @@ def run(args: argparse.Namespace) -> int:
     except roofline.RooflineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    print(dumps_json(finite_or_null(result), indent=2) if args.json else render_roofline(result))
+    print(dumps_json(finite_or_null(encode(result)), indent=2) if args.json else render_roofline(result))
     return EXIT_OK

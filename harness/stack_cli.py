@@ -18,9 +18,8 @@ from typing import Any
 from harness import document
 from harness.inputs import float_arg, require
 from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_OK
+from harness.schema.envelope import StackDocument
 
-SCHEMA = "refenv.stack"
-VERSION = 1
 EPILOG = """\
 exit status: 0 when every distribution can run (no error finding), 1 when one cannot, 2 for bad input or when
 the inventory could not be taken, 3 for an internal error.
@@ -68,18 +67,20 @@ def run(args: argparse.Namespace) -> int:
     from harness.stack.section import host_from, judged
     from harness.stack.text import render_stack
 
-    doc = document.new("stack", SCHEMA, VERSION)
     try:
         found = inventory(import_timeout=args.import_timeout, imports=not args.no_imports)
     except OSError as exc:
-        doc["error"] = document.error_of(exc)
+        failed = document.new(StackDocument, "stack", error=document.error_of(exc))
+        if args.out:
+            document.write(failed, args.out)
         print(f"harness stack: cannot read the installed distributions: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    doc["stack"] = judged(found, host_from(None, args.capability, args.driver_cuda))
+    section = judged(found, host_from(None, args.capability, args.driver_cuda))
+    doc = document.new(StackDocument, "stack", stack=section)
     if args.out:
         document.write(doc, args.out)
     if args.json:
         document.write(doc, None)
     else:
-        sys.stdout.write(render_stack(doc["stack"]))
-    return EXIT_OK if doc["stack"]["ready"] else EXIT_FAILING
+        sys.stdout.write(render_stack(section))
+    return EXIT_OK if section["ready"] else EXIT_FAILING

@@ -5,6 +5,7 @@ The harness is the single-file diagnoser the page serves beside itself (refenv-d
 from the archive as any Python imports a zip on its path.
 """
 
+import dataclasses
 import json
 import sys
 
@@ -27,11 +28,12 @@ def answer(path: str) -> str:
         return json.dumps({"verdict": "REFUSED", "message": f"harness diagnose: {exc}"})
     except Exception as exc:  # what the command line reports as an internal error (exit 3)
         return json.dumps({"verdict": "ERROR", "message": f"internal error: {type(exc).__name__}: {exc}"})
-    doc["input"]["path"] = "the pasted report"
-    diagnosis = doc["diagnosis"]
-    assessment = diagnosis.get("assessment") or {}
+    if doc.input is not None:
+        doc = dataclasses.replace(doc, input=dataclasses.replace(doc.input, path="the pasted report"))
+    diagnosis = doc.diagnosis
+    assessment = (diagnosis.assessment if diagnosis else None) or {}
     return json.dumps({
-        "verdict": diagnosis["verdict"],
+        "verdict": diagnosis.verdict if diagnosis else None,
         "confidence": assessment.get("confidence"),
         "summary": (assessment.get("rests_on") or [""])[0],
         "text": render_diagnosis(doc),

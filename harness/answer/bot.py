@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.answer import comment, event, github, reply
 from harness.inputs import InputError
+from harness.schema.envelope import DiagnoseDocument
 
 DEFAULT_API = "https://api.github.com"
 DEFAULT_LOGIN = "github-actions[bot]"  # who GITHUB_TOKEN's comments are written by
@@ -40,7 +41,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def diagnose_text(text: str, what: str) -> dict[str, Any] | None:
+def diagnose_text(text: str, what: str) -> DiagnoseDocument | None:
     """The diagnosis document of the text, as `diagnose --from` makes it; None when it holds no fact."""
     from harness.diagnose import judge_report
     from harness.intake import ReportError, load_report
@@ -51,8 +52,8 @@ def diagnose_text(text: str, what: str) -> dict[str, Any] | None:
         return None
 
 
-def render(ev: event.Event, doc: dict[str, Any]) -> str:
-    footer = FOOTER.format(version=doc.get("harness_version", "?"))
+def render(ev: event.Event, doc: DiagnoseDocument) -> str:
+    footer = FOOTER.format(version=doc.harness_version or "?")
     body = comment.render(doc, where=ev.where, marker=reply.MARKER, footer=footer)
     return body.rstrip("\n") + f"\n\n<sub>{CUT_NOTE}</sub>\n" if ev.cut else body
 
@@ -96,8 +97,9 @@ def run(args: argparse.Namespace) -> int:
             return 1
     plan = reply.plan(doc, body, comments, login, ev.labels, args.label_prefix)
     stated = doc is not None and comment.states_verdict(doc)
-    verdict = str((doc or {}).get("diagnosis", {}).get("verdict", "")) if stated else ""
-    confidence = str(((doc or {}).get("diagnosis", {}).get("assessment") or {}).get("confidence", ""))
+    diag = doc.diagnosis if doc is not None else None
+    verdict = diag.verdict if stated and diag is not None else ""
+    confidence = str((diag.assessment or {}).get("confidence", "")) if diag is not None else ""
     shown = f"{verdict}, {confidence} confidence" if verdict else f"no verdict: {confidence} confidence"
     print(f"{say}: {plan.action}: {plan.why}" + (f" ({shown})" if doc is not None else ""))
     _outputs({"action": plan.action, "verdict": verdict, "confidence": confidence})

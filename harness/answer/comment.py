@@ -11,12 +11,12 @@ passed through `redact` (no credential or environment value is echoed) and cut t
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
 
 from harness.answer import markup
 from harness.answer.redact import redact
-from harness.schema import ERROR, FAILING, OK
+from harness.schema import FAILING, OK, Diagnosis, Finding
+from harness.schema.envelope import DiagnoseDocument
 
 HIGH, MEDIUM, LOW = "high", "medium", "low"
 OTHER, CANNOT_TELL = "OTHER", "CANNOT_TELL"
@@ -26,38 +26,47 @@ MAX_CHARS = 60_000     # GitHub refuses comments over 65,536 characters
 HEADLINE = {OK: "torch gets a GPU", OTHER: "outside the NVIDIA driver stack refenv judges"}
 
 
-def states_verdict(doc: dict[str, Any]) -> bool:
+def states_verdict(doc: DiagnoseDocument) -> bool:
     """Whether the answer may name its verdict: a live diagnosis, or a report read at high or medium confidence."""
-    diag = doc.get("diagnosis") or {}
-    assessment = diag.get("assessment")
-    if not isinstance(assessment, dict):
-        return bool(diag.get("verdict"))
-    return assessment.get("confidence") in (HIGH, MEDIUM) and diag.get("verdict") != CANNOT_TELL
+    diag = doc.diagnosis
+    if diag is None:
+        return False
+    if diag.assessment is None:
+        return bool(diag.verdict)
+    return _word(diag.assessment, "confidence") in (HIGH, MEDIUM) and diag.verdict != CANNOT_TELL
 
 
-def _assessment(doc: dict[str, Any]) -> dict[str, Any]:
-    """A report's assessment (confidence, rests_on, competing, ask, why); empty for a live diagnosis."""
-    found = (doc.get("diagnosis") or {}).get("assessment")
-    return found if isinstance(found, dict) else {}
+def _assessment(doc: DiagnoseDocument) -> Mapping[str, str | list[str]]:
+    """A report's assessment (harness/intake/assess.py: confidence, rests_on, competing, ask, why, as words
+    and lists of words); empty for a live diagnosis."""
+    return (doc.diagnosis.assessment if doc.diagnosis else None) or {}
+
+
+def _word(assessment: Mapping[str, str | list[str]], key: str) -> str:
+    value = assessment.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _words(assessment: Mapping[str, str | list[str]], key: str) -> list[str]:
+    value = assessment.get(key)
+    return list(value) if isinstance(value, list) else []
 
 
 def _line_label(number: int) -> str:
     return f"line {number}"
 
 
-def evidence_lines(doc: dict[str, Any]) -> list[tuple[int, str, bool]]:
+def evidence_lines(doc: DiagnoseDocument) -> list[tuple[int, str, bool]]:
     """(line number, text, rests on it) of every report line a fact or clue was read from, the ones the
     answer rests on first, then by line."""
-    source = doc.get("input") or {}
-    rests = [str(r) for r in _assessment(doc).get("rests_on") or []]
+    if doc.input is None:
+        return []
+    rests = _words(_assessment(doc), "rests_on")
     lines: dict[int, tuple[str, bool]] = {}
-    entries = [*(source.get("provenance") or {}).items(), *(source.get("clues") or {}).items()]
-    for key, where in entries:
-        if not isinstance(where, dict) or not isinstance(where.get("line"), int):
-            continue
+    for key, where in [*doc.input.provenance.items(), *doc.input.clues.items()]:
         key_rests = any(r == key or r.startswith(f"{key} ") for r in rests)
-        text, rested = lines.get(where["line"], (str(where.get("text", "")), False))
-        lines[where["line"]] = (text, rested or key_rests)
+        text, rested = lines.get(where.line, (where.text, False))
+        lines[where.line] = (text, rested or key_rests)
     ordered = sorted(lines.items(), key=lambda kv: (not kv[1][1], kv[0]))
     return [(n, text, rested) for n, (text, rested) in ordered]
 
@@ -70,7 +79,7 @@ def _quote_block(rows: list[tuple[int, str, bool]], where: Callable[[int], str])
     return markup.code_block(body)
 
 
-def _evidence(doc: dict[str, Any], where: Callable[[int], str]) -> list[str]:
+def _evidence(doc: DiagnoseDocument, where: Callable[[int], str]) -> list[str]:
     rows = evidence_lines(doc)[:MAX_LINES]
     if not rows:
         return []
@@ -82,20 +91,17 @@ def _evidence(doc: dict[str, Any], where: Callable[[int], str]) -> list[str]:
     return out
 
 
-def _findings(diag: dict[str, Any], failing_only: bool) -> list[dict[str, Any]]:
-    found = [f for f in diag.get("findings") or [] if isinstance(f, dict)]
-    if failing_only:
-        return [f for f in found if f.get("severity") == ERROR and f.get("verdict") in FAILING]
-    return found
+def _primary(diag: Diagnosis) -> Finding | None:
+    return next(iter(diag.failing), None)
 
 
-def _fix(diag: dict[str, Any]) -> list[str]:
+def _fix(diag: Diagnosis) -> list[str]:
     """The primary finding's fix, step by step: its words, and under each the commands in it, to copy."""
-    primary = next(iter(_findings(diag, failing_only=True)), None)
+    primary = _primary(diag)
     if primary is None:
         return []
     out = ["**Fix**"]
-    for step in (redact(str(s)) for s in primary.get("remediation") or []):
+    for step in (redact(s) for s in primary.remediation):
         commands = markup.commands_in(step)
         words = markup.without_command_tail(step)
         if words:
@@ -106,15 +112,15 @@ def _fix(diag: dict[str, Any]) -> list[str]:
     return out if len(out) > 1 else []
 
 
-def _primary_evidence(diag: dict[str, Any]) -> list[str]:
+def _primary_evidence(diag: Diagnosis | None) -> list[str]:
     """A live diagnosis has no report lines: the primary finding's own evidence stands for them."""
-    primary = next(iter(_findings(diag, failing_only=True)), None)
-    evidence = [redact(str(e)) for e in (primary or {}).get("evidence") or []]
+    primary = _primary(diag) if diag else None
+    evidence = [redact(e) for e in primary.evidence] if primary else []
     return ["**Evidence**", *markup.code_block(evidence)] if evidence else []
 
 
-def _ask(assessment: dict[str, Any], fold: bool) -> list[str]:
-    commands = [str(c) for c in assessment.get("ask") or []]
+def _ask(assessment: Mapping[str, str | list[str]], fold: bool) -> list[str]:
+    commands = _words(assessment, "ask")
     if not commands:
         return []
     if fold:
@@ -123,69 +129,67 @@ def _ask(assessment: dict[str, Any], fold: bool) -> list[str]:
             *markup.code_block(commands, "sh")]
 
 
-def _all_findings(diag: dict[str, Any]) -> list[str]:
-    findings = _findings(diag, failing_only=False)
+def _all_findings(diag: Diagnosis) -> list[str]:
     body: list[str] = []
-    for f in findings:
-        mark = f"`{f.get('verdict')}`" if f.get("verdict") else f"{f.get('severity')}"
-        body.append(f"- {mark} {markup.escape(redact(str(f.get('title', ''))))}")
-        body += [f"  - {markup.code(redact(str(e)))}" for e in f.get("evidence") or []]
-    return markup.details(f"Every finding ({len(findings)})", body) if body else []
+    for f in diag.findings:
+        mark = f"`{f.verdict}`" if f.verdict else f.severity
+        body.append(f"- {mark} {markup.escape(redact(f.title))}")
+        body += [f"  - {markup.code(redact(e))}" for e in f.evidence]
+    return markup.details(f"Every finding ({len(diag.findings)})", body) if body else []
 
 
-def _headline(doc: dict[str, Any], stated: bool) -> list[str]:
-    diag = doc.get("diagnosis") or {}
+def _headline(doc: DiagnoseDocument, stated: bool) -> list[str]:
+    diag = doc.diagnosis
     assessment = _assessment(doc)
-    verdict = str(diag.get("verdict", "?"))
-    confidence = assessment.get("confidence")
+    verdict = diag.verdict if diag else "?"
+    confidence = _word(assessment, "confidence")
     if not stated:
         lines = ["**refenv diagnose: not enough in this report to tell what keeps torch from the GPU** "
                  f"(confidence: {confidence or LOW})"]
-        competing = [str(v) for v in [verdict, *(assessment.get("competing") or [])] if v in FAILING]
+        competing = [v for v in [verdict, *_words(assessment, "competing")] if v in FAILING]
         if competing:
             lines.append(f"Not ruled out: {', '.join(f'`{v}`' for v in dict.fromkeys(competing))}.")
         return lines
-    primary = next(iter(_findings(diag, failing_only=True)), None)
-    what = HEADLINE.get(verdict) or (str(primary.get("title")) if primary else "")
-    rests = [str(r) for r in assessment.get("rests_on") or []]
+    primary = _primary(diag) if diag else None
+    what = HEADLINE.get(verdict) or (primary.title if primary else "")
+    rests = _words(assessment, "rests_on")
     if verdict == OTHER and rests:
         what = f"{what}: {rests[0]}"
     head = f"**refenv diagnose: `{verdict}`**" + (f" (confidence: {confidence})" if confidence else "")
     lines = [head + (f": {markup.escape(redact(what))}" if what else "")]
-    if assessment.get("why"):
-        lines.append(markup.escape(redact(str(assessment["why"]))))
-    competing = [str(v) for v in assessment.get("competing") or []]
+    if _word(assessment, "why"):
+        lines.append(markup.escape(redact(_word(assessment, "why"))))
+    competing = _words(assessment, "competing")
     if competing:
         lines.append(f"Not ruled out: {', '.join(f'`{v}`' for v in competing)}.")
     return lines
 
 
-def render(doc: dict[str, Any], where: Callable[[int], str] = _line_label, marker: str = "",
+def render(doc: DiagnoseDocument, where: Callable[[int], str] = _line_label, marker: str = "",
            footer: str = "") -> str:
     """The comment for a diagnosis document; `where` names a report line ('line 3'), `marker` opens it."""
-    diag = doc.get("diagnosis") or {}
+    diag = doc.diagnosis
     assessment = _assessment(doc)
     stated = states_verdict(doc)
-    evidence = _evidence(doc, where) if doc.get("input") else _primary_evidence(diag)
+    evidence = _evidence(doc, where) if doc.input is not None else _primary_evidence(diag)
     blocks: list[list[str]] = [[marker] if marker else [], _headline(doc, stated), evidence]
-    if stated and diag.get("verdict") in FAILING:
+    if stated and diag is not None and diag.verdict in FAILING:
         blocks.append(_fix(diag))
-    confident = stated and assessment.get("confidence") == HIGH and not assessment.get("competing")
-    blocks.append(_ask(assessment, fold=confident or diag.get("verdict") == OK))
+    confident = stated and _word(assessment, "confidence") == HIGH and not _words(assessment, "competing")
+    blocks.append(_ask(assessment, fold=confident or (diag is not None and diag.verdict == OK)))
     folded: list[list[str]] = []
-    if stated:
+    if stated and diag is not None:
         folded.append(_all_findings(diag))
-    inferred = (doc.get("input") or {}).get("inferred") or {}
+    inferred = doc.input.inferred if doc.input else {}
     if inferred:
         folded.append(markup.details("Inferred, not stated in the report",
-                                     [f"- {markup.code(k)}: {markup.escape(redact(str(v)))}"
-                                      for k, v in inferred.items()]))
-    if diag.get("unknowns"):
+                                     [f"- {markup.code(k)}: {markup.escape(redact(v))}" for k, v in inferred.items()]))
+    if diag is not None and diag.unknowns:
         folded.append(markup.details("What the report cannot tell",
-                                     [f"- {markup.escape(redact(str(u)))}" for u in diag["unknowns"]]))
-    if doc.get("error"):
-        blocks.append([f"harness error: {markup.code(redact(str((doc['error'] or {}).get('message'))))}"])
-    footer_block = [f"<sub>{markup.escape(footer or 'refenv harness ' + str(doc.get('harness_version', '')))}</sub>"]
+                                     [f"- {markup.escape(redact(u))}" for u in diag.unknowns]))
+    if doc.error is not None:
+        blocks.append([f"harness error: {markup.code(redact(doc.error.message))}"])
+    footer_block = [f"<sub>{markup.escape(footer or 'refenv harness ' + doc.harness_version)}</sub>"]
     text = _join([*blocks, *folded, footer_block])
     if len(text) > MAX_CHARS:  # the folded parts go first: the answer itself always fits
         text = _join([*blocks, ["<sub>(the folded details were left out: too long for one comment)</sub>"]])

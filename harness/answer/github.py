@@ -15,7 +15,7 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from harness.inputs import InputError, loads_json
 
@@ -24,6 +24,19 @@ MAX_ANSWER_BYTES = 16 << 20
 PER_PAGE = 100
 MAX_PAGES = 30          # 3,000 comments: past that the bot stops looking for its own
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
+
+
+class CommentUser(TypedDict, total=False):
+    login: str
+    type: str                 # "User" or "Bot"
+
+
+class IssueComment(TypedDict, total=False):
+    """What the bot reads of GitHub's issue comment object (the REST API's own JSON; other keys are kept)."""
+
+    id: int
+    body: str
+    user: CommentUser
 
 
 class GitHubError(Exception):
@@ -75,25 +88,25 @@ class Client:
         except InputError as exc:
             raise GitHubError(str(exc)) from None
 
-    def comments(self, number: int) -> list[dict[str, Any]]:
-        """The issue's comments, oldest first, page by page up to MAX_PAGES."""
-        found: list[dict[str, Any]] = []
+    def comments(self, number: int) -> list[IssueComment]:
+        """The issue's comments, oldest first, page by page up to MAX_PAGES (their fields checked where read)."""
+        found: list[IssueComment] = []
         for page in range(1, MAX_PAGES + 1):
             batch = self._call("GET", f"/issues/{number}/comments?per_page={PER_PAGE}&page={page}")
             if not isinstance(batch, list):
                 raise GitHubError(f"GitHub's list of comments of issue {number} is not a list")
-            found.extend(c for c in batch if isinstance(c, dict))
+            found.extend(cast(IssueComment, c) for c in batch if isinstance(c, dict))
             if len(batch) < PER_PAGE:
                 break
         return found
 
-    def create_comment(self, number: int, body: str) -> dict[str, Any]:
+    def create_comment(self, number: int, body: str) -> IssueComment:
         made = self._call("POST", f"/issues/{number}/comments", {"body": body})
-        return made if isinstance(made, dict) else {}
+        return cast(IssueComment, made) if isinstance(made, dict) else {}
 
-    def update_comment(self, comment_id: int, body: str) -> dict[str, Any]:
+    def update_comment(self, comment_id: int, body: str) -> IssueComment:
         made = self._call("PATCH", f"/issues/comments/{comment_id}", {"body": body})
-        return made if isinstance(made, dict) else {}
+        return cast(IssueComment, made) if isinstance(made, dict) else {}
 
     def add_labels(self, number: int, labels: list[str]) -> None:
         self._call("POST", f"/issues/{number}/labels", {"labels": labels})

@@ -9,10 +9,12 @@ before (then its comment follows the text). Labels name a verdict only where the
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from harness.answer.comment import states_verdict
+from harness.answer.github import IssueComment
+from harness.facts import torch_of
 from harness.schema import FAILING
+from harness.schema.envelope import DiagnoseDocument
 
 MARKER = "<!-- refenv-issue-bot -->"
 SILENT, CREATE, UPDATE, UNCHANGED = "silent", "create", "update", "unchanged"
@@ -29,16 +31,15 @@ class Plan:
     remove_labels: tuple[str, ...] = ()
 
 
-def weight(doc: dict[str, Any] | None) -> str | None:
+def weight(doc: DiagnoseDocument | None) -> str | None:
     """ANSWER for a failure (or a report outside the stack refenv judges, or an is_available() of False
     nothing explains), QUIET for a stack that works or a text that shows no failure, None for no fact."""
     if doc is None:
         return None
-    verdict = (doc.get("diagnosis") or {}).get("verdict")
+    verdict = doc.diagnosis.verdict if doc.diagnosis else None
     if verdict in FAILING or verdict == "OTHER":
         return ANSWER
-    torch = (doc.get("facts") or {}).get("torch") or {}
-    return ANSWER if verdict == "CANNOT_TELL" and torch.get("is_available") is False else QUIET
+    return ANSWER if verdict == "CANNOT_TELL" and torch_of(doc.facts).get("is_available") is False else QUIET
 
 
 def label_for(verdict: str, prefix: str) -> str:
@@ -46,7 +47,7 @@ def label_for(verdict: str, prefix: str) -> str:
     return prefix + verdict.lower().replace("_", "-")
 
 
-def own_comment(comments: list[dict[str, Any]], login: str) -> dict[str, Any] | None:
+def own_comment(comments: list[IssueComment], login: str) -> IssueComment | None:
     """The bot's earlier comment: the oldest that opens with the marker and was written by `login`."""
     for c in comments:
         body, user = c.get("body"), c.get("user") or {}
@@ -55,17 +56,17 @@ def own_comment(comments: list[dict[str, Any]], login: str) -> dict[str, Any] | 
     return None
 
 
-def labels(doc: dict[str, Any], current: tuple[str, ...], prefix: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def labels(doc: DiagnoseDocument, current: tuple[str, ...], prefix: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(labels to add, labels to remove): the stated verdict's label, and any other of the prefix."""
     if not prefix:
         return (), ()
-    wanted = label_for(str(doc["diagnosis"]["verdict"]), prefix) if states_verdict(doc) else None
+    wanted = label_for(doc.diagnosis.verdict, prefix) if states_verdict(doc) and doc.diagnosis else None
     add = (wanted,) if wanted and wanted not in current else ()
     remove = tuple(name for name in current if name.startswith(prefix) and name != wanted)
     return add, remove
 
 
-def plan(doc: dict[str, Any] | None, body: str, comments: list[dict[str, Any]] | None, login: str,
+def plan(doc: DiagnoseDocument | None, body: str, comments: list[IssueComment] | None, login: str,
          current_labels: tuple[str, ...] = (), label_prefix: str = "") -> Plan:
     """The plan for this event: `body` is the comment rendered for `doc`; `comments` the issue's comments
     (None when they were not fetched: a text without a fact needs no look)."""
@@ -74,7 +75,8 @@ def plan(doc: dict[str, Any] | None, body: str, comments: list[dict[str, Any]] |
         return Plan(SILENT, "no fact about the torch / CUDA stack in the text")
     earlier = own_comment(comments or [], login)
     if kind == QUIET and earlier is None:
-        return Plan(SILENT, f"{doc['diagnosis']['verdict']}: nothing to fix, and no earlier answer to follow")
+        verdict = doc.diagnosis.verdict if doc.diagnosis else "?"
+        return Plan(SILENT, f"{verdict}: nothing to fix, and no earlier answer to follow")
     add, remove = labels(doc, current_labels, label_prefix)
     if earlier is None:
         return Plan(CREATE, "a new answer", body, None, add, remove)

@@ -6,7 +6,7 @@ patterns, source and structured remedy. Everything that recognises or prints suc
 """
 
 from harness.catalogue.entries import Entry, Hit
-from harness.catalogue.load import CatalogueError, entries
+from harness.catalogue.load import CatalogueError, entries, torch_init_prefix
 from harness.catalogue.lookup import (
     by_cuda_error,
     by_nvml_return,
@@ -17,10 +17,26 @@ from harness.catalogue.lookup import (
     nvml_error_texts,
 )
 from harness.catalogue.scan import find, scan, scan_text
-from harness.catalogue.wording import render, torch_text, torch_words_for_cuda_error
+from harness.catalogue.wording import render, torch_message, torch_text, torch_words_for_cuda_error
 
 __all__ = [
-    "CatalogueError", "Entry", "Hit", "by_cuda_error", "by_nvml_return", "code_of", "cuda_error_names", "entries",
-    "entry", "find", "nvml_code_of", "nvml_error_texts", "render", "scan", "scan_text", "torch_text",
+    "CatalogueError",
+    "Entry",
+    "Hit",
+    "by_cuda_error",
+    "by_nvml_return",
+    "code_of",
+    "cuda_error_names",
+    "entries",
+    "entry",
+    "find",
+    "nvml_code_of",
+    "nvml_error_texts",
+    "render",
+    "scan",
+    "scan_text",
+    "torch_init_prefix",
+    "torch_message",
+    "torch_text",
     "torch_words_for_cuda_error",
 ]

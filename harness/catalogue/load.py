@@ -118,7 +118,27 @@ def validate(data: Any) -> tuple[Entry, ...]:
     return entries
 
 
+def validate_prefix(data: Any) -> str:
+    """The words torch prints before the reason CUDA did not initialise, with their named source."""
+    raw: Any = data.get("torch_init_prefix") if isinstance(data, dict) else None
+    _need(isinstance(raw, dict) and isinstance(raw.get("text"), str) and bool(raw["text"].strip()),
+          "torch_init_prefix", "expected {text, source, meaning}")
+    _need(raw["source"] in data["sources"], "torch_init_prefix.source", "not among the named sources")
+    return str(raw["text"])
+
+
+@lru_cache(maxsize=1)
+def _data() -> Any:
+    return json.loads(datafiles.read(DATA_FILE.name))
+
+
 @lru_cache(maxsize=1)
 def entries() -> tuple[Entry, ...]:
     """Every entry, validated once."""
-    return validate(json.loads(datafiles.read(DATA_FILE.name)))
+    return validate(_data())
+
+
+@lru_cache(maxsize=1)
+def torch_init_prefix() -> str:
+    """'CUDA initialization: ', as torch prints it before the reason (the facts keep the reason alone)."""
+    return validate_prefix(_data())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from harness.catalogue.entries import Entry, Text
-from harness.catalogue.load import entries
+from harness.catalogue.load import entries, torch_init_prefix
 from harness.catalogue.lookup import by_cuda_error, entry
 
 _RELEASE_RE = re.compile(r"^(\d+)\.(\d+)")
@@ -59,3 +59,11 @@ def torch_words_for_cuda_error(code: int, release: str | None = None) -> str:
     if row is None:
         raise ValueError(f"CUDA error {code} is not in the failure catalogue")
     return render(entry("torch.unexpected_error"), release, code=code, text=row.text)
+
+
+def torch_message(init_warning: str | None, init_error: str | None) -> str | None:
+    """What torch said when CUDA did not initialise, as it printed it: its warning after its prefix, else
+    what torch.cuda.init() raised; None when it said neither."""
+    if init_warning:
+        return torch_init_prefix() + init_warning
+    return init_error or None

@@ -16,13 +16,12 @@ from harness.classify.context import Context
 from harness.facts import Facts
 from harness.schema import (
     DRIVER_BROKEN,
-    ERROR,
-    FAILING,
-    INFO,
     NOT_VISIBLE,
     OK,
+    SEVERITY_ERROR,
+    SEVERITY_INFO,
+    SEVERITY_WARNING,
     VERDICTS,
-    WARNING,
     Diagnosis,
     Finding,
     Remedy,
@@ -52,20 +51,20 @@ def classify(facts: Facts) -> Diagnosis:
             findings.extend(check(ctx))
         except Exception as exc:  # one broken check must not hide the others' findings
             problems.append(f"check {check.__name__} failed: {type(exc).__name__}: {exc}")
-    failing = [f for f in findings if f.severity == ERROR and f.verdict in FAILING]
+    failing = [f for f in findings if f.failing]
     findings.extend(_torch_outcome(ctx, bool(failing)))
-    failing = [f for f in findings if f.severity == ERROR and f.verdict in FAILING]
+    failing = [f for f in findings if f.failing]
     verdict = min((f.verdict for f in failing), key=VERDICTS.index) if failing else OK
     simulated = ctx.simulated is not None
-    return Diagnosis(verdict, tuple(_ordered(findings)), simulated, tuple(_unknowns(ctx) + problems))
+    return Diagnosis(verdict, simulated, tuple(_ordered(findings)), tuple(_unknowns(ctx) + problems))
 
 
 def _ordered(findings: list[Finding]) -> list[Finding]:
     """Failing findings first, in verdict order; then warnings; then context."""
     def key(f: Finding) -> tuple[int, int]:
-        if f.severity == ERROR and f.verdict in FAILING:
+        if f.failing:
             return 0, VERDICTS.index(f.verdict)
-        return (1 if f.severity == WARNING else 2), 0
+        return (1 if f.severity == SEVERITY_WARNING else 2), 0
     return sorted(findings, key=key)
 
 
@@ -75,14 +74,15 @@ def _torch_outcome(ctx: Context, explained: bool) -> list[Finding]:
     available = t.get("is_available")
     if available is True:
         count = t.get("device_count")
-        return [Finding(OK, INFO, f"torch sees {count} CUDA device(s)" if count is not None else "torch sees CUDA",
+        seen = f"torch sees {count} CUDA device(s)" if count is not None else "torch sees CUDA"
+        return [Finding(OK, SEVERITY_INFO, seen,
                         (f"torch.cuda.is_available() = True, device_count() = {t.get('device_count')}",),
                         layer="torch")]
     if available is not False:
         return []
     said = [f"torch.cuda.is_available() = False, device_count() = {t.get('device_count')}"]
     if t.get("init_warning"):
-        said.append(f"torch warned: CUDA initialization: {t['init_warning']}")
+        said.append(f"torch warned: {catalogue.torch_message(t['init_warning'], None)}")
     if t.get("init_error"):
         said.append(f"torch.cuda.init(): {t['init_error']}")
     if ctx.simulated is not None and ctx.runtime_accepted_simulated:
@@ -92,16 +92,18 @@ def _torch_outcome(ctx: Context, explained: bool) -> list[Finding]:
                     "device(s) visible",
                     "the simulated driver stops there (it offers no export tables), so torch then reports an "
                     "error; device work is not tested on a simulated host", *said]
-        return [Finding(OK if not explained else "", INFO, "simulated: this stack would start on a real driver "
-                        "of this version", tuple(evidence), layer="torch")]
+        return [Finding(OK if not explained else "", SEVERITY_INFO,
+                        "simulated: this stack would start on a real driver of this version", tuple(evidence),
+                        layer="torch")]
     if explained:
-        return [Finding("", INFO, "what torch says", tuple(said), layer="torch")]
+        return [Finding("", SEVERITY_INFO, "what torch says", tuple(said), layer="torch")]
     if ctx.torch_texts and ctx.torch_texts.strip() != catalogue.entry("torch.no_gpus").text:
         remedy = Remedy("check_logs", (("hint", "see torch's message above; run nvidia-smi and check dmesg"),))
-        return [Finding(DRIVER_BROKEN, ERROR, "torch cannot use CUDA, for a reason the other checks do not explain",
-                        tuple(said), render(remedy), "torch", remedy)]
+        return [Finding(DRIVER_BROKEN, SEVERITY_ERROR,
+                        "torch cannot use CUDA, for a reason the other checks do not explain", tuple(said),
+                        render(remedy), "torch", remedy)]
     remedy = Remedy("expose_devices", (("where", "unknown"),))
-    return [Finding(NOT_VISIBLE, ERROR, "torch sees no CUDA device and says nothing about why", tuple(said),
+    return [Finding(NOT_VISIBLE, SEVERITY_ERROR, "torch sees no CUDA device and says nothing about why", tuple(said),
                     render(remedy), "torch", remedy)]
 
 

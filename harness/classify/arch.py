@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness import catalogue, compat, cvd
 from harness.catalogue.remedies import render
 from harness.classify.context import Context
-from harness.schema import ARCH_UNSUPPORTED, ERROR, Finding, Remedy
+from harness.schema import ARCH_UNSUPPORTED, SEVERITY_ERROR, Finding, Remedy
 
 LAYER = "wheel"
 
@@ -50,5 +50,6 @@ def _finding(ctx: Context, name: str, cc: str, arches: list[str]) -> Finding:
                     f"(kernels fail: '{catalogue.entry('cuda.no_kernel_image').text}')")
     remedy = Remedy("install_wheel").with_params(torch=ctx.torch.get("version"), capability=cc,
                                                  driver_cuda=ctx.driver_cuda_version)
-    return Finding(ARCH_UNSUPPORTED, ERROR, f"{name} ({compat.sm_name(cc)}) is not among this torch's compiled "
-                   "architectures", tuple(evidence), render(remedy), LAYER, remedy)
+    return Finding(ARCH_UNSUPPORTED, SEVERITY_ERROR,
+                   f"{name} ({compat.sm_name(cc)}) is not among this torch's compiled architectures",
+                   tuple(evidence), render(remedy), LAYER, remedy)

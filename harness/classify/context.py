@@ -3,11 +3,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from harness import compat
 from harness.catalogue import Hit, scan_text
-from harness.facts import Facts, GpuFact
+from harness.facts import (
+    DriverFacts,
+    Facts,
+    GpuFact,
+    LibcudaFact,
+    NvmlFact,
+    SimulatedDriver,
+    SimulatedStage,
+    SmiFact,
+    TorchFacts,
+    VisibilityFacts,
+    driver_of,
+    host_of,
+    libcuda_of,
+    nvml_of,
+    smi_of,
+    torch_of,
+    torch_texts,
+    visibility_of,
+)
 
 
 @dataclass(frozen=True)
@@ -15,32 +33,32 @@ class Context:
     facts: Facts
 
     @property
-    def driver(self) -> dict[str, Any]:
-        return dict(self.facts.get("driver") or {})
+    def driver(self) -> DriverFacts:
+        return driver_of(self.facts)
 
     @property
-    def libcuda(self) -> dict[str, Any]:
-        return dict(self.driver.get("libcuda") or {})
+    def libcuda(self) -> LibcudaFact:
+        return libcuda_of(self.facts)
 
     @property
-    def nvml(self) -> dict[str, Any]:
-        return dict(self.driver.get("nvml") or {})
+    def nvml(self) -> NvmlFact:
+        return nvml_of(self.facts)
 
     @property
-    def smi(self) -> dict[str, Any]:
-        return dict(self.driver.get("nvidia_smi") or {})
+    def smi(self) -> SmiFact:
+        return smi_of(self.facts)
 
     @property
-    def torch(self) -> dict[str, Any]:
-        return dict(self.facts.get("torch") or {})
+    def torch(self) -> TorchFacts:
+        return torch_of(self.facts)
 
     @property
-    def vis(self) -> dict[str, Any]:
-        return dict(self.facts.get("visibility") or {})
+    def vis(self) -> VisibilityFacts:
+        return visibility_of(self.facts)
 
     @property
     def os_name(self) -> str | None:
-        return (self.facts.get("host") or {}).get("os")
+        return host_of(self.facts).get("os")
 
     @property
     def in_container(self) -> bool | None:
@@ -49,9 +67,7 @@ class Context:
     @property
     def torch_texts(self) -> str:
         """Everything torch said: the init warning, the init error, other warnings."""
-        t = self.torch
-        parts = [t.get("init_warning") or "", t.get("init_error") or "", *(t.get("warnings") or [])]
-        return "\n".join(p for p in parts if p)
+        return torch_texts(self.facts)
 
     @property
     def torch_hits(self) -> list[Hit]:
@@ -95,14 +111,14 @@ class Context:
         return list(self.torch.get("devices") or [])
 
     @property
-    def simulated(self) -> dict[str, Any] | None:
+    def simulated(self) -> SimulatedDriver | None:
         return self.driver.get("simulated")
 
     @property
-    def stage(self) -> dict[str, Any]:
+    def stage(self) -> SimulatedStage:
         """The simulated driver's stage record from torch's own process."""
         sim = self.torch.get("simulated_stage") or {}
-        return dict(sim.get("stage") or {})
+        return sim.get("stage") or {}
 
     @property
     def simulated_visible(self) -> list[int]:

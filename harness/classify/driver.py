@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness import catalogue
 from harness.catalogue.remedies import render
 from harness.classify.context import Context, fmt_driver
-from harness.schema import DRIVER_BROKEN, ERROR, INFO, NO_DRIVER, NOT_VISIBLE, Finding, Remedy
+from harness.schema import DRIVER_BROKEN, NO_DRIVER, NOT_VISIBLE, SEVERITY_ERROR, SEVERITY_INFO, Finding, Remedy
 
 LAYER = "driver"
 NVML_LIBRARY_NOT_FOUND = catalogue.code_of("nvml.library_not_found")
@@ -15,7 +15,7 @@ _CUDA_LAYERS = ("torch", "cuda_driver", "cuda_runtime")
 
 
 def _finding(verdict: str, title: str, evidence: list[str] | tuple[str, ...], remedy: Remedy) -> Finding:
-    return Finding(verdict, ERROR, title, tuple(evidence), render(remedy), LAYER, remedy)
+    return Finding(verdict, SEVERITY_ERROR, title, tuple(evidence), render(remedy), LAYER, remedy)
 
 
 def _absence_evidence(ctx: Context) -> list[str]:
@@ -33,8 +33,8 @@ def _absence_evidence(ctx: Context) -> list[str]:
     smi = ctx.smi
     if smi.get("path") is None and "path" in smi:
         ev.append("nvidia-smi: not on PATH")
-    elif smi.get("output") and not smi.get("works"):
-        ev.append(f"nvidia-smi: {smi['output'].splitlines()[0]}")
+    elif (output := smi.get("output")) and not smi.get("works"):
+        ev.append(f"nvidia-smi: {output.splitlines()[0]}")
     init_error = ctx.torch.get("init_error") or ""
     if "driver" in init_error.lower():
         ev.append(f"torch.cuda.init(): {init_error}")
@@ -46,8 +46,8 @@ def check_presence(ctx: Context) -> list[Finding]:
     loaded = ctx.libcuda.get("loaded")
     if loaded is True:
         where = ctx.libcuda.get("path") or "libcuda.so.1"
-        return [Finding("", INFO, f"NVIDIA driver reachable: {fmt_driver(ctx)}", (f"libcuda loaded from {where}",),
-                        layer=LAYER)]
+        return [Finding("", SEVERITY_INFO, f"NVIDIA driver reachable: {fmt_driver(ctx)}",
+                        (f"libcuda loaded from {where}",), layer=LAYER)]
     if loaded is None:
         return _presence_from_torch(ctx)
     nv = ctx.nvml
@@ -160,7 +160,7 @@ def check_health(ctx: Context) -> list[Finding]:
             evidence.append(f"libcuda loaded from {ctx.libcuda['path']}")
         torch_words = ctx.torch.get("init_warning")
         if torch_words:
-            evidence.append(f"torch: CUDA initialization: {torch_words}")
+            evidence.append(f"torch: {catalogue.torch_message(torch_words, None)}")
         findings.append(_finding(DRIVER_BROKEN, f"the CUDA driver fails to initialise: {message}", evidence,
                                  _cuda_remedy(rc, name)))
     elif rc is None and not ctx.runtime_accepted_simulated:
@@ -170,8 +170,9 @@ def check_health(ctx: Context) -> list[Finding]:
 
 def _nvml_finding(ctx: Context, code: int | None, text: str) -> Finding:
     evidence = [f"NVML init: {text}" + (f" (error {code})" if code is not None else "")]
-    if ctx.smi.get("output"):
-        evidence.append(f"nvidia-smi: {ctx.smi['output'].splitlines()[0]}")
+    output = ctx.smi.get("output")
+    if output:
+        evidence.append(f"nvidia-smi: {output.splitlines()[0]}")
     module = ctx.driver.get("kernel_module_version")
     if module:
         evidence.append(f"kernel module: {module}")

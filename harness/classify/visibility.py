@@ -5,7 +5,7 @@ from __future__ import annotations
 from harness import catalogue, cvd
 from harness.catalogue.remedies import render
 from harness.classify.context import Context
-from harness.schema import ERROR, INFO, NOT_VISIBLE, Finding, Remedy
+from harness.schema import NOT_VISIBLE, SEVERITY_ERROR, SEVERITY_INFO, Finding, Remedy
 
 LAYER = "visibility"
 CUDA_ERROR_NO_DEVICE = catalogue.code_of("cuda.no_device")
@@ -33,12 +33,12 @@ def check_cuda_visible_devices(ctx: Context) -> list[Finding]:
         if result.visible:
             severity_title = (f"CUDA_VISIBLE_DEVICES={value!r} shows {len(result.visible)} of {len(uuids)} devices"
                               if len(result.visible) < len(uuids) else f"CUDA_VISIBLE_DEVICES={value!r}")
-            return [Finding("", INFO, severity_title, (result.reason,), layer=LAYER)]
+            return [Finding("", SEVERITY_INFO, severity_title, (result.reason,), layer=LAYER)]
         reason: str | None = result.reason
     else:
         reason = cvd.hides_all_devices(value)
         if reason is None:
-            return [Finding("", INFO, f"CUDA_VISIBLE_DEVICES={value!r}",
+            return [Finding("", SEVERITY_INFO, f"CUDA_VISIBLE_DEVICES={value!r}",
                             ("the device list is unknown, so which devices it selects cannot be told",), layer=LAYER)]
     evidence = [str(reason)]
     if ctx.torch.get("device_count") == 0:
@@ -47,8 +47,8 @@ def check_cuda_visible_devices(ctx: Context) -> list[Finding]:
         evidence.append(f"torch.cuda.init(): {ctx.torch['init_error']}")
     remedy = Remedy("unset_variable").with_params(name="CUDA_VISIBLE_DEVICES", value=value,
                                                   devices=_device_list(ctx) or None)
-    return [Finding(NOT_VISIBLE, ERROR, "CUDA_VISIBLE_DEVICES hides every GPU", tuple(evidence), render(remedy), LAYER,
-                    remedy)]
+    return [Finding(NOT_VISIBLE, SEVERITY_ERROR, "CUDA_VISIBLE_DEVICES hides every GPU", tuple(evidence),
+                    render(remedy), LAYER, remedy)]
 
 
 def check_no_device(ctx: Context) -> list[Finding]:
@@ -74,4 +74,4 @@ def check_no_device(ctx: Context) -> list[Finding]:
     else:
         remedy = Remedy("expose_devices", (("where", "host"),))
         title = "the driver sees no GPU"
-    return [Finding(NOT_VISIBLE, ERROR, title, tuple(evidence), render(remedy), LAYER, remedy)]
+    return [Finding(NOT_VISIBLE, SEVERITY_ERROR, title, tuple(evidence), render(remedy), LAYER, remedy)]

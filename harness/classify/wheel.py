@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from harness import compat
+from harness import catalogue, compat
 from harness.catalogue import wheels
 from harness.catalogue.remedies import render
 from harness.classify.context import Context, fmt_driver
-from harness.schema import CPU_WHEEL, DRIVER_TOO_OLD, ERROR, INFO, WARNING, Finding, Remedy
+from harness.schema import CPU_WHEEL, DRIVER_TOO_OLD, SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING, Finding, Remedy
 
 LAYER = "wheel"
 
@@ -14,17 +14,18 @@ LAYER = "wheel"
 def check_import(ctx: Context) -> list[Finding]:
     t = ctx.torch
     if t.get("error"):
-        return [Finding("", WARNING, "torch could not be examined", (str(t["error"]),), layer=LAYER)]
+        return [Finding("", SEVERITY_WARNING, "torch could not be examined", (str(t["error"]),), layer=LAYER)]
     if t.get("importable") is False:
         fixes = (wheels.wheel_for_driver(None, ctx.driver_cuda_version) if ctx.driver_cuda_version
                  else ["pip install torch"])
-        return [Finding("", WARNING, "torch is not importable here, so the wheel layer cannot be judged",
+        return [Finding("", SEVERITY_WARNING, "torch is not importable here, so the wheel layer cannot be judged",
                         (f"import torch: {t.get('import_error')}",), tuple(fixes), LAYER)]
     if t.get("version"):
         cuda = t.get("cuda")
-        runtime = f"bundled CUDA runtime {compat.int_to_cuda(t['cudart_version'])}" if t.get("cudart_version") else None
-        built = f"built for CUDA {cuda}" if cuda else ("built for ROCm " + t["hip"] if t.get("hip") else "CPU-only")
-        return [Finding("", INFO, f"torch {t['version']}, {built}",
+        cudart, hip = t.get("cudart_version"), t.get("hip")
+        runtime = f"bundled CUDA runtime {compat.int_to_cuda(cudart)}" if cudart else None
+        built = f"built for CUDA {cuda}" if cuda else (f"built for ROCm {hip}" if hip else "CPU-only")
+        return [Finding("", SEVERITY_INFO, f"torch {t['version']}, {built}",
                         tuple(x for x in (runtime, t.get("cuda_runtime_package")) if x), layer=LAYER)]
     return []
 
@@ -43,7 +44,7 @@ def check_cpu_wheel(ctx: Context) -> list[Finding]:
     if dcv:
         evidence.append(f"this machine's {fmt_driver(ctx)}")
     remedy = Remedy("install_wheel").with_params(torch=version or None, driver_cuda=dcv)
-    return [Finding(CPU_WHEEL, ERROR, "this torch is a CPU-only build: it cannot use a GPU",
+    return [Finding(CPU_WHEEL, SEVERITY_ERROR, "this torch is a CPU-only build: it cannot use a GPU",
                     tuple(evidence), render(remedy), LAYER, remedy)]
 
 
@@ -67,8 +68,10 @@ def check_driver_too_old(ctx: Context) -> list[Finding]:
         if floor:
             evidence.append(f"a CUDA {compat.parse_version(cuda)[0]}.x runtime needs a driver reporting >= "
                             f"{floor[1]} (>= {floor[0]})")
-    if ctx.torch.get("init_warning"):
-        evidence.append(f"torch: CUDA initialization: {ctx.torch['init_warning'].split('. Please')[0]}.")
+    warning = ctx.torch.get("init_warning")
+    if warning:
+        said = warning.split(". Please")[0]
+        evidence.append(f"torch: {catalogue.torch_message(said, None)}.")
     if cuda:
         remedy = Remedy("install_driver").with_params(action="upgrade", cuda=cuda, torch=t.get("version"),
                                                       driver_cuda=dcv)
@@ -77,5 +80,5 @@ def check_driver_too_old(ctx: Context) -> list[Finding]:
     fixes = render(remedy)
     if not cuda:
         fixes = tuple(f"or keep the driver and install a torch it runs: {line}" for line in fixes)
-    return [Finding(DRIVER_TOO_OLD, ERROR, f"the driver is too old for this torch's CUDA {cuda or ''} runtime".replace(
-        "  ", " "), tuple(evidence), fixes, LAYER, remedy)]
+    title = f"the driver is too old for this torch's CUDA {cuda or ''} runtime".replace("  ", " ")
+    return [Finding(DRIVER_TOO_OLD, SEVERITY_ERROR, title, tuple(evidence), fixes, LAYER, remedy)]

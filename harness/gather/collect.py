@@ -8,10 +8,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
-from harness.facts import Facts, empty_facts
+from harness.facts import Facts, TorchFacts, empty_facts
 from harness.gather import system
+
+if TYPE_CHECKING:  # the parent only reads what the child printed; it need not load the driver probes
+    from harness.gather.native import NativeFacts
 
 TORCH_TIMEOUT_S = 180.0   # a cold import of a CUDA torch wheel from a slow disk takes tens of seconds
 NATIVE_TIMEOUT_S = 60.0
@@ -28,8 +31,8 @@ def spawn(module: str, args: Sequence[str] = (), extra_env: Mapping[str, str] | 
                             env=env)
 
 
-def _collect(proc: subprocess.Popen[bytes], deadline: float, what: str) -> tuple[dict[str, Any] | None, str | None]:
-    """The child's JSON, or why there is none (timeout, crash, garbage); never raises."""
+def _collect(proc: subprocess.Popen[bytes], deadline: float, what: str) -> tuple[dict[str, object] | None, str | None]:
+    """The child's JSON object, or why there is none (timeout, crash, garbage); never raises."""
     try:
         out, err = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
@@ -65,11 +68,12 @@ def gather(torch_timeout: float = TORCH_TIMEOUT_S,
     driver["proc_version"], driver["kernel_module_version"] = system.proc_version()
     driver["nvidia_smi"] = system.nvidia_smi()
 
-    native, err = _collect(native_proc, start + NATIVE_TIMEOUT_S, "driver library")
-    if native is None:
+    printed, err = _collect(native_proc, start + NATIVE_TIMEOUT_S, "driver library")
+    if printed is None:
         errors.append(str(err))
         driver["libcuda"]["error"] = err
     else:
+        native = cast("NativeFacts", printed)  # the child's own shape (harness/gather/native.py)
         driver["libcuda"] = native["libcuda"]
         driver["nvml"] = native["nvml"]
         driver["simulated"] = native.get("simulated")
@@ -79,5 +83,5 @@ def gather(torch_timeout: float = TORCH_TIMEOUT_S,
         errors.append(str(err))
         facts["torch"] = {"error": err}
     else:
-        facts["torch"] = torch_facts  # type: ignore[typeddict-item]
+        facts["torch"] = cast(TorchFacts, torch_facts)  # the child's own shape (harness/gather/torch_probe.py)
     return facts, errors

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ctypes
 import json
-from typing import Any
+from typing import cast
 
-from harness.facts import LibcudaFact
+from harness.facts import LibcudaFact, SimulatedLibrary
 
 LIBCUDA = "libcuda.so.1"
 
@@ -40,7 +40,7 @@ def _decode(value: ctypes.c_char_p) -> str | None:
     return value.value.decode("utf-8", "replace") if value.value else None
 
 
-def simulated_info(lib: ctypes.CDLL, symbol: str = "refenvSimulatedDriverInfo") -> dict[str, Any] | None:
+def simulated_info(lib: ctypes.CDLL, symbol: str = "refenvSimulatedDriverInfo") -> SimulatedLibrary | None:
     """refenv's simulated driver describes itself (profile, stage reached); a real driver has no such symbol."""
     try:
         func = getattr(lib, symbol)
@@ -52,10 +52,10 @@ def simulated_info(lib: ctypes.CDLL, symbol: str = "refenvSimulatedDriverInfo") 
         info = json.loads(raw.decode("utf-8", "replace")) if raw else None
     except ValueError:
         return {"unparsable": raw.decode("utf-8", "replace")}
-    return info if isinstance(info, dict) else None
+    return cast(SimulatedLibrary, info) if isinstance(info, dict) else None
 
 
-def probe() -> tuple[LibcudaFact, dict[str, Any] | None]:
+def probe() -> tuple[LibcudaFact, SimulatedLibrary | None]:
     """Load libcuda.so.1 and ask it for its version, cuInit(0) and the device count."""
     fact: LibcudaFact = {"loaded": False, "path": None, "error": None, "driver_version": None,
                          "cuinit": None, "cuinit_name": None, "cuinit_message": None, "device_count": None}

@@ -11,9 +11,10 @@ import json
 import os
 import sys
 import warnings
-from typing import Any
 
-INIT_PREFIX = "CUDA initialization: "
+from harness.catalogue.load import torch_init_prefix
+from harness.facts import GpuFact, SimulatedLibrary, TorchFacts
+
 RUNTIME_PACKAGES = ("nvidia-cuda-runtime", "nvidia-cuda-runtime-cu12", "nvidia-cuda-runtime-cu11")
 
 
@@ -45,7 +46,7 @@ def _cudart_version() -> int | None:
         return None
 
 
-def _simulated_stage() -> dict[str, Any] | None:
+def _simulated_stage() -> SimulatedLibrary | None:
     from harness.gather.libcuda import loaded_path, simulated_info
 
     if loaded_path("libcuda.so") is None:
@@ -57,9 +58,9 @@ def _simulated_stage() -> dict[str, Any] | None:
         return None
 
 
-def probe() -> dict[str, Any]:
+def probe() -> TorchFacts:
     nvml_check = os.environ.get("PYTORCH_NVML_BASED_CUDA_CHECK") == "1"
-    out: dict[str, Any] = {"importable": False, "nvml_based_check": nvml_check}
+    out: TorchFacts = {"importable": False, "nvml_based_check": nvml_check}
     caught: list[str] = []
     with warnings.catch_warnings(record=True) as records:
         warnings.simplefilter("always")
@@ -76,11 +77,11 @@ def probe() -> dict[str, Any]:
         out["arch_list"] = flags().split() if flags and out["cuda"] else None
         out["cudart_version"] = _cudart_version() if out["cuda"] else None
         out["cuda_runtime_package"] = _runtime_package()
-        out["is_available"] = bool(torch.cuda.is_available())
-        out["device_count"] = int(torch.cuda.device_count())
-        if out["is_available"]:
-            devices = []
-            for i in range(out["device_count"]):
+        available, count = bool(torch.cuda.is_available()), int(torch.cuda.device_count())
+        out["is_available"], out["device_count"] = available, count
+        if available:
+            devices: list[GpuFact] = []
+            for i in range(count):
                 props = torch.cuda.get_device_properties(i)
                 devices.append({"index": i, "name": props.name,
                                 "compute_capability": f"{props.major}.{props.minor}",
@@ -93,9 +94,10 @@ def probe() -> dict[str, Any]:
                 out["init_error"] = str(exc)
         out["simulated_stage"] = _simulated_stage()
         caught = [str(r.message) for r in records]
-    init = [w[len(INIT_PREFIX):] for w in caught if w.startswith(INIT_PREFIX)]
+    prefix = torch_init_prefix()
+    init = [w[len(prefix):] for w in caught if w.startswith(prefix)]
     out["init_warning"] = init[0] if init else None
-    out["warnings"] = [w for w in caught if not w.startswith(INIT_PREFIX)][:10]
+    out["warnings"] = [w for w in caught if not w.startswith(prefix)][:10]
     return out
 
 

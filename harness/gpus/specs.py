@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from harness import datafiles
+from harness.schema.probe_document import SpecMatchInfo
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "gpu_specs.json"
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
@@ -73,13 +74,15 @@ class SpecMatch:
     reason: str
     candidates: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.spec.id if self.spec else None,
-            "basis": self.basis,
-            "reason": self.reason,
-            "candidates": list(self.candidates),
-        }
+    def info(self) -> SpecMatchInfo:
+        """What the probe document says of the match."""
+        return SpecMatchInfo(self.spec.id if self.spec else None, self.basis, self.reason, self.candidates)
+
+    def row(self) -> dict[str, Any] | None:
+        """The matched row as the table has it, less what only matching needs."""
+        if self.spec is None:
+            return None
+        return {k: v for k, v in asdict(self.spec).items() if k not in ("family", "match", "exclude", "aliases")}
 
 
 def _need(cond: bool, where: str, what: str) -> None:

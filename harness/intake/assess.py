@@ -22,7 +22,6 @@ from harness.schema import (
     CPU_WHEEL,
     DRIVER_BROKEN,
     DRIVER_TOO_OLD,
-    ERROR,
     FAILING,
     NO_DRIVER,
     NOT_VISIBLE,
@@ -105,7 +104,7 @@ def _weigh(facts: Any, diagnosis: Diagnosis, stated: set[str], inferred: set[str
     outside = _outside(facts, clues)
     if outside:
         return outside
-    failing = [f for f in diagnosis.findings if f.severity == ERROR and f.verdict in FAILING]
+    failing = diagnosis.failing
     if failing and failing[0].title == GENERIC:
         return _symptom(facts, clues)
     if failing:

@@ -15,7 +15,6 @@ from harness.intake.clean import strip_triggered
 from harness.intake.match import Found
 from harness.intake.parsed import Builder, Line
 
-_INIT_PREFIX = "CUDA initialization: "
 # The catalogue rows torch raises (or, before 2.x, warned) when CUDA cannot start: the message starts there.
 _INIT_IDS = ("torch.driver_too_old", "torch.no_driver", "torch.unknown_error", "torch.init_failed",
              "torch.unexpected_error", "torch.no_gpus", "torch.not_compiled", "cuda.insufficient_driver")
@@ -47,14 +46,15 @@ def _said(before: str) -> bool:
 
 def _read_init(b: Builder, line: Line, hits: list[Found], found: dict[str, Found]) -> None:
     text = line.text
-    at = text.find(_INIT_PREFIX)
+    prefix = catalogue.torch_init_prefix()
+    at = text.find(prefix)
     init = next((f for f in hits if f.id in _INIT_IDS), None)
-    if init is not None and init.before().rstrip().endswith(_INIT_PREFIX.strip()):
+    if init is not None and init.before().rstrip().endswith(prefix.strip()):
         message = strip_triggered(init.tail())
         if not b.put("torch.init_warning", message, line):
             b.add_warning(message, line)
     elif at >= 0:
-        message = strip_triggered(text[at + len(_INIT_PREFIX):])
+        message = strip_triggered(text[at + len(prefix):])
         if not b.put("torch.init_warning", message, line):
             b.add_warning(message, line)
     elif init is not None and _said(init.before()):

@@ -5,10 +5,10 @@ Pure Python over plain data; torch is imported only by the verification (`run_ve
 
 from __future__ import annotations
 
-from typing import Any
+from harness.schema.memory_document import MemoryVerification
 
 
-def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]:
+def run_verification(quick: bool = True, device: str = "auto") -> MemoryVerification:
     """Measure a real transformer step on this machine and compare it with the prediction (a JSON document)."""
     from harness.memory.verify import run_verification as _run
 

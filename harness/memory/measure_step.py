@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import gc
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from harness.memory.alloc_trace import allocation_trace
 from harness.memory.probe_model import build_probe
 from harness.memory.probe_predict import ProbeCase, expand_kv
+from harness.schema.memory_document import StepMeasurement
 
 _PHASES = {"master_weights": "after_master_weights", "activations": "after_forward",
            "gradients": "after_backward", "optimizer_state": "after_step"}
@@ -68,11 +70,21 @@ def _inputs(case: ProbeCase, device: str) -> tuple[Any, Any]:
     return ids.to(device), tgt.to(device)
 
 
+@dataclass(frozen=True)
+class Held:
+    """What a phase of the step leaves alive, for the measurement to count (torch objects)."""
+
+    masters: Any = None
+    loss: Any = None
+    params: Any = None
+    opt: Any = None
+
+
 def _run(name: str, fn: Callable[[], Any]) -> Any:
     return fn()
 
 
-def _step(case: ProbeCase, model: Any, ids: Any, tgt: Any, phase: Callable[[str, dict[str, Any]], None],
+def _step(case: ProbeCase, model: Any, ids: Any, tgt: Any, phase: Callable[[str, Held], None],
           saved: contextlib.AbstractContextManager[Any],
           run: Callable[[str, Callable[[], Any]], Any] = _run) -> None:
     """Forward, backward, optimizer step; `phase(name, objects)` is called after each, `run` runs each."""
@@ -82,7 +94,7 @@ def _step(case: ProbeCase, model: Any, ids: Any, tgt: Any, phase: Callable[[str,
     masters: list[Any] = []
     if case.precision == "mixed" and case.lora is None:
         masters = [p.detach().float() for p in params]  # fp32 master weights, stepped by the optimizer
-    phase("master_weights", {"masters": masters})
+    phase("master_weights", Held(masters=masters))
     opt = _optimizer(case.optimizer, masters or params)
 
     def forward() -> Any:
@@ -92,9 +104,9 @@ def _step(case: ProbeCase, model: Any, ids: Any, tgt: Any, phase: Callable[[str,
             return model(ids, tgt)
 
     loss = run("forward", forward)
-    phase("activations", {"loss": loss})
+    phase("activations", Held(loss=loss))
     run("backward", loss.backward)
-    phase("gradients", {"loss": loss, "params": params})
+    phase("gradients", Held(loss=loss, params=params))
     del loss
 
     def step() -> None:
@@ -108,7 +120,7 @@ def _step(case: ProbeCase, model: Any, ids: Any, tgt: Any, phase: Callable[[str,
                 p.detach().copy_(m)
 
     run("optimizer_step", step)
-    phase("optimizer_state", {"opt": opt, "params": params})
+    phase("optimizer_state", Held(opt=opt, params=params))
 
 
 def _build(case: ProbeCase, device: str) -> Any:
@@ -125,7 +137,7 @@ def _build(case: ProbeCase, device: str) -> Any:
                        checkpointing=case.checkpointing == "full")
 
 
-def measure_cpu(case: ProbeCase) -> dict[str, Any]:
+def measure_cpu(case: ProbeCase) -> StepMeasurement:
     """Exact bytes of every ledger on the CPU, by storage, and what each phase adds at its high point."""
     import torch
 
@@ -143,21 +155,21 @@ def measure_cpu(case: ProbeCase) -> dict[str, Any]:
             saved[st.data_ptr()] = st.nbytes()
         return x
 
-    def phase(name: str, objs: dict[str, Any]) -> None:
+    def phase(name: str, objs: Held) -> None:
         if name == "master_weights":
-            ledgers[name] = sum(_storages(objs["masters"]).values())
-            excluded.update(_storages(objs["masters"]))
+            ledgers[name] = sum(_storages(objs.masters).values())
+            excluded.update(_storages(objs.masters))
         elif name == "activations":
             if case.checkpointing == "full":
                 # What checkpointed blocks keep is not saved through the hooks: count what forward left
                 # allocated, less the 0-dim fp32 loss.
-                ledgers[name] = phases["forward"]["net_bytes"] - objs["loss"].untyped_storage().nbytes()
+                ledgers[name] = phases["forward"]["net_bytes"] - objs.loss.untyped_storage().nbytes()
             else:
                 ledgers[name] = sum(saved.values())
         elif name == "gradients":
-            ledgers[name] = sum(_storages(p.grad for p in objs["params"]).values())
+            ledgers[name] = sum(_storages(p.grad for p in objs.params).values())
         else:
-            ledgers[name] = sum(_storages(_state_tensors(objs["opt"])).values())
+            ledgers[name] = sum(_storages(_state_tensors(objs.opt)).values())
 
     def run(name: str, fn: Callable[[], Any]) -> Any:
         traced = allocation_trace(fn)
@@ -170,10 +182,10 @@ def measure_cpu(case: ProbeCase) -> dict[str, Any]:
     _step(case, model, ids, tgt, phase, torch.autograd.graph.saved_tensors_hooks(pack, lambda x: x), run)
     # PEFT wraps each adapted Linear: its base weight is `<module>.base_layer.weight`.
     names = [(n.replace(".base_layer.", "."), tuple(p.shape)) for n, p in model.named_parameters()]
-    return {"ledgers": ledgers, "parameters": names, "saved_storages": len(saved), "phase_deltas": phases}
+    return StepMeasurement(ledgers, tuple(names), phases, saved_storages=len(saved))
 
 
-def measure_cuda(case: ProbeCase) -> dict[str, Any]:
+def measure_cuda(case: ProbeCase) -> StepMeasurement:
     """Bytes of every ledger on the current GPU by `memory_allocated`, and the step's peak."""
     import torch
 
@@ -197,7 +209,7 @@ def measure_cuda(case: ProbeCase) -> dict[str, Any]:
     torch.cuda.reset_peak_memory_stats()
     loss_block = 512  # the 0-dim loss, alive from forward until after backward
 
-    def phase(name: str, objs: dict[str, Any]) -> None:
+    def phase(name: str, objs: Held) -> None:
         torch.cuda.synchronize()
         now = torch.cuda.memory_allocated()
         phases[_PHASES[name]] = {"allocated_bytes": now - base, "peak_bytes": torch.cuda.max_memory_allocated() - base}
@@ -222,4 +234,4 @@ def measure_cuda(case: ProbeCase) -> dict[str, Any]:
     names = [(n, tuple(p.shape)) for n, p in model.named_parameters()]
     del model
     gc.collect()
-    return {"ledgers": marks, "parameters": names, "peak_bytes": peak, "phases": phases, "phase_deltas": deltas}
+    return StepMeasurement(marks, tuple(names), deltas, peak_bytes=peak, phases=phases)

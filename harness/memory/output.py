@@ -1,20 +1,13 @@
-"""The prediction as a versioned JSON document and as text."""
+"""The prediction as text (its document is harness/memory/prediction.py)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any
-
 from harness.memory import optimizers, sharding
-from harness.memory.budget import CUDA_CONTEXT_BYTES, FRAGMENTATION, Fit
-from harness.memory.estimate import Estimate, InferSetup, Ledgers, TrainSetup, describe_regime
+from harness.memory.budget import FRAGMENTATION, Fit
+from harness.memory.estimate import Estimate, TrainSetup, describe_regime
 from harness.memory.inference import DESCRIPTIONS as WEIGHT_DESCRIPTIONS
 from harness.memory.ladder import Plan
-from harness.memory.params import count_params
-from harness.memory.shape import BareModel, Model
 
-SCHEMA = "refenv.memory"
-VERSION = 1
 _LEDGERS = (("weights", "weights"), ("gradients", "gradients"), ("optimizer_state", "optimizer state"),
             ("master_weights", "master weights"), ("activations", "activations"), ("kv_cache", "KV cache"))
 
@@ -28,77 +21,6 @@ def human(n: int | None) -> str:
         if n >= size:
             return f"{sign}{n / size:.2f} {unit}"
     return f"{sign}{n} B"
-
-
-def ledgers_dict(led: Ledgers) -> dict[str, int | None]:
-    """Each ledger as `<name>_bytes`, and the total."""
-    out: dict[str, int | None] = {f"{key}_bytes": getattr(led, key) for key, _ in _LEDGERS}
-    out["total_bytes"] = led.total
-    return out
-
-
-def model_dict(model: Model) -> dict[str, Any]:
-    """The model's shape and counts (a bare count has only its parameters)."""
-    if isinstance(model, BareModel):
-        return {"name": model.name, "source": model.source, "params": model.params}
-    counts = count_params(model)
-    d = asdict(model)
-    d.update(params=counts.total, active_params=counts.active)
-    return d
-
-
-def setup_dict(setup: TrainSetup | InferSetup) -> dict[str, Any]:
-    """The run's settings; LoRA as rank, targets and whether QLoRA."""
-    d = asdict(setup)
-    if isinstance(setup, TrainSetup):
-        d["effective_batch"] = setup.effective_batch
-        d["implementation"] = sharding.implementation(setup.sharding, setup.impl)
-        d["implementation_source"] = sharding.IMPL_SOURCES.get(d["implementation"])
-        d["lora"] = None if setup.lora is None else {
-            "rank": setup.lora.rank, "targets": list(setup.lora.targets), "qlora": setup.lora.qlora}
-    return d
-
-
-def peak_dict(est: Estimate) -> dict[str, Any]:
-    """The peak a budget is judged against, and each phase's high point (training)."""
-    ph = est.phases
-    out: dict[str, Any] = {"peak_bytes": est.peak_bytes, "phase": ph.phase if ph else "serving"}
-    if ph is not None:
-        out.update(forward_bytes=ph.forward, backward_bytes=ph.backward, optimizer_step_bytes=ph.optimizer_step,
-                   logits_bytes=ph.logits_bytes, logits_grad_bytes=ph.logits_grad_bytes,
-                   recompute_bytes=ph.recompute_bytes, fp32_grad_copy_bytes=ph.fp32_grad_copy_bytes,
-                   optimizer_temp_bytes=ph.optimizer_temp_bytes)
-    return out
-
-
-def fit_dict(fit: Fit | None) -> dict[str, Any] | None:
-    """The budget judgement, bytes as integers."""
-    if fit is None:
-        return None
-    return {
-        "name": fit.budget.name, "source": fit.budget.source, "total_bytes": fit.budget.total_bytes,
-        "cuda_context_bytes": fit.cuda_context_bytes, "fragmentation_margin_bytes": fit.fragmentation_margin_bytes,
-        "usable_bytes": fit.usable_bytes, "required_bytes": fit.required_bytes,
-        "headroom_bytes": fit.headroom_bytes, "fits": fit.fits,
-    }
-
-
-def document(est: Estimate, fit: Fit | None, plans: tuple[Plan, ...] | None = None) -> dict[str, Any]:
-    """The versioned document `{"schema": "refenv.memory", "version": 1, ...}`."""
-    return {
-        "schema": SCHEMA, "version": VERSION, "kind": est.mode,
-        "model": model_dict(est.model), "setup": setup_dict(est.setup),
-        "params": est.params, "trainable_params": est.trainable_params,
-        "ledgers": ledgers_dict(est.ledgers), "peak": peak_dict(est), "budget": fit_dict(fit),
-        "assumptions": {"cuda_context_bytes": CUDA_CONTEXT_BYTES, "fragmentation_margin": FRAGMENTATION,
-                        "cuda_context_source": "facts/memory.md: ~300 MB with lazy module loading"},
-        "notes": list(est.notes),
-        "plans": None if plans is None else [
-            {"rung": p.rung, "title": p.title, "change": p.change, "cost": p.cost,
-             "setup": setup_dict(p.estimate.setup), "ledgers": ledgers_dict(p.estimate.ledgers),
-             "peak": peak_dict(p.estimate),
-             "budget": fit_dict(p.fit), "fits": p.fit.fits} for p in plans],
-    }
 
 
 def _describe(est: Estimate) -> list[str]:

@@ -8,13 +8,20 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 from harness.memory.shape import ModelConfig
 
 
+class _Classes(NamedTuple):
+    """The probe's module classes, defined once torch is imported."""
+
+    ProbeLM: Any
+    LoraLinear: Any
+
+
 @lru_cache(maxsize=None)  # noqa: UP033  (functools.cache is 3.9+; the harness runs on 3.8)
-def _classes() -> dict[str, Any]:
+def _classes() -> _Classes:
     import torch
     from torch import nn
     from torch.nn import functional as F
@@ -185,7 +192,7 @@ def _classes() -> dict[str, Any]:
             logits = F.linear(x, head)
             return F.cross_entropy(logits.view(b * s, -1).float(), targets.view(-1))  # HF: the loss in fp32
 
-    return {"ProbeLM": ProbeLM, "LoraLinear": LoraLinear}
+    return _Classes(ProbeLM, LoraLinear)
 
 
 def build_probe(cfg: ModelConfig, *, attention: str, dtype: Any, lora_rank: int = 0, seed: int = 0,
@@ -195,7 +202,7 @@ def build_probe(cfg: ModelConfig, *, attention: str, dtype: Any, lora_rank: int 
 
     torch.manual_seed(seed)
     classes = _classes()
-    model = classes["ProbeLM"](cfg, attention, lora_rank).to(dtype=dtype)
+    model = classes.ProbeLM(cfg, attention, lora_rank).to(dtype=dtype)
     model.checkpointing = checkpointing
     for layer in model.layers:
         layer.expand_kv = expand_kv
@@ -206,7 +213,7 @@ def build_probe(cfg: ModelConfig, *, attention: str, dtype: Any, lora_rank: int 
         for module in model.modules():
             if isinstance(module, torch.nn.LayerNorm) or type(module).__name__ == "RMSNorm":
                 module.requires_grad_(False)
-            if isinstance(module, classes["LoraLinear"]):
+            if isinstance(module, classes.LoraLinear):
                 module.lora_A.float()
                 module.lora_B.float()
         model.final_norm.requires_grad_(False)

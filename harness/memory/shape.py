@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Union
 
 from harness.inputs import shorten
 
@@ -84,7 +85,7 @@ _MAXIMA = {"num_hidden_layers": 10_000, "n_layer": 10_000, "num_attention_heads"
 _MAX_SIZE = 1 << 26  # hidden, intermediate, head_dim, vocab and positions: 67M
 
 
-def _int(d: dict[str, Any], key: str, where: str, *, minimum: int = 1) -> int:
+def _int(d: Mapping[str, object], key: str, where: str, *, minimum: int = 1) -> int:
     value = d.get(key)
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
@@ -99,11 +100,11 @@ def _int(d: dict[str, Any], key: str, where: str, *, minimum: int = 1) -> int:
     return value
 
 
-def _opt_int(d: dict[str, Any], key: str, where: str, default: int, *, minimum: int = 1) -> int:
+def _opt_int(d: Mapping[str, object], key: str, where: str, default: int, *, minimum: int = 1) -> int:
     return default if d.get(key) is None else _int(d, key, where, minimum=minimum)
 
 
-def _float(d: dict[str, Any], keys: tuple[str, ...], where: str) -> float:
+def _float(d: Mapping[str, object], keys: tuple[str, ...], where: str) -> float:
     for key in keys:
         value = d.get(key)
         if value is None:
@@ -114,7 +115,7 @@ def _float(d: dict[str, Any], keys: tuple[str, ...], where: str) -> float:
     return 0.0
 
 
-def _bool(d: dict[str, Any], key: str, where: str, default: bool) -> bool:
+def _bool(d: Mapping[str, object], key: str, where: str, default: bool) -> bool:
     value = d.get(key, default)
     if not isinstance(value, bool):
         raise MemoryInputError(f"{where}: {key!r} must be true or false, got {shorten(value)}")
@@ -125,8 +126,9 @@ def _tied_default(model_type: object) -> bool:
     return isinstance(model_type, str) and model_type not in _UNTIED_BY_DEFAULT
 
 
-def from_hf_config(d: dict[str, Any], name: str, source: str = "") -> ModelConfig:
-    """Read an HF-style config.json dict (Llama/Mistral/Mixtral keys, or GPT-2's n_embd/n_layer/n_head)."""
+def from_hf_config(d: object, name: str, source: str = "") -> ModelConfig:
+    """Read an HF-style config.json (parsed JSON, each key checked as it is read): Llama/Mistral/Mixtral keys,
+    or GPT-2's n_embd/n_layer/n_head."""
     where = source or name
     if not isinstance(d, dict):
         raise MemoryInputError(f"{where}: expected a JSON object with the model's config keys")

@@ -7,11 +7,13 @@ block is split to its rounded size (no cached remainder is counted as allocated)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,16 @@ from harness.memory.probe_predict import (
     state_prediction,
 )
 from harness.memory.verify_sections import cpu_sections, not_measured
+from harness.schema.jsondata import decode, encode
+from harness.schema.memory_document import (
+    CudaMeasurements,
+    LedgerCheck,
+    MemoryCase,
+    MemoryVerification,
+    PeakCheck,
+    StepMeasurement,
+)
+from harness.schema.outcomes import ERROR, FAIL, PASS, SKIP, worst
 
 ACTIVATION_TOLERANCE = 0.05
 # A phase's high point: on the CPU every allocation is seen, so within 2% (the optimizer step exactly, up to
@@ -39,7 +51,6 @@ ACTIVATION_MODEL = (
     "checkpointing), set up as the probe runs"
 )
 CHILD_TIMEOUT_S = 600
-PASS, FAIL, NOT_MEASURED = "PASS", "FAIL", "NOT MEASURED"
 
 
 def predict(case: ProbeCase, device: str) -> dict[str, tuple[int, int]]:
@@ -57,51 +68,45 @@ def predict(case: ProbeCase, device: str) -> dict[str, tuple[int, int]]:
     return out
 
 
-def judge_case(case: ProbeCase, device: str, measured: dict[str, Any]) -> dict[str, Any]:
+def _ledger(ledger: str, low: int, high: int, got: int, device: str) -> LedgerCheck:
+    if ledger == "activations":
+        ratio = got / low if low else (1.0 if got == 0 else float("inf"))
+        return LedgerCheck(low, got, PASS if abs(ratio - 1) <= ACTIVATION_TOLERANCE else FAIL,
+                           f"within {ACTIVATION_TOLERANCE:.0%}", ratio=round(ratio, 4))
+    status = PASS if low <= got <= high else FAIL
+    if device == "cuda":
+        return LedgerCheck(low, got, status, "between raw and 512 B-rounded blocks", predicted_rounded_bytes=high)
+    return LedgerCheck(low, got, status, "exact")
+
+
+def judge_case(case: ProbeCase, device: str, measured: StepMeasurement) -> MemoryCase:
     """Per-ledger predicted / measured / status for one case."""
-    ledgers: dict[str, Any] = {}
-    for ledger, (low, high) in predict(case, device).items():
-        got = int(measured["ledgers"][ledger])
-        if ledger == "activations":
-            ratio = got / low if low else (1.0 if got == 0 else float("inf"))
-            ok = abs(ratio - 1) <= ACTIVATION_TOLERANCE
-            ledgers[ledger] = {"predicted_bytes": low, "measured_bytes": got, "ratio": round(ratio, 4),
-                               "tolerance": f"within {ACTIVATION_TOLERANCE:.0%}", "status": PASS if ok else FAIL}
-        else:
-            ok = low <= got <= high
-            entry: dict[str, Any] = {"predicted_bytes": low, "measured_bytes": got,
-                                     "status": PASS if ok else FAIL}
-            if device == "cuda":
-                entry.update(predicted_rounded_bytes=high, tolerance="between raw and 512 B-rounded blocks")
-            else:
-                entry["tolerance"] = "exact"
-            ledgers[ledger] = entry
+    ledgers = {ledger: _ledger(ledger, low, high, int(measured.ledgers[ledger]), device)
+               for ledger, (low, high) in predict(case, device).items()}
     detail = []
     expected = [(t.name, t.shape) for t in param_tensors(case.cfg)]
-    got_names = [(n, tuple(s)) for n, s in measured["parameters"] if ".lora_" not in n]
+    got_names = [(n, tuple(s)) for n, s in measured.parameters if ".lora_" not in n]
     if got_names != expected:
         missing = sorted(set(expected) - set(got_names))[:5]
         extra = sorted(set(got_names) - set(expected))[:5]
         detail.append(f"parameter tensors differ from the count: missing {missing}, unexpected {extra}")
-        ledgers["weights"]["status"] = FAIL
-    peaks = judge_peaks(case, device, measured.get("phase_deltas") or {})
-    status = PASS if all(v["status"] in (PASS, NOT_MEASURED) for v in (*ledgers.values(), *peaks.values())) else FAIL
-    out = {"name": case.name, "model": case.cfg.name, "regime": case.regime, "attention": case.attention,
-           "micro_batch": case.micro_batch, "seq_len": case.seq_len,
-           "params": sum(t.numel for t in param_tensors(case.cfg)),
-           "status": status, "ledgers": ledgers, "peaks": peaks, "detail": detail}
-    if "peak_bytes" in measured:
-        out.update(peak_bytes=measured["peak_bytes"], phases=measured["phases"])
-    return out
+        ledgers["weights"] = dataclasses.replace(ledgers["weights"], status=FAIL)
+    peaks = judge_peaks(case, device, measured.phase_deltas)
+    judged = [v.status for v in ledgers.values()] + [p.status for p in peaks.values()]
+    status = PASS if all(s in (PASS, SKIP) for s in judged) else FAIL
+    return MemoryCase(case.name, status, ledgers, model=case.cfg.name, regime=case.regime, attention=case.attention,
+                      micro_batch=case.micro_batch, seq_len=case.seq_len,
+                      params=sum(t.numel for t in param_tensors(case.cfg)), peaks=peaks, detail=tuple(detail),
+                      peak_bytes=measured.peak_bytes, phases=measured.phases)
 
 
-def judge_peaks(case: ProbeCase, device: str, deltas: dict[str, Any]) -> dict[str, Any]:
+def judge_peaks(case: ProbeCase, device: str, deltas: Mapping[str, Mapping[str, int]]) -> dict[str, PeakCheck]:
     """Per phase: what it added at its high point, predicted (a band) against measured."""
-    out: dict[str, Any] = {}
+    out: dict[str, PeakCheck] = {}
     tol = PEAK_TOLERANCE["cuda" if device == "cuda" else "cpu"]
     for name, band in phase_prediction(case, device).items():
         if band is None or name not in deltas:
-            out[name] = {"status": NOT_MEASURED, "why": "not modelled" if band is None else "no profiler"}
+            out[name] = PeakCheck(SKIP, why="not modelled" if band is None else "no profiler")
             continue
         low, high = band
         got = int(deltas[name]["peak_bytes"])
@@ -111,22 +116,19 @@ def judge_peaks(case: ProbeCase, device: str, deltas: dict[str, Any]) -> dict[st
         else:
             lo, hi = round(low * (1 - tol)), round(high * (1 + tol))
             how = f"within {tol:.0%}" + ("" if low == high else f" of {low:,d}..{high:,d}")
-        out[name] = {"predicted_bytes": high, "predicted_low_bytes": low, "measured_bytes": got,
-                     "tolerance": how, "status": PASS if lo <= got <= hi else FAIL}
+        out[name] = PeakCheck(PASS if lo <= got <= hi else FAIL, predicted_bytes=high, predicted_low_bytes=low,
+                              measured_bytes=got, tolerance=how)
     return out
 
 
-def _document(device: str, quick: bool, started: float, **extra: Any) -> dict[str, Any]:
-    doc: dict[str, Any] = {"schema": "refenv.memory", "version": 1, "kind": "verification", "device": device,
-                           "quick": quick, "status": FAIL, "error": None, "torch": None, "device_name": None,
-                           "activation_tolerance": ACTIVATION_TOLERANCE, "activation_model": ACTIVATION_MODEL,
-                           "cases": []}
-    doc.update(extra)
-    doc["wall_s"] = round(time.monotonic() - started, 3)
-    return doc
+def _document(device: str, quick: bool, started: float, **extra: Any) -> MemoryVerification:
+    """The document; one that stops with an `error` before any case is measured is ERROR (no answer)."""
+    return MemoryVerification(device=device, quick=quick, activation_tolerance=ACTIVATION_TOLERANCE,
+                              activation_model=ACTIVATION_MODEL, wall_s=round(time.monotonic() - started, 3),
+                              **{"status": ERROR, **extra})
 
 
-def _run_cuda_child(quick: bool) -> dict[str, Any]:
+def _run_cuda_child(quick: bool) -> CudaMeasurements:
     """Measure the GPU cases in a fresh process with expandable segments; its JSON on stdout."""
     env = dict(os.environ)
     env["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"
@@ -138,8 +140,7 @@ def _run_cuda_child(quick: bool) -> dict[str, Any]:
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if proc.returncode != 0 or not lines:
         raise RuntimeError(f"GPU measurement exited {proc.returncode}: {proc.stderr.strip()[-800:]}")
-    result: dict[str, Any] = json.loads(lines[-1])
-    return result
+    return decode(CudaMeasurements, json.loads(lines[-1]))
 
 
 def child_main(argv: list[str]) -> int:
@@ -148,18 +149,38 @@ def child_main(argv: list[str]) -> int:
 
     from harness.memory.measure_step import measure_cuda
 
-    results: dict[str, Any] = {}
+    results: dict[str, StepMeasurement] = {}
     for case in cases("cuda", quick=argv[:1] != ["full"]):
         try:
             results[case.name] = measure_cuda(case)
         except Exception as exc:  # one failing case is recorded and the others still run
-            results[case.name] = {"error": f"{type(exc).__name__}: {exc}"}
-    print(json.dumps({"torch": torch.__version__, "device_name": torch.cuda.get_device_name(0),
-                      "alloc_conf": os.environ.get("PYTORCH_CUDA_ALLOC_CONF"), "results": results}))
+            results[case.name] = StepMeasurement(error=f"{type(exc).__name__}: {exc}")
+    print(json.dumps(encode(CudaMeasurements(torch.__version__, torch.cuda.get_device_name(0),
+                                             os.environ.get("PYTORCH_CUDA_ALLOC_CONF"), results))))
     return 0
 
 
-def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]:
+def _measure_cpu(quick: bool) -> dict[str, StepMeasurement]:
+    import torch
+
+    from harness.memory.measure_step import measure_cpu
+
+    measured = {}
+    threads = torch.get_num_threads()
+    # The probe's tensors are tiny: one thread is faster, and on a busy 2-core machine several times so.
+    torch.set_num_threads(1)
+    try:
+        for case in cases("cpu", quick):
+            try:
+                measured[case.name] = measure_cpu(case)
+            except Exception as exc:  # recorded per case; the others still run
+                measured[case.name] = StepMeasurement(error=f"{type(exc).__name__}: {exc}")
+    finally:
+        torch.set_num_threads(threads)
+    return measured
+
+
+def run_verification(quick: bool = True, device: str = "auto") -> MemoryVerification:
     """Measure the probe on `device` (auto: cuda when available) and compare with the prediction."""
     started = time.monotonic()
     try:
@@ -173,73 +194,56 @@ def run_verification(quick: bool = True, device: str = "auto") -> dict[str, Any]
     if device == "cuda" and not torch.cuda.is_available():
         return _document(device, quick, started, torch=torch.__version__,
                          error="device cuda was asked for but torch.cuda.is_available() is False")
-    extra: dict[str, Any] = {"torch": torch.__version__}
+    alloc_conf = None
     if device == "cuda":
         try:
             child = _run_cuda_child(quick)
         except (RuntimeError, subprocess.TimeoutExpired, ValueError) as exc:
             return _document(device, quick, started, torch=torch.__version__, error=str(exc))
-        measured = child["results"]
-        extra.update(device_name=child["device_name"], alloc_conf=child["alloc_conf"])
+        measured, name, alloc_conf = child.results, child.device_name, child.alloc_conf
     else:
-        from harness.memory.measure_step import measure_cpu
-
-        measured = {}
-        threads = torch.get_num_threads()
-        # The probe's tensors are tiny: one thread is faster, and on a busy 2-core machine several times so.
-        torch.set_num_threads(1)
-        try:
-            for case in cases("cpu", quick):
-                try:
-                    measured[case.name] = measure_cpu(case)
-                except Exception as exc:  # recorded per case; the others still run
-                    measured[case.name] = {"error": f"{type(exc).__name__}: {exc}"}
-        finally:
-            torch.set_num_threads(threads)
-        extra["device_name"] = "cpu"
+        measured, name = _measure_cpu(quick), "cpu"
     judged = []
     for case in cases(device, quick):
-        m = measured.get(case.name, {"error": "not measured"})
-        if "error" in m:
-            judged.append({"name": case.name, "status": FAIL, "error": m["error"], "ledgers": {}})
-        else:
-            judged.append(judge_case(case, device, m))
-    status = PASS if judged and all(c["status"] == PASS for c in judged) else FAIL
-    if device == "cpu":
-        extra.update(cpu_sections(quick))
-        if any(extra[k]["status"] != PASS for k in ("kv_cache", "transformers", "sharding") if k in extra):
-            status = FAIL
-    extra["not_measured"] = not_measured(device, quick)
-    return _document(device, quick, started, status=status, cases=judged, **extra)
+        m = measured.get(case.name, StepMeasurement(error="not measured"))
+        # A case that could not be measured gave no answer (ERROR): only a measured number outside its band is
+        # a disagreement (FAIL).
+        judged.append(MemoryCase(case.name, ERROR, error=m.error) if m.error is not None
+                      else judge_case(case, device, m))
+    sections = cpu_sections(quick) if device == "cpu" else {}
+    status = worst([c.status for c in judged] + [s.status for s in sections.values()]) if judged else ERROR
+    return _document(device, quick, started, status=status, torch=torch.__version__, device_name=name,
+                     cases=tuple(judged), alloc_conf=alloc_conf, not_measured=not_measured(device, quick),
+                     **sections)
 
 
-def render_verification(doc: dict[str, Any]) -> str:
+def render_verification(doc: MemoryVerification) -> str:
     """The verification as a table: case, ledger, predicted, measured, status."""
-    lines = [f"memory verification on {doc['device']} ({doc.get('device_name')}), torch {doc.get('torch')}: "
-             f"{doc['status']} in {doc['wall_s']} s"]
-    if doc.get("error"):
-        lines.append(f"  error: {doc['error']}")
-    for case in doc["cases"]:
-        lines.append(f"  {case['status']}  {case['name']}" + (f"  ({case['error']})" if case.get("error") else ""))
-        for ledger, v in case["ledgers"].items():
-            extra = f" ratio {v['ratio']}" if "ratio" in v else ""
-            lines.append(f"      {v['status']}  {ledger:<16} predicted {v['predicted_bytes']:>13,d}  "
-                         f"measured {v['measured_bytes']:>13,d}{extra}")
-        for phase, v in case.get("peaks", {}).items():
-            if "measured_bytes" not in v:
-                lines.append(f"      {v['status']}  peak of {phase} ({v.get('why')})")
+    lines = [f"memory verification on {doc.device} ({doc.device_name}), torch {doc.torch}: "
+             f"{doc.status} in {doc.wall_s} s"]
+    if doc.error:
+        lines.append(f"  error: {doc.error}")
+    for case in doc.cases:
+        lines.append(f"  {case.status}  {case.name}" + (f"  ({case.error})" if case.error else ""))
+        for ledger, v in case.ledgers.items():
+            extra = f" ratio {v.ratio}" if v.ratio is not None else ""
+            lines.append(f"      {v.status}  {ledger:<16} predicted {v.predicted_bytes:>13,d}  "
+                         f"measured {v.measured_bytes:>13,d}{extra}")
+        for phase, p in (case.peaks or {}).items():
+            if p.measured_bytes is None or p.predicted_bytes is None:
+                lines.append(f"      {p.status}  peak of {phase} ({p.why})")
                 continue
-            lines.append(f"      {v['status']}  {'peak of ' + phase:<16} predicted {v['predicted_bytes']:>13,d}  "
-                         f"measured {v['measured_bytes']:>13,d} ({v['tolerance']})")
-        lines += [f"      {d}" for d in case.get("detail", [])]
-    for section, title in (("kv_cache", "KV cache grown token by token"),
-                           ("transformers", "transformers' LlamaForCausalLM, activations"),
-                           ("sharding", "sharding over gloo, what each rank holds")):
-        if section in doc:
-            sec = doc[section]
-            lines.append(f"  {sec['status']}  {title}" + (f"  ({sec['error']})" if sec.get("error") else ""))
-            lines += [f"      {c['status']}  {c['name']:<44} predicted {c['predicted_bytes']:>11,d}  "
-                      f"measured {c['measured_bytes']:>11,d}" for c in sec["checks"]]
-    for what, why in doc.get("not_measured", {}).items():
+            lines.append(f"      {p.status}  {'peak of ' + phase:<16} predicted {p.predicted_bytes:>13,d}  "
+                         f"measured {p.measured_bytes:>13,d} ({p.tolerance})")
+        lines += [f"      {d}" for d in case.detail or ()]
+    titles = {"kv_cache": "KV cache grown token by token",
+              "transformers": "transformers' LlamaForCausalLM, activations",
+              "sharding": "sharding over gloo, what each rank holds"}
+    for name, sec in doc.sections():
+        error = getattr(sec, "error", None)
+        lines.append(f"  {sec.status}  {titles[name]}" + (f"  ({error})" if error else ""))
+        lines += [f"      {c.status}  {c.name:<44} predicted {c.predicted_bytes:>11,d}  "
+                  f"measured {c.measured_bytes:>11,d}" for c in sec.checks]
+    for what, why in (doc.not_measured or {}).items():
         lines.append(f"  not measured: {what}: {why}")
     return "\n".join(lines)

@@ -22,12 +22,14 @@ from harness.memory import sharding
 from harness.memory.cases import CPU_SIZES
 from harness.memory.estimate import TrainSetup, estimate_training
 from harness.memory.params import count_params, layer_tensors, param_tensors
+from harness.schema.jsondata import decode, encode
+from harness.schema.memory_document import RankCounts, ShardingSection, SizeCheck
+from harness.schema.outcomes import ERROR, FAIL, PASS
 
 WORLD = 2
 SIZE = "small-llama"
 MODES = ("ddp", "zero1", "fsdp-full", "fsdp-grad-op")
 TIMEOUT_S = 240
-PASS, FAIL = "PASS", "FAIL"
 # What torch cannot show here, and why (`memory --verify --full` names them).
 NOT_MEASURED = {
     "zero2": "torch has no ZeRO-2 apart from FSDP SHARD_GRAD_OP (measured as fsdp-grad-op)",
@@ -46,7 +48,7 @@ def _rank_main(rank: int, folder: str) -> None:
     dist.init_process_group("gloo", init_method=f"file://{folder}/rendezvous", rank=rank, world_size=WORLD)
     try:
         out = {mode: _measure(mode) for mode in MODES}
-        Path(folder, f"rank{rank}.json").write_text(json.dumps(out))
+        Path(folder, f"rank{rank}.json").write_text(json.dumps(encode(out)))
         # Every rank is done before any tears down: a rank that exits while its peer still holds the gloo
         # connection makes the peer's transport thread throw, and the peer aborts ("terminate called ...").
         dist.barrier()
@@ -67,7 +69,7 @@ def _bytes(tensors: Any) -> int:
     return sum(seen.values())
 
 
-def _measure(mode: str) -> dict[str, Any]:
+def _measure(mode: str) -> RankCounts:
     import torch
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import fully_shard
@@ -100,18 +102,17 @@ def _measure(mode: str) -> dict[str, Any]:
     ids = torch.randint(0, cfg.vocab_size, (batch, seq), generator=g)
     loss = wrapped(ids, ids)
     gathered = [(n, p) for n, p in model.named_parameters() if not isinstance(p, DTensor)]
-    result = {"weights": _bytes(params), "gathered_after_forward": _bytes(p for _, p in gathered),
-              "gathered_names": sorted(n for n, _ in gathered)}
+    weights, after_forward = _bytes(params), _bytes(p for _, p in gathered)
+    names = tuple(sorted(n for n, _ in gathered))
     loss.backward()
-    result["gradients"] = _bytes(p.grad for p in model.parameters())
+    gradients = _bytes(p.grad for p in model.parameters())
     opt.step()
     local = opt.optim if mode == "zero1" else opt
-    result["optimizer_state"] = _bytes(v for s in local.state.values() for v in s.values()
-                                       if isinstance(v, torch.Tensor))
-    return result
+    state = _bytes(v for s in local.state.values() for v in s.values() if isinstance(v, torch.Tensor))
+    return RankCounts(weights, after_forward, names, gradients, state)
 
 
-def _run_ranks() -> list[dict[str, Any]]:
+def _run_ranks() -> list[dict[str, RankCounts]]:
     """Start the ranks as fresh processes (gloo over a file rendezvous); their counts by rank."""
     root = str(Path(__file__).resolve().parent.parent.parent)
     env = dict(os.environ, PYTHONPATH=root + (os.pathsep + os.environ["PYTHONPATH"]
@@ -133,15 +134,21 @@ def _run_ranks() -> list[dict[str, Any]]:
                 errors.append(f"rank {procs.index(proc)} (exit {proc.returncode}): {err.strip()[-600:]}")
         if errors:
             raise RuntimeError(f"a rank failed: {' | '.join(errors)}")
-        return [json.loads(Path(folder, f"rank{r}.json").read_text()) for r in range(WORLD)]
+        return [_read_rank(Path(folder, f"rank{r}.json")) for r in range(WORLD)]
 
 
-def _entry(name: str, low: int, high: int, got: int, how: str) -> dict[str, Any]:
-    return {"name": name, "predicted_low_bytes": low, "predicted_bytes": high, "measured_bytes": got,
-            "tolerance": how, "status": PASS if low <= got <= high else FAIL}
+def _read_rank(path: Path) -> dict[str, RankCounts]:
+    raw = json.loads(path.read_text())
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path.name}: expected an object of modes")
+    return {mode: decode(RankCounts, counts, f"{path.name}.{mode}") for mode, counts in raw.items()}
 
 
-def judge_sharding(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _entry(name: str, low: int, high: int, got: int, how: str) -> SizeCheck:
+    return SizeCheck(name, high, got, how, PASS if low <= got <= high else FAIL, predicted_low_bytes=low)
+
+
+def judge_sharding(ranks: list[dict[str, RankCounts]]) -> list[SizeCheck]:
     """Each rank's measurement against the CLI's per-GPU ledgers for the same sharding."""
     cfg = CPU_SIZES[SIZE][0]
     tensors = param_tensors(cfg)
@@ -149,7 +156,7 @@ def judge_sharding(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     biggest = max(t.numel for t in tensors)
     full = estimate_training(cfg, TrainSetup(regime="fp32", seq_len=8)).ledgers
     steps = 4 * len(tensors)                                    # AdamW's host `step` per tensor, here on the CPU
-    out: list[dict[str, Any]] = []
+    out: list[SizeCheck] = []
     for mode in MODES:
         cli = estimate_training(cfg, TrainSetup(regime="fp32", sharding=mode, gpus=WORLD, seq_len=8)).ledgers
         for rank, doc in enumerate(ranks):
@@ -158,26 +165,26 @@ def judge_sharding(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if mode == "ddp":
                 for ledger in ("weights", "gradients"):
                     value = getattr(cli, ledger)
-                    out.append(_entry(f"{where} {ledger}", value, value, m[ledger], "exact"))
+                    out.append(_entry(f"{where} {ledger}", value, value, getattr(m, ledger), "exact"))
                 value = cli.optimizer_state + steps
-                out.append(_entry(f"{where} optimizer_state", value, value, m["optimizer_state"],
+                out.append(_entry(f"{where} optimizer_state", value, value, m.optimizer_state,
                                   "exact (with the host step counters)"))
             elif mode == "zero1":
                 # ZeroRedundancyOptimizer gives each parameter tensor whole to one rank: a rank holds its
                 # share give or take the state of the largest tensor.
                 share = cli.optimizer_state
-                out.append(_entry(f"{where} optimizer_state", 0, share + 8 * biggest + steps, m["optimizer_state"],
+                out.append(_entry(f"{where} optimizer_state", 0, share + 8 * biggest + steps, m.optimizer_state,
                                   "the 1/N share, give or take the largest tensor's state"))
-                out.append(_entry(f"{where} weights", full.weights, full.weights, m["weights"], "exact"))
+                out.append(_entry(f"{where} weights", full.weights, full.weights, m.weights, "exact"))
             else:
                 pad = 4 * rows   # fully_shard pads each tensor's dim 0 to a multiple of the world size
                 shard_w = -(-full.weights // WORLD)
-                out.append(_entry(f"{where} weights (shards)", shard_w, shard_w + pad, m["weights"],
+                out.append(_entry(f"{where} weights (shards)", shard_w, shard_w + pad, m.weights,
                                   "1/N, up to one padding row per tensor"))
-                out.append(_entry(f"{where} gradients", cli.gradients, cli.gradients + pad, m["gradients"],
+                out.append(_entry(f"{where} gradients", cli.gradients, cli.gradients + pad, m.gradients,
                                   "1/N, up to one padding row per tensor"))
                 out.append(_entry(f"{where} optimizer_state", cli.optimizer_state, cli.optimizer_state + 2 * pad
-                                  + steps, m["optimizer_state"], "1/N, up to the padding and host step counters"))
+                                  + steps, m.optimizer_state, "1/N, up to the padding and host step counters"))
                 # What forward leaves gathered beside the shards: FULL_SHARD the root unit; SHARD_GRAD_OP every
                 # weight. The CLI's weights ledger is the shard plus that (plus, for FULL_SHARD, the two
                 # blocks it gathers while computing, which forward's end has already resharded).
@@ -185,18 +192,18 @@ def judge_sharding(ranks: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if mode == "fsdp-full":
                     gathered -= 2 * 4 * sum(t.numel for t in layer_tensors(cfg, 0))
                 out.append(_entry(f"{where} gathered after forward", gathered, gathered + pad,
-                                  m["gathered_after_forward"], "the CLI's gathered units, up to padding"))
+                                  m.gathered_after_forward, "the CLI's gathered units, up to padding"))
     return out
 
 
-def run_sharding_verification() -> dict[str, Any]:
+def run_sharding_verification() -> ShardingSection:
     """The sharding section of `memory --verify --full`: measured modes, and the ones named but not run."""
     try:
         ranks = _run_ranks()
     except (RuntimeError, OSError, ValueError) as exc:
-        return {"status": FAIL, "error": str(exc), "checks": [], "not_measured": NOT_MEASURED}
+        return ShardingSection(ERROR, str(exc), not_measured=NOT_MEASURED)  # no answer, not a disagreement
     checks = judge_sharding(ranks)
-    return {"status": PASS if checks and all(c["status"] == PASS for c in checks) else FAIL, "error": None,
-            "world_size": WORLD, "model": SIZE, "params": count_params(CPU_SIZES[SIZE][0]).total,
-            "modes": list(MODES), "implementation": {m: sharding.implementation(m) for m in MODES},
-            "checks": checks, "not_measured": NOT_MEASURED, "ranks": ranks}
+    return ShardingSection(PASS if checks and all(c.status == PASS for c in checks) else FAIL, None,
+                           world_size=WORLD, model=SIZE, params=count_params(CPU_SIZES[SIZE][0]).total,
+                           modes=MODES, implementation={m: sharding.implementation(m) for m in MODES},
+                           checks=tuple(checks), not_measured=NOT_MEASURED, ranks=tuple(ranks))

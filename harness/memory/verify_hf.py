@@ -15,8 +15,9 @@ from typing import Any
 from harness.memory.activations import ActivationSetup, training_activations
 from harness.memory.params import count_params
 from harness.memory.shape import from_hf_config
+from harness.schema.memory_document import ChecksSection, SizeCheck
+from harness.schema.outcomes import FAIL, PASS
 
-PASS, FAIL = "PASS", "FAIL"
 TOLERANCE = 0.05
 # A scaled-down Llama-3: 4 query heads over 2 KV heads, untied head, 2 layers.
 CONFIG: dict[str, Any] = {"model_type": "llama", "vocab_size": 512, "hidden_size": 128, "num_hidden_layers": 2,
@@ -38,8 +39,7 @@ def _measure(attention: str, dtype_name: str, batch: int, seq: int) -> tuple[int
 
     torch.manual_seed(0)
     dtype = torch.bfloat16 if dtype_name == "bf16" else torch.float32
-    cfg: dict[str, Any] = {k: v for k, v in CONFIG.items() if k != "model_type"}
-    config: Any = LlamaConfig(**cfg)
+    config: Any = LlamaConfig(**{k: v for k, v in CONFIG.items() if k != "model_type"})
     config._attn_implementation = attention  # what attn_implementation= sets (PretrainedConfig)
     model: Any = LlamaForCausalLM(config)
     model = model.to(dtype)
@@ -59,7 +59,7 @@ def _measure(attention: str, dtype_name: str, batch: int, seq: int) -> tuple[int
     return sum(saved.values()), sum(p.numel() for p in model.parameters())
 
 
-def run_hf_verification() -> dict[str, Any]:
+def run_hf_verification() -> ChecksSection:
     """Each case: measured against predicted activations (within 5%) and the parameter count (exact)."""
     cfg = from_hf_config(dict(CONFIG), "hf-llama-small", source="transformers LlamaConfig")
     checks = []
@@ -70,9 +70,8 @@ def run_hf_verification() -> dict[str, Any]:
         predicted = training_activations(cfg, setup).total
         measured, params = _measure(attention, dtype_name, batch, seq)
         ratio = measured / predicted
-        checks.append({"name": f"LlamaForCausalLM {attention} {dtype_name} batch {batch} x {seq}",
-                       "predicted_bytes": predicted, "measured_bytes": measured, "ratio": round(ratio, 4),
-                       "tolerance": f"within {TOLERANCE:.0%}", "params": params,
-                       "status": PASS if abs(ratio - 1) <= TOLERANCE and params == count_params(cfg).total
-                       else FAIL})
-    return {"status": PASS if all(c["status"] == PASS for c in checks) else FAIL, "checks": checks}
+        ok = abs(ratio - 1) <= TOLERANCE and params == count_params(cfg).total
+        checks.append(SizeCheck(f"LlamaForCausalLM {attention} {dtype_name} batch {batch} x {seq}", predicted,
+                                measured, f"within {TOLERANCE:.0%}", PASS if ok else FAIL, ratio=round(ratio, 4),
+                                params=params))
+    return ChecksSection(PASS if all(c.status == PASS for c in checks) else FAIL, tuple(checks))

@@ -12,8 +12,9 @@ from typing import Any
 
 from harness.memory.cases import CPU_SIZES
 from harness.memory.inference import KV_DTYPES, kv_cache_bytes
+from harness.schema.memory_document import ChecksSection, SizeCheck
+from harness.schema.outcomes import FAIL, PASS
 
-PASS, FAIL = "PASS", "FAIL"
 # (probe size, batch, prompt tokens, context, KV dtype)
 CASES = (("small-llama", 2, 8, 24, "bf16"), ("medium-gpt", 1, 4, 20, "fp32"), ("tiny-moe", 3, 1, 9, "bf16"))
 
@@ -46,14 +47,13 @@ def _grow(size: str, batch: int, prompt: int, context: int, kv_dtype: str) -> in
     return sum(storages.values())
 
 
-def run_kv_verification() -> dict[str, Any]:
+def run_kv_verification() -> ChecksSection:
     """Each case's measured cache against the prediction; exact."""
     checks = []
     for size, batch, prompt, context, kv_dtype in CASES:
         cfg = CPU_SIZES[size][0]
         predicted = kv_cache_bytes(cfg, batch, context, KV_DTYPES[kv_dtype])
         measured = _grow(size, batch, prompt, context, kv_dtype)
-        checks.append({"name": f"{size} batch {batch} prompt {prompt} -> context {context} ({kv_dtype})",
-                       "predicted_bytes": predicted, "measured_bytes": measured, "tolerance": "exact",
-                       "status": PASS if predicted == measured else FAIL})
-    return {"status": PASS if all(c["status"] == PASS for c in checks) else FAIL, "checks": checks}
+        checks.append(SizeCheck(f"{size} batch {batch} prompt {prompt} -> context {context} ({kv_dtype})",
+                                predicted, measured, "exact", PASS if predicted == measured else FAIL))
+    return ChecksSection(PASS if all(c.status == PASS for c in checks) else FAIL, tuple(checks))

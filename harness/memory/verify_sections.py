@@ -3,17 +3,16 @@ the CLI offers that a run cannot measure here, with why."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.memory.cases import peft_installed
+from harness.schema.memory_document import ChecksSection, ShardingSection
 
 
-def cpu_sections(quick: bool) -> dict[str, Any]:
+def cpu_sections(quick: bool) -> dict[str, ChecksSection | ShardingSection]:
     """The KV cache grown token by token; with --full, transformers' Llama and sharding over gloo."""
     from harness.memory.verify_hf import installed, run_hf_verification
     from harness.memory.verify_infer import run_kv_verification
 
-    out: dict[str, Any] = {"kv_cache": run_kv_verification()}
+    out: dict[str, ChecksSection | ShardingSection] = {"kv_cache": run_kv_verification()}
     if not quick and installed():
         out["transformers"] = run_hf_verification()
     if not quick:

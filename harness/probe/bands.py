@@ -1,38 +1,23 @@
 """Pass / warn / fail bands over percent of peak, each drawn from what well-tuned tools reach.
 
-Statuses follow DCGM and nvbandwidth: PASS, WARN, FAIL, and SKIP for a waived measurement (with
-its reason). A figure with no spec to compare with is PASS with no percent and says it was not
+Statuses are DCGM's (harness/schema/outcomes.py): PASS, WARN, FAIL, and SKIP for a waived measurement
+(with its reason). A figure with no spec to compare with is PASS with no percent and says it was not
 judged. Band sources: facts/gpu-specs.md "What well-tuned measurements reach".
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-PASS = "PASS"
-WARN = "WARN"
-FAIL = "FAIL"
-SKIP = "SKIP"
-STATUSES = (PASS, WARN, FAIL, SKIP)
-_SEVERITY = {SKIP: 0, PASS: 1, WARN: 2, FAIL: 3}
+from harness.schema.outcomes import FAIL, PASS, SKIP, WARN
+from harness.schema.outcomes import worst as worst_status
+from harness.schema.probe_document import Band
+
+__all__ = ["BANDS", "FAIL", "PASS", "SKIP", "WARN", "Band", "Judgement", "judge", "judge_fp32", "worst_status"]
 
 # An fp32 GEMM cannot beat the FP32 peak unless TF32 tensor cores did the work; the 5% slack
 # allows factory-overclocked boards (partner RTX cards ship a few percent above reference boost).
 FP32_ABOVE_PEAK_RATIO = 1.05
-
-
-@dataclass(frozen=True)
-class Band:
-    """PASS at or above `pass_percent` of peak, WARN at or above `warn_percent`, FAIL below."""
-
-    pass_percent: float
-    warn_percent: float
-    source: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"pass_percent": self.pass_percent, "warn_percent": self.warn_percent, "source": self.source}
 
 
 @dataclass(frozen=True)
@@ -97,13 +82,3 @@ def judge_fp32(measured_tflops: float, peak: float | None, tf32_override: bool) 
                          BANDS["gemm.fp32"]), True
     return judge(measured_tflops, peak, BANDS["gemm.fp32"]), False
 
-
-def worst_status(statuses: Iterable[str]) -> str:
-    """FAIL over WARN over PASS over SKIP; SKIP when nothing ran."""
-    worst = SKIP
-    for status in statuses:
-        if status not in _SEVERITY:
-            raise ValueError(f"unknown status {status!r}; expected one of {', '.join(STATUSES)}")
-        if _SEVERITY[status] > _SEVERITY[worst]:
-            worst = status
-    return worst

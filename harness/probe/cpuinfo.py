@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import re
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from harness.schema.probe_document import CpuPeak, DeviceInfo
 
 _SYS_CPU = Path("/sys/devices/system/cpu")
 
@@ -29,15 +30,16 @@ class CpuInfo:
     flags: tuple[str, ...]
     llc_bytes: int | None
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["vector_isa"] = vector_isa(self.flags)
-        del d["flags"]
-        return d
+    def to_dict(self) -> DeviceInfo:
+        """What the probe document says of the CPU: the flags as the vector ISA they announce."""
+        return DeviceInfo(model=self.model, logical_cpus=self.logical_cpus, physical_cores=self.physical_cores,
+                          mhz=self.mhz, mhz_source=self.mhz_source, llc_bytes=self.llc_bytes,
+                          vector_isa=vector_isa(self.flags))
 
 
-def parse_cpuinfo(text: str) -> dict[str, Any]:
-    """Model, logical CPUs, physical cores, median MHz and flags from /proc/cpuinfo's text."""
+def parse_cpuinfo(text: str) -> CpuInfo:
+    """Model, logical CPUs, physical cores, median MHz and flags from /proc/cpuinfo's text (the clock's
+    source and the cache are read elsewhere: None here)."""
     blocks = [b for b in text.strip().split("\n\n") if b.strip()]
     procs = []
     for block in blocks:
@@ -51,13 +53,9 @@ def parse_cpuinfo(text: str) -> dict[str, Any]:
     cores = {(p.get("physical id", "0"), p["core id"]) for p in procs if "core id" in p}
     mhz = [float(p["cpu MHz"]) for p in procs if re.fullmatch(r"[\d.]+", p.get("cpu MHz", ""))]
     flags = procs[0].get("flags", procs[0].get("Features", "")).split() if procs else []
-    return {
-        "model": procs[0].get("model name") if procs else None,
-        "logical_cpus": len(procs) or None,
-        "physical_cores": len(cores) or None,
-        "mhz": statistics.median(mhz) if mhz else None,
-        "flags": tuple(flags),
-    }
+    return CpuInfo(model=procs[0].get("model name") if procs else None, logical_cpus=len(procs) or None,
+                   physical_cores=len(cores) or None, mhz=statistics.median(mhz) if mhz else None, mhz_source=None,
+                   flags=tuple(flags), llc_bytes=None)
 
 
 def parse_cache_size(text: str) -> int | None:
@@ -88,7 +86,7 @@ SP_FLOPS_PER_CYCLE = {"avx512": 64, "avx2+fma": 32, "avx": 16, "sse2": 8}
 
 
 def estimate_peak_gflops(cores: float | None, mhz: float | None, flags: tuple[str, ...],
-                         given_by: str | None = None) -> dict[str, Any] | None:
+                         given_by: str | None = None) -> CpuPeak | None:
     """cores x GHz x SP FLOPs/cycle, with its inputs; None where the processor is not known.
 
     `cores` is the CPU share the probe was given (cpushare.given_cpus), fractional under a quota;
@@ -98,16 +96,9 @@ def estimate_peak_gflops(cores: float | None, mhz: float | None, flags: tuple[st
     if not cores or not mhz or isa is None:
         return None
     per_cycle = SP_FLOPS_PER_CYCLE[isa]
-    return {
-        "gflops": round(cores * mhz / 1000.0 * per_cycle, 1),
-        "cores": cores,
-        "mhz": mhz,
-        "isa": isa,
-        "sp_flops_per_cycle": per_cycle,
-        "given_by": given_by,
-        "note": "cores x clock x FLOPs/cycle; avx512 assumes two FMA units; the clock is the one the OS "
-                "reports, so boost can exceed it",
-    }
+    return CpuPeak(round(cores * mhz / 1000.0 * per_cycle, 1), cores, mhz, isa, per_cycle, given_by,
+                   "cores x clock x FLOPs/cycle; avx512 assumes two FMA units; the clock is the one the OS "
+                   "reports, so boost can exceed it")
 
 
 def _read(path: Path) -> str | None:
@@ -132,7 +123,7 @@ def read_llc_bytes(sys_cpu: Path = _SYS_CPU) -> int | None:
 def read_cpu() -> CpuInfo:
     """Gather the CPU's description from /proc and sysfs; unknowns are None."""
     parsed = parse_cpuinfo(_read(Path("/proc/cpuinfo")) or "")
-    mhz, source = parsed["mhz"], "/proc/cpuinfo cpu MHz" if parsed["mhz"] else None
+    mhz, source = parsed.mhz, "/proc/cpuinfo cpu MHz" if parsed.mhz else None
     max_khz = _read(_SYS_CPU / "cpu0" / "cpufreq" / "cpuinfo_max_freq")
     if max_khz and max_khz.strip().isdigit():
         mhz, source = int(max_khz) / 1000.0, "cpufreq cpuinfo_max_freq"
@@ -140,8 +131,8 @@ def read_cpu() -> CpuInfo:
         allowed = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         allowed = os.cpu_count() or 0
-    logical, physical = parsed["logical_cpus"], parsed["physical_cores"]
+    logical, physical = parsed.logical_cpus, parsed.physical_cores
     # A container's cpuset hides CPUs that /proc/cpuinfo still lists: count what this process may use.
     if physical and logical and allowed and allowed < logical:
         physical = max(1, allowed * physical // logical)
-    return CpuInfo(parsed["model"], allowed or logical, physical, mhz, source, parsed["flags"], read_llc_bytes())
+    return CpuInfo(parsed.model, allowed or logical, physical, mhz, source, parsed.flags, read_llc_bytes())

@@ -8,11 +8,12 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from harness.gpus import specs
 from harness.probe import cpuinfo, cpushare
+from harness.schema.probe_document import CpuPeak, CpuShareInfo, DeviceInfo, ProbeEnvironment
 
 
 class ProbeError(RuntimeError):
@@ -24,18 +25,23 @@ class Target:
     """The device under test and the references it is judged against."""
 
     device: str                      # "cuda" or "cpu"
-    info: dict[str, Any]
+    info: DeviceInfo
     spec: specs.GpuSpec | None = None
     match: specs.SpecMatch | None = None
     cache_bytes: int | None = None   # L2 on a GPU, the last-level cache on the CPU
     free_bytes: int | None = None
     capability: tuple[int, int] | None = None
     uuid: str | None = None
-    cpu_peak: dict[str, Any] | None = field(default=None)
+    cpu_peak: CpuPeak | None = None
 
     @property
     def cuda(self) -> bool:
         return self.device == "cuda"
+
+    @property
+    def cpu_peak_tflops(self) -> float | None:
+        """The CPU's estimated fp32 peak in TFLOP/s, None where it is not known."""
+        return self.cpu_peak.gflops / 1000.0 if self.cpu_peak else None
 
 
 def torch_module() -> Any:
@@ -60,19 +66,19 @@ def resolve_device(requested: str) -> str:
     return "cuda" if available else "cpu"
 
 
-def environment() -> dict[str, Any]:
+def environment() -> ProbeEnvironment:
     """Python, platform, torch and its CUDA runtime: what produced the figures."""
     torch = torch_module()
-    return {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "machine": platform.machine(),
-        "torch": torch.__version__,
-        "torch_cuda": torch.version.cuda,
-        "cudnn": torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
-        "torch_threads": torch.get_num_threads(),
-        "blas": _blas_line(torch),
-    }
+    return ProbeEnvironment(
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        machine=platform.machine(),
+        torch=torch.__version__,
+        torch_cuda=torch.version.cuda,
+        cudnn=torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None,
+        torch_threads=torch.get_num_threads(),
+        blas=_blas_line(torch),
+    )
 
 
 def _blas_line(torch: Any) -> str | None:
@@ -95,17 +101,17 @@ def gpu_target(index: int = 0) -> Target:
     uuid = str(props.uuid) if getattr(props, "uuid", None) is not None else None
     free, _total = torch.cuda.mem_get_info(index)
     match = specs.match_spec(props.name, int(props.multi_processor_count), int(props.total_memory))
-    info = {
-        "name": props.name,
-        "index": index,
-        "uuid": uuid,
-        "compute_capability": f"{capability[0]}.{capability[1]}",
-        "sm_count": int(props.multi_processor_count),
-        "memory_total_bytes": int(props.total_memory),
-        "memory_free_bytes": int(free),
-        "l2_cache_bytes": int(l2) if l2 else None,
-        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
-    }
+    info = DeviceInfo(
+        name=props.name,
+        index=index,
+        uuid=uuid,
+        compute_capability=f"{capability[0]}.{capability[1]}",
+        sm_count=int(props.multi_processor_count),
+        memory_total_bytes=int(props.total_memory),
+        memory_free_bytes=int(free),
+        l2_cache_bytes=int(l2) if l2 else None,
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+    )
     return Target("cuda", info, match.spec, match, int(l2) if l2 else None, int(free), capability, uuid)
 
 
@@ -120,5 +126,7 @@ def cpu_target() -> Target:
     peak = cpuinfo.estimate_peak_gflops(cores, cpu.mhz, cpu.flags, given_by)
     info = cpu.to_dict()
     info["torch_threads"] = threads
-    info["cpu_share"] = {**asdict(share), "given_cpus": cores, "given_by": given_by}
+    info["cpu_share"] = CpuShareInfo(quota_cpus=share.quota_cpus, quota_source=share.quota_source,
+                                     cpuset_cpus=share.cpuset_cpus, affinity_cpus=share.affinity_cpus,
+                                     given_cpus=cores, given_by=given_by)
     return Target("cpu", info, cache_bytes=cpu.llc_bytes, cpu_peak=peak)

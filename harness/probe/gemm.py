@@ -16,6 +16,7 @@ from harness.probe import accounting, bands, precision, results, stats, telemetr
 from harness.probe.devices import Target, torch_module
 from harness.probe.sizes import Plan
 from harness.probe.timing import time_samples
+from harness.schema.probe_document import Measurement, ProbeParams
 
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
@@ -59,8 +60,8 @@ def kernel(torch: Any, dtype: str, a: Any, b: Any) -> Any:
 
 def _judge(target: Target, dtype: str, rate: float) -> tuple[bands.Judgement, list[str]]:
     if not target.cuda:
-        peak = target.cpu_peak["gflops"] / 1000.0 if target.cpu_peak else None
-        given = (f" of the {target.cpu_peak['cores']:g} CPU(s) given, set by {target.cpu_peak.get('given_by')},"
+        peak = target.cpu_peak_tflops
+        given = (f" of the {target.cpu_peak.cores:g} CPU(s) given, set by {target.cpu_peak.given_by},"
                  if target.cpu_peak else "")
         judged = bands.judge(rate, peak, bands.BANDS["cpu.gemm.fp32"], f"the estimated peak{given} TFLOP/s")
         if judged.percent_of_peak is not None and judged.percent_of_peak > 100:
@@ -74,7 +75,7 @@ def _judge(target: Target, dtype: str, rate: float) -> tuple[bands.Judgement, li
     return bands.judge(rate, peak, bands.BANDS[f"gemm.{dtype}"], "spec TFLOP/s"), []
 
 
-def probe_gemm(target: Target, plan: Plan, dtype: str) -> dict[str, Any]:
+def probe_gemm(target: Target, plan: Plan, dtype: str) -> Measurement:
     """One GEMM measurement (or its SKIP)."""
     mid = f"gemm.{dtype}"
     reason = skip_reason(dtype, target.device, target.capability)
@@ -93,22 +94,21 @@ def probe_gemm(target: Target, plan: Plan, dtype: str) -> dict[str, Any]:
     work = accounting.gemm_flops(n, n, n)
     rate = stats.median_rate(work, seconds, accounting.tflops)
     judgement, flags_raised = _judge(target, dtype, rate)
-    params: dict[str, Any] = {"m": n, "n": n, "k": n, "dtype": dtype, "data": "randn",
-                              "timer": "cuda events" if target.cuda else "time.perf_counter"}
+    params = ProbeParams(m=n, n=n, k=n, dtype=dtype, data="randn",
+                         timer="cuda events" if target.cuda else "time.perf_counter")
     if flags is not None:
         params["precision"] = flags
     if dtype == "fp8":
-        params.update({"format": "float8_e4m3fn", "out_dtype": "bf16", "use_fast_accum": True})
+        params["format"], params["out_dtype"], params["use_fast_accum"] = "float8_e4m3fn", "bf16", True
     if target.cuda:
         params["telemetry_after"] = telemetry.read_telemetry(target.uuid)
-    reference = (target.spec.peak_tflops(dtype) if target.spec else None) if target.cuda else (
-        target.cpu_peak["gflops"] / 1000.0 if target.cpu_peak else None)
+    reference = (target.spec.peak_tflops(dtype) if target.spec else None) if target.cuda else target.cpu_peak_tflops
     return results.measured(mid, unit="tflops", work=work, seconds=seconds,
                              convention=accounting.GEMM_CONVENTION, judgement=judgement,
                              reference=reference, params=params, flags=flags_raised)
 
 
-def probe_onednn(target: Target, plan: Plan) -> dict[str, Any]:
+def probe_onednn(target: Target, plan: Plan) -> Measurement:
     """The CPU fp32 GEMM through torch's bundled oneDNN (x @ w.T), beside torch.mm's."""
     mid = "gemm.fp32_onednn"
     torch = torch_module()
@@ -124,8 +124,8 @@ def probe_onednn(target: Target, plan: Plan) -> dict[str, Any]:
     work = accounting.gemm_flops(n, n, n)
     rate = stats.median_rate(work, seconds, accounting.tflops)
     judgement, _ = _judge(target, "fp32", rate)
-    reference = target.cpu_peak["gflops"] / 1000.0 if target.cpu_peak else None
     return results.measured(mid, unit="tflops", work=work, seconds=seconds,
-                             convention=accounting.GEMM_CONVENTION, judgement=judgement, reference=reference,
-                             params={"m": n, "n": n, "k": n, "dtype": "fp32", "data": "randn",
-                                     "op": "torch.ops.mkldnn._linear_pointwise", "timer": "time.perf_counter"})
+                             convention=accounting.GEMM_CONVENTION, judgement=judgement,
+                             reference=target.cpu_peak_tflops,
+                             params=ProbeParams(m=n, n=n, k=n, dtype="fp32", data="randn",
+                                                op="torch.ops.mkldnn._linear_pointwise", timer="time.perf_counter"))

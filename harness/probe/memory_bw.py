@@ -14,6 +14,7 @@ from harness.probe import accounting, bands, buffers, results, stats
 from harness.probe.devices import Target, torch_module
 from harness.probe.sizes import Plan, buffer_bytes
 from harness.probe.timing import time_samples
+from harness.schema.probe_document import Measurement, ProbeParams
 
 TRIAD_SCALAR = 3.0
 
@@ -42,7 +43,7 @@ def stream_kernels(torch: Any, a: Any, b: Any, c: Any) -> list[tuple[str, Callab
     ]
 
 
-def probe_memory(target: Target, plan: Plan) -> list[dict[str, Any]]:
+def probe_memory(target: Target, plan: Plan) -> list[Measurement]:
     """The copy and triad measurements."""
     torch = torch_module()
     dtype, name = (torch.float32, "fp32") if target.cuda else (torch.float64, "fp64")
@@ -51,15 +52,15 @@ def probe_memory(target: Target, plan: Plan) -> list[dict[str, Any]]:
     a = buffers.stream_array(torch, numel, dtype, target.device)
     b = buffers.stream_array(torch, numel, dtype, target.device)
     c = buffers.stream_array(torch, numel, dtype, target.device)
-    params = {
-        "dtype": name,
-        "numel": numel,
-        "buffer_bytes": nbytes,
-        "cache_bytes": target.cache_bytes,
-        "buffer_over_cache": round(nbytes / target.cache_bytes, 1) if target.cache_bytes else None,
-        "data": buffers.describe(target.device, numel),
-        "timer": "cuda events" if target.cuda else "time.perf_counter",
-    }
+    params = ProbeParams(
+        dtype=name,
+        numel=numel,
+        buffer_bytes=nbytes,
+        cache_bytes=target.cache_bytes,
+        buffer_over_cache=round(nbytes / target.cache_bytes, 1) if target.cache_bytes else None,
+        data=buffers.describe(target.device, numel),
+        timer="cuda events" if target.cuda else "time.perf_counter",
+    )
     out = []
     for mid, fn, work, convention in stream_kernels(torch, a, b, c):
         seconds = time_samples(fn, plan.memory, target.cuda)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from harness.probe.devices import torch_module
+from harness.schema.probe_document import PrecisionFlags
 
 OVERRIDE_ENV = "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"
 MODES = {"ieee": ("highest", False), "tf32": ("high", True)}
@@ -32,7 +33,7 @@ def tf32_override() -> bool:
     return os.environ.get(OVERRIDE_ENV, "").strip() in ("1", "true", "TRUE", "True", "ON", "on")
 
 
-def read_precision() -> dict[str, Any]:
+def read_precision() -> PrecisionFlags:
     """Every flag that decides how a float32 matmul runs, as torch reports it now."""
     torch = torch_module()
     matmul = torch.backends.cuda.matmul
@@ -46,7 +47,7 @@ def read_precision() -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def forced(mode: str) -> Iterator[dict[str, Any]]:
+def forced(mode: str) -> Iterator[PrecisionFlags]:
     """Run the body with float32 matmuls in `mode` ('ieee' or 'tf32'); yields the flags in force."""
     torch = torch_module()
     if mode not in MODES:

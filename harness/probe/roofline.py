@@ -8,12 +8,13 @@ ridge point (peak / bandwidth, FLOP per byte) splits the two regimes (facts: H20
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.gpus.specs import GpuSpec
-from harness.probe import accounting, results
+from harness.probe import accounting
+from harness.schema.probe_document import Measurement, ProbeDocument, RoofFigures, RooflineSection, Sweep, SweepPoint
 
 
 class RooflineError(ValueError):
@@ -80,37 +81,62 @@ def _positive(**values: float) -> None:
             raise RooflineError(f"{name.replace('_', '-')} must be positive, got {value:g}")
 
 
-def analyze(op: Operation, roofs: Roofs, measured_ms: float | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RoofsUsed:
+    """The roofs an answer was read against."""
+
+    name: str
+    source: str
+    peak_tflops: float
+    bandwidth_gbps: float
+
+
+@dataclass(frozen=True)
+class MeasuredTime:
+    """A measured time against the roofline: its rates, and how far from the least time it is."""
+
+    ms: float
+    tflops: float
+    gbps: float
+    percent_of_roofline: float
+    slower_by: float
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Where an operation sits under the roofs: compute- or memory-bound, and how fast it can be."""
+
+    operation: str
+    kind: str
+    dtype: str
+    flops: float
+    bytes: float
+    roofs: RoofsUsed
+    intensity_flop_per_byte: float
+    ridge_flop_per_byte: float
+    bound: str
+    attainable_tflops: float
+    attainable_ms: float
+    measured: MeasuredTime | None = None
+
+
+def analyze(op: Operation, roofs: Roofs, measured_ms: float | None = None) -> Analysis:
     """Intensity, ridge, bound, attainable throughput and least time; with a measured time, how far off."""
     peak = roofs.peak(op.dtype)
     ridge = accounting.ridge_point(peak, roofs.bandwidth_gbps)
     intensity = op.flops / op.bytes
     attainable = min(peak, intensity * roofs.bandwidth_gbps / 1000.0)
     best_s = max(op.flops / (peak * 1e12), op.bytes / (roofs.bandwidth_gbps * 1e9))
-    out: dict[str, Any] = {
-        "operation": op.description, "kind": op.kind, "dtype": op.dtype,
-        "flops": op.flops, "bytes": op.bytes,
-        "roofs": {"name": roofs.name, "source": roofs.source, "peak_tflops": peak,
-                  "bandwidth_gbps": roofs.bandwidth_gbps},
-        "intensity_flop_per_byte": intensity,
-        "ridge_flop_per_byte": ridge,
-        "bound": "compute" if intensity >= ridge else "memory",
-        "attainable_tflops": attainable,
-        "attainable_ms": best_s * 1000.0,
-        "measured": None,
-    }
+    measured = None
     if measured_ms is not None:
         if not measured_ms > 0:
             raise RooflineError(f"--measured-ms must be positive, got {measured_ms:g}")
         seconds = measured_ms / 1000.0
-        out["measured"] = {
-            "ms": measured_ms,
-            "tflops": op.flops / seconds / 1e12,
-            "gbps": op.bytes / seconds / 1e9,
-            "percent_of_roofline": 100.0 * best_s / seconds,
-            "slower_by": seconds / best_s,
-        }
-    return out
+        measured = MeasuredTime(measured_ms, op.flops / seconds / 1e12, op.bytes / seconds / 1e9,
+                                100.0 * best_s / seconds, seconds / best_s)
+    return Analysis(op.description, op.kind, op.dtype, op.flops, op.bytes,
+                    RoofsUsed(roofs.name, roofs.source, peak, roofs.bandwidth_gbps), intensity, ridge,
+                    "compute" if intensity >= ridge else "memory", attainable, best_s * 1000.0, measured)
 
 
 def spec_roofs(spec: GpuSpec) -> Roofs:
@@ -119,26 +145,23 @@ def spec_roofs(spec: GpuSpec) -> Roofs:
     return Roofs(f"{spec.id} (spec)", "spec", spec.bandwidth_gbps, peaks)
 
 
-def probe_roofs(doc: dict[str, Any], where: str = "probe document") -> Roofs:
+def probe_roofs(doc: ProbeDocument, where: str = "probe document") -> Roofs:
     """Measured roofs from a saved probe document: best of copy/triad, and the best GEMM median per dtype."""
-    results.check_document(doc, where)
-    bandwidths = [results.figure(results.by_id(doc, m) or {}) for m in ("memory.copy", "memory.triad")]
-    measured_bw = [b for b in bandwidths if b]
+    measured_bw = [b for b in _bandwidths(doc.measurements) if b]
     if not measured_bw:
         raise RooflineError(f"{where}: no measured memory bandwidth (memory.copy / memory.triad were not run)")
     peaks = {}
     for dtype in ("fp32", "tf32", "bf16", "fp16", "fp8"):
-        value = _best(doc, dtype, [])
+        value = _best(doc.measurements, dtype, [])
         if value:
             peaks[dtype] = value
-    name = doc.get("device_info", {}).get("name") or doc.get("device_info", {}).get("model") or doc.get("device")
-    return Roofs(f"{name} (measured)", "probe", max(measured_bw), peaks)
+    return Roofs(f"{doc.device_name} (measured)", "probe", max(measured_bw), peaks)
 
 
-def classify_points(points: Iterable[dict[str, Any]], peak_tflops: float, bandwidth_gbps: float) -> list[str]:
+def classify_points(points: Iterable[SweepPoint], peak_tflops: float, bandwidth_gbps: float) -> list[str]:
     """'memory' or 'compute' for each sweep point, by its intensity against the ridge of these roofs."""
     ridge = accounting.ridge_point(peak_tflops, bandwidth_gbps)
-    return ["compute" if p["intensity_flop_per_byte"] >= ridge else "memory" for p in points]
+    return ["compute" if p.intensity_flop_per_byte >= ridge else "memory" for p in points]
 
 
 # The GEMM measurements that show each dtype's compute roof. On the CPU, oneDNN's fp32 matmul can beat
@@ -146,38 +169,45 @@ def classify_points(points: Iterable[dict[str, Any]], peak_tflops: float, bandwi
 ROOF_MEASUREMENTS = {"fp32": ("gemm.fp32", "gemm.fp32_onednn")}
 
 
-def _best(doc: dict[str, Any], dtype: str, sweeps: list[dict[str, Any]]) -> float | None:
+def _figures(measurements: Sequence[Measurement], ids: Iterable[str]) -> list[float | None]:
+    by_id = {m.id: m for m in measurements}
+    return [by_id[mid].median if mid in by_id else None for mid in ids]
+
+
+def _bandwidths(measurements: Sequence[Measurement]) -> list[float | None]:
+    return _figures(measurements, ("memory.copy", "memory.triad"))
+
+
+def _best(measurements: Sequence[Measurement], dtype: str, sweeps: Sequence[Sweep]) -> float | None:
     """The highest TFLOP/s seen in `dtype`: its GEMMs' medians or any sweep point's."""
-    ids = ROOF_MEASUREMENTS.get(dtype, (f"gemm.{dtype}",))
-    seen = [results.figure(results.by_id(doc, mid) or {}) for mid in ids]
-    seen += [p.get("tflops_median") for s in sweeps if s.get("dtype") == dtype for p in s["points"]]
+    seen = _figures(measurements, ROOF_MEASUREMENTS.get(dtype, (f"gemm.{dtype}",)))
+    seen += [p.tflops_median for s in sweeps if s.dtype == dtype for p in s.points]
     return max((v for v in seen if v), default=None)
 
 
-def summarize(measurements: list[dict[str, Any]], sweeps: list[dict[str, Any]], dtype: str,
-              spec_peak_tflops: float | None, spec_bandwidth_gbps: float | None) -> dict[str, Any]:
+def _judged(sweep: Sweep, roof: float, bandwidth: float) -> Sweep:
+    """The sweep with each point's bound and how close it came to what the roofs allow there."""
+    points = []
+    for point, bound in zip(sweep.points, classify_points(sweep.points, roof, bandwidth)):  # noqa: B905
+        attainable = min(roof, point.intensity_flop_per_byte * bandwidth / 1000.0)
+        points.append(dataclasses.replace(point, bound=bound, percent_of_attainable=round(
+            100.0 * point.tflops_median / attainable, 1)))
+    return dataclasses.replace(sweep, points=tuple(points))
+
+
+def _ridge(peak: float | None, bandwidth: float | None) -> float | None:
+    return round(accounting.ridge_point(peak, bandwidth), 1) if peak and bandwidth else None
+
+
+def summarize(measurements: Sequence[Measurement], sweeps: Sequence[Sweep], dtype: str,
+              spec_peak_tflops: float | None, spec_bandwidth_gbps: float | None) -> RooflineSection:
     """The document's roofline section: measured roofs and ridge beside the spec's, and the sweeps."""
-    doc = {"schema": results.SCHEMA, "version": results.VERSION, "measurements": measurements}
-    bw = [results.figure(results.by_id(doc, m) or {}) for m in ("memory.copy", "memory.triad")]
-    bandwidth = max((b for b in bw if b), default=None)
-    peak = _best(doc, dtype, sweeps)
-    measured_ridge = accounting.ridge_point(peak, bandwidth) if peak and bandwidth else None
-    spec_ridge = (accounting.ridge_point(spec_peak_tflops, spec_bandwidth_gbps)
-                  if spec_peak_tflops and spec_bandwidth_gbps else None)
+    bandwidth = max((b for b in _bandwidths(measurements) if b), default=None)
+    peak = _best(measurements, dtype, sweeps)
+    judged = []
     for sweep in sweeps:
-        roof = _best(doc, sweep["dtype"], [sweep])
-        if not (roof and bandwidth and sweep["points"]):
-            continue
-        bounds = classify_points(sweep["points"], roof, bandwidth)
-        for i, point in enumerate(sweep["points"]):
-            point["bound"] = bounds[i]
-            attainable = min(roof, point["intensity_flop_per_byte"] * bandwidth / 1000.0)
-            point["percent_of_attainable"] = round(100.0 * point["tflops_median"] / attainable, 1)
-    return {
-        "dtype": dtype,
-        "measured": {"peak_tflops": peak, "bandwidth_gbps": bandwidth,
-                     "ridge_flop_per_byte": None if measured_ridge is None else round(measured_ridge, 1)},
-        "spec": {"peak_tflops": spec_peak_tflops, "bandwidth_gbps": spec_bandwidth_gbps,
-                 "ridge_flop_per_byte": None if spec_ridge is None else round(spec_ridge, 1)},
-        "sweeps": sweeps,
-    }
+        roof = _best(measurements, sweep.dtype, [sweep])
+        judged.append(_judged(sweep, roof, bandwidth) if roof and bandwidth and sweep.points else sweep)
+    return RooflineSection(dtype, RoofFigures(peak, bandwidth, _ridge(peak, bandwidth)),
+                           RoofFigures(spec_peak_tflops, spec_bandwidth_gbps,
+                                       _ridge(spec_peak_tflops, spec_bandwidth_gbps)), tuple(judged))

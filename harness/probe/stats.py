@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 
 def median(samples: Sequence[float]) -> float:
@@ -42,14 +42,20 @@ def _round_sig(value: float, digits: int) -> float:
     return round(value, digits - 1 - math.floor(math.log10(abs(value))))
 
 
-def summarize(unit: str, work: float, seconds: Sequence[float],
-              to_rate: Callable[[float, float], float]) -> dict[str, Any]:
-    """`{unit}_median`, `{unit}_samples`, the seconds behind them and their spread, as JSON-ready numbers."""
+@dataclass(frozen=True)
+class Summary:
+    """The figures a record reports of its samples, rounded for the JSON: the median rate and the samples,
+    the seconds behind them, and their spread."""
+
+    median: float
+    samples: tuple[float, ...]
+    seconds_median: float
+    seconds_samples: tuple[float, ...]
+    spread_percent: float
+
+
+def summarize(work: float, seconds: Sequence[float], to_rate: Callable[[float, float], float]) -> Summary:
+    """The median rate of `work` done in each sample's seconds, with the samples and their spread."""
     per_sample = rates(work, seconds, to_rate)
-    return {
-        f"{unit}_median": _round_sig(median(per_sample), 5),
-        f"{unit}_samples": rounded(per_sample),
-        "seconds_median": _round_sig(median(seconds), 5),
-        "seconds_samples": rounded(seconds),
-        "spread_percent": round(spread_percent(per_sample), 2),
-    }
+    return Summary(_round_sig(median(per_sample), 5), tuple(rounded(per_sample)), _round_sig(median(seconds), 5),
+                   tuple(rounded(seconds)), round(spread_percent(per_sample), 2))

@@ -7,9 +7,12 @@ null with the reason. Only reads: never change clocks or power limits.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
+
+from harness.schema.probe_document import Telemetry
 
 LOG = logging.getLogger(__name__)
 
@@ -26,8 +29,7 @@ THROTTLE_REASONS = (
     (0x80, "hw_power_brake_slowdown"),
     (0x100, "display_clock_setting"),
 )
-FIELDS = ("sm_clock_mhz", "sm_clock_max_mhz", "mem_clock_mhz", "power_w", "power_limit_w", "temperature_c",
-          "pstate", "throttle_reasons_mask", "throttle_reasons")
+FIELDS = tuple(f.name for f in dataclasses.fields(Telemetry) if f.name not in ("available", "error"))
 
 
 def decode_throttle(mask: int) -> list[str]:
@@ -41,11 +43,9 @@ def decode_throttle(mask: int) -> list[str]:
     return names
 
 
-def unavailable(reason: str) -> dict[str, Any]:
+def unavailable(reason: str) -> Telemetry:
     """A reading where NVML could not be asked: every field null, and why."""
-    out: dict[str, Any] = {"available": False, "error": reason}
-    out.update({f: None for f in FIELDS})
-    return out
+    return Telemetry(False, reason)
 
 
 def _field(read: Callable[[], Any]) -> Any:
@@ -56,7 +56,7 @@ def _field(read: Callable[[], Any]) -> Any:
         return None
 
 
-def read_telemetry(uuid: str | None, index: int = 0) -> dict[str, Any]:
+def read_telemetry(uuid: str | None, index: int = 0) -> Telemetry:
     """One NVML reading of the device with this UUID (else NVML index `index`); never raises."""
     try:
         import pynvml
@@ -79,20 +79,18 @@ def read_telemetry(uuid: str | None, index: int = 0) -> dict[str, Any]:
         mask = _field(lambda: int(reasons_fn(handle)))
         power = _field(lambda: pynvml.nvmlDeviceGetPowerUsage(handle) / 1000.0)
         limit = _field(lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0)
-        return {
-            "available": True,
-            "error": None,
-            "sm_clock_mhz": _field(lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-            "sm_clock_max_mhz": _field(lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
-            "mem_clock_mhz": _field(lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
-            "power_w": power,
-            "power_limit_w": limit,
-            "temperature_c": _field(
-                lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)),
-            "pstate": _field(lambda: int(pynvml.nvmlDeviceGetPerformanceState(handle))),
-            "throttle_reasons_mask": mask,
-            "throttle_reasons": None if mask is None else decode_throttle(mask),
-        }
+        return Telemetry(
+            available=True,
+            sm_clock_mhz=_field(lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+            sm_clock_max_mhz=_field(lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM)),
+            mem_clock_mhz=_field(lambda: pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_MEM)),
+            power_w=power,
+            power_limit_w=limit,
+            temperature_c=_field(lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)),
+            pstate=_field(lambda: int(pynvml.nvmlDeviceGetPerformanceState(handle))),
+            throttle_reasons_mask=mask,
+            throttle_reasons=None if mask is None else tuple(decode_throttle(mask)),
+        )
     except Exception as exc:
         return unavailable(f"NVML query failed: {exc}")
     finally:

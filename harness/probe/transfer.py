@@ -8,18 +8,17 @@ judged (no reference band: they are slower by design).
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.probe import accounting, bands, buffers, results, stats
 from harness.probe.devices import Target, torch_module
 from harness.probe.sizes import Plan
 from harness.probe.timing import time_samples
+from harness.schema.probe_document import Measurement, ProbeParams
 
 CPU_REASON = "no GPU: host<->device transfers need one"
 IDS = ("transfer.h2d_pageable", "transfer.h2d_pinned", "transfer.d2h_pageable", "transfer.d2h_pinned")
 
 
-def probe_transfers(target: Target, plan: Plan) -> list[dict[str, Any]]:
+def probe_transfers(target: Target, plan: Plan) -> list[Measurement]:
     """The four transfer measurements (SKIP on the CPU)."""
     if not target.cuda:
         return [results.skipped(mid, CPU_REASON) for mid in IDS]
@@ -45,6 +44,6 @@ def probe_transfers(target: Target, plan: Plan) -> list[dict[str, Any]]:
             mid, unit="gbps", work=plan.transfer_bytes, seconds=seconds,
             convention=accounting.TRANSFER_CONVENTION, judgement=bands.judge(rate, link, band, what),
             reference=link,
-            params={"bytes": plan.transfer_bytes, "pinned": not host_timed,
-                    "timer": "time.perf_counter + synchronize" if host_timed else "cuda events"}))
+            params=ProbeParams(bytes=plan.transfer_bytes, pinned=not host_timed,
+                               timer="time.perf_counter + synchronize" if host_timed else "cuda events")))
     return out

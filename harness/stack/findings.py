@@ -17,7 +17,9 @@ from harness import catalogue, compat
 from harness.catalogue.remedies import render
 from harness.classify.context import Context
 from harness.facts import Facts
-from harness.schema import ARCH_UNSUPPORTED, DRIVER_TOO_OLD, ERROR, WARNING, Finding, Remedy
+from harness.schema import ARCH_UNSUPPORTED, DRIVER_TOO_OLD, Finding, Remedy
+from harness.schema import SEVERITY_ERROR as ERROR
+from harness.schema import SEVERITY_WARNING as WARNING
 from harness.stack.versions import VersionError, satisfies
 
 LAYER = "stack"

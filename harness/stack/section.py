@@ -11,6 +11,7 @@ from typing import Any
 
 from harness import document
 from harness.facts import Facts
+from harness.schema.jsondata import encode
 from harness.stack.findings import Gpu, Host, host_of, judge
 
 
@@ -37,4 +38,4 @@ def stack_section(facts: Facts | None, import_timeout: float) -> dict[str, Any]:
     try:
         return judged(inventory(import_timeout=import_timeout), host_from(facts))
     except Exception as exc:  # the stack is a section of the document: its failure must not lose the diagnosis
-        return {"error": document.error_of(exc)}
+        return {"error": encode(document.error_of(exc))}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from harness.schema import ERROR, WARNING
+from harness.schema import SEVERITY_ERROR as ERROR
+from harness.schema import SEVERITY_WARNING as WARNING
 
 WIDTH = 100
 MAX_ARCH = 8

@@ -18,7 +18,7 @@ import sys
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from harness import compat
 from harness.inputs import InputError
@@ -44,10 +44,19 @@ class Wheel:
     size: int
 
 
+class LockInputs(TypedDict):
+    """Everything that decides a resolution: a lock made from other inputs is stale."""
+
+    requirements: list[str]
+    python: str
+    platform: str
+    extra_index_url: str | None
+
+
 @dataclass(frozen=True)
 class Lock:
     environment: str
-    inputs: dict[str, Any]
+    inputs: LockInputs
     inputs_sha256: str
     wheels: tuple[Wheel, ...]
 
@@ -79,7 +88,7 @@ def extra_index(env: Environment) -> str | None:
     return None if torch_requirement(env) == f"torch=={env.torch}" else compat.index_url(env.variant)
 
 
-def inputs_of(env: Environment) -> dict[str, Any]:
+def inputs_of(env: Environment) -> LockInputs:
     """Everything that decides the resolution; a lock made from other inputs is stale."""
     return {"requirements": [torch_requirement(env), *env.requirements[1:]], "python": env.python,
             "platform": "manylinux x86_64 (glibc 2.36)", "extra_index_url": extra_index(env)}

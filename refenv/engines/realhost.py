@@ -4,11 +4,11 @@ cluster node's, read from the diagnosis document its probe job wrote."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Any
 
 from harness import compat
+from harness.facts import NvmlFact, devices_of, nvml_of
 from harness.gather import nvml
+from harness.schema.envelope import DiagnoseDocument
 from refenv.model.profiles import Faults, Gpu, Profile
 
 LOG = logging.getLogger(__name__)
@@ -20,7 +20,7 @@ def probe() -> Profile | None:
     return from_nvml(fact)
 
 
-def from_nvml(fact: Mapping[str, Any]) -> Profile | None:
+def from_nvml(fact: NvmlFact) -> Profile | None:
     """A profile of what the harness's NVML probe found (here, or on a node in `harness diagnose --json`'s
     facts.driver.nvml), or None without a working driver."""
     driver, cuda = fact.get("driver_version"), fact.get("cuda_driver_version")
@@ -29,13 +29,12 @@ def from_nvml(fact: Mapping[str, Any]) -> Profile | None:
         return None
     gpus = tuple(Gpu(str(d.get("name")), int(d.get("memory_total_bytes") or 0), str(d.get("compute_capability")), 0,
                      str(d.get("uuid")), str(d.get("pci_bus_id")), int(d.get("index") or i))
-                 for i, d in enumerate(fact.get("devices") or []))
+                 for i, d in enumerate(devices_of(fact)))
     return Profile("real", "this machine's GPUs", driver, compat.int_to_cuda(cuda), gpus, Faults())
 
 
-def profile_of(document: Mapping[str, Any]) -> tuple[Profile | None, str | None]:
+def profile_of(document: DiagnoseDocument) -> tuple[Profile | None, str | None]:
     """The node's driver profile from `harness diagnose --json`, or None with the reason NVML gave."""
-    facts = document.get("facts") or {}
-    fact = (facts.get("driver") or {}).get("nvml") or {}
+    fact = nvml_of(document.facts)
     profile = from_nvml(fact)
     return profile, None if profile else str(fact.get("init_error") or "no NVIDIA driver answers")

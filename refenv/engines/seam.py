@@ -6,11 +6,12 @@ the runner through a fake; the Slurm and Kubernetes engines are others.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from harness.schema.envelope import DiagnoseDocument
 from refenv.errors import NoGpuRuntime
 from refenv.model.matrix import Environment
 
@@ -123,7 +124,7 @@ class NodeProbe:
     node: str
     features: tuple[str, ...] = ()
     gres: str = ""
-    document: Mapping[str, Any] | None = None
+    document: DiagnoseDocument | None = None
     error: str | None = None
 
 

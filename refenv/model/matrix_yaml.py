@@ -12,7 +12,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import yaml
 
@@ -441,12 +441,3 @@ def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
         if "engine" in m else d.engine,
     )
 
-
-def as_dict(matrix: Matrix) -> dict[str, Any]:
-    """The parts of a matrix a report shows."""
-    return {
-        "path": matrix.path,
-        "environments": [e.name for e in matrix.environments],
-        "hosts": [h.name for h in matrix.hosts],
-        "scenarios": [s.name for s in matrix.scenarios],
-    }

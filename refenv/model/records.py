@@ -8,10 +8,9 @@ records is `refenv/model/rundoc.py`.
 from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
-from typing import Any
 
-from harness.schema import ERROR as SEVERITY_ERROR
-from harness.schema import Finding
+from harness.schema import SEVERITY_ERROR, Finding
+from harness.schema.envelope import MemorySection, ProbesSection
 from refenv.model.status import BAD, BUILD_FAILED, ERROR, FAIL, NOT_RUN, OOM_KILLED, PASS, STATUSES, TIMEOUT, is_bad
 
 __all__ = [
@@ -82,8 +81,9 @@ class StackCheck:
 class JobRecord:
     """What a cell and a measurement record alike: what it is, how it ended, and where its document is.
 
-    `probes` and `memory` are the harness's own sections (harness/probe, harness/memory), read by
-    report/probes.py and report/memory.py. Everything after `id` and `environment` is given by name.
+    `probes` and `memory` are the harness's own sections, as its schema types them
+    (harness/schema/envelope.py): a document, or the error that took its place. Everything after `id` and
+    `environment` is given by name.
     """
 
     id: str
@@ -91,8 +91,8 @@ class JobRecord:
     _: KW_ONLY
     status: str = NOT_RUN
     reason: str = ""
-    probes: dict[str, Any] | None = None
-    memory: dict[str, Any] | None = None
+    probes: ProbesSection | None = None
+    memory: MemorySection | None = None
     cached: bool = False
     cache_key: str | None = None
     wall_s: float | None = None

@@ -16,6 +16,7 @@ from typing import Any
 from refenv.errors import RefenvError
 from refenv.model import codec
 from refenv.model.records import CellResult, MeasurementRecord, Summary, summarize
+from refenv.model.status import NOT_RUN
 
 SCHEMA = "refenv.cells"
 SCHEMA_VERSION = 1
@@ -27,7 +28,7 @@ class RunDocumentError(RefenvError):
 
 @dataclass(frozen=True)
 class BuildRecord:
-    status: str = "NOT_RUN"           # BUILT, CACHED, FAILED, or NOT_RUN (interrupted before it)
+    status: str = NOT_RUN             # BUILT, CACHED, FAILED, or NOT_RUN (interrupted before it)
     wall_s: float | None = None
     log: str | None = None
     log_tail: str | None = None

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-PASS = "PASS"
-FAIL = "FAIL"
-ERROR = "ERROR"                # the harness ran but wrote no usable result
+from harness.schema.outcomes import ERROR, FAIL, NOT_RUN, PASS
+
+__all__ = [
+    "AGREED", "ATTENTION_ORDER", "BAD", "BUILD_FAILED", "DISAGREED", "ERROR", "FAIL", "FAMILIES", "LOOKS", "NOT_RUN",
+    "NO_ANSWER", "OOM_KILLED", "PASS", "SKIPPED", "STATUSES", "TIMEOUT", "UNKNOWN", "Look", "family", "is_bad", "look",
+]
+
+# A cell's statuses. PASS, FAIL, ERROR and NOT_RUN are the harness's outcomes (harness/schema/outcomes.py,
+# DCGM's words), so a word means the same in a harness document and in a cell: ERROR, the harness ran but
+# wrote no usable result; NOT_RUN, not runnable here (no NVIDIA runtime for `real`) or interrupted.
 BUILD_FAILED = "BUILD_FAILED"  # the environment's image could not be built
 TIMEOUT = "TIMEOUT"            # the container outlived its time limit and was killed
 OOM_KILLED = "OOM_KILLED"      # the kernel killed the container for memory
-NOT_RUN = "NOT_RUN"            # not runnable here (no NVIDIA runtime for `real`), or interrupted
 STATUSES = (PASS, FAIL, ERROR, BUILD_FAILED, TIMEOUT, OOM_KILLED, NOT_RUN)
 
 AGREED = "agreed"

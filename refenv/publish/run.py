@@ -15,7 +15,6 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from harness.schema import OK
 from refenv import paths
@@ -27,10 +26,10 @@ from refenv.engines.seam import ImageRequest
 from refenv.errors import RefenvError
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Environment, Matrix
-from refenv.model.records import NOT_RUN, PASS, CellResult, MeasurementRecord
+from refenv.model.records import ERROR, NOT_RUN, PASS, CellResult, MeasurementRecord
 from refenv.model.rundoc import EnvironmentRecord
 from refenv.publish import auth, evidence, history, manifest, publishable, release
-from refenv.publish.manifest import Published
+from refenv.publish.manifest import Published, PullCheck
 from refenv.readiness import Readiness, grouped
 from refenv.run.cells import run_cells
 from refenv.run.pipeline import Begun, conclude, prepare
@@ -59,7 +58,7 @@ class Outcome:
 
     @property
     def ok(self) -> bool:
-        return not self.refused and not self.failed and all(p.pull_check.get("ok", True) for p in self.published)
+        return not self.refused and not self.failed and all(p.pull_check.held for p in self.published)
 
 
 class SayUI:
@@ -91,7 +90,7 @@ class SayUI:
 
 
 def pull_check(engine: Engine, settings: Settings, env: Environment, p: Published, cell: tuple[str, str],
-               creds: auth.Credentials | None, say: Say) -> dict[str, Any]:
+               creds: auth.Credentials | None, say: Say) -> PullCheck:
     """Untag the local release, pull it by digest, check its labels, and re-run a ready cell from it.
 
     The cell is one where torch got the GPU in the deciding run; the check passes when the pulled image
@@ -104,7 +103,7 @@ def pull_check(engine: Engine, settings: Settings, env: Environment, p: Publishe
         image_id = engine.pull(p.reference, creds.auth_config() if creds else None)
     except RefenvError as exc:
         secrets = [creds.password] if creds else []
-        return {"reference": p.reference, "ok": False, "error": auth.redact(exc.message, secrets)}
+        return PullCheck(reference=p.reference, ok=False, error=auth.redact(exc.message, secrets))
     labels = engine.image_labels(p.reference) or {}
     wrong = [k for k, v in p.labels if labels.get(k) != v]
     host, scenario = cell
@@ -121,13 +120,12 @@ def pull_check(engine: Engine, settings: Settings, env: Environment, p: Publishe
     outcome = conclude(begun, scope, cells.inventory(), prepared.builds, done.records, done.interrupted,
                        prepared.real, use_cache=False)
     ran = outcome.document.cells[0] if outcome.document.cells else None
-    return {"reference": p.reference, "image_id": image_id, "labels_match": not wrong, "labels_differing": wrong,
-            "cell": ran.id if ran else f"{env.name}/{host}/{scenario}", "status": ran.status if ran else "ERROR",
-            "observed": ran.observed.verdict if ran and ran.observed else None,
-            "reason": ran.reason if ran else "no cell ran",
-            "results": str(outcome.folder),
-            "ok": not wrong and ran is not None and ran.status == PASS and ran.observed is not None
-                   and ran.observed.verdict == OK}
+    return PullCheck(reference=p.reference, image_id=image_id, labels_match=not wrong, labels_differing=tuple(wrong),
+                     cell=ran.id if ran else f"{env.name}/{host}/{scenario}", status=ran.status if ran else ERROR,
+                     observed=ran.observed.verdict if ran and ran.observed else None,
+                     reason=ran.reason if ran else "no cell ran", results=str(outcome.folder),
+                     ok=not wrong and ran is not None and ran.status == PASS and ran.observed is not None
+                     and ran.observed.verdict == OK)
 
 
 def push(engine: Engine, ref: str, creds: auth.Credentials | None) -> str:
@@ -216,10 +214,10 @@ def publish_one(engine: Engine, settings: Settings, env: Environment, runs: list
     if settings.pull_check:
         check = pull_check(engine, settings, env, p, judged.pull_cell, creds, say)
         p = replace(p, pull_check=check)
-        say(f"  pull-back check: {'OK' if check['ok'] else 'FAILED'} ({check['cell']}: {check.get('status')}, "
-            f"observed {check.get('observed')}"
-            + (f"; labels differ: {', '.join(check['labels_differing'])}" if check.get("labels_differing") else "")
-            + (f"; {check['error']}" if check.get("error") else "") + ")")
+        say(f"  pull-back check: {'OK' if check.ok else 'FAILED'} ({check.cell}: {check.status}, "
+            f"observed {check.observed}"
+            + (f"; labels differ: {', '.join(check.labels_differing)}" if check.labels_differing else "")
+            + (f"; {check.error}" if check.error else "") + ")")
     return p
 
 

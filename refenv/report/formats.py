@@ -4,17 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.schema.envelope import ErrorRecord
+
 MISSING = "—"
-
-
-def as_dict(value: Any) -> dict[str, Any]:
-    """`value` if it is a dict, else an empty one."""
-    return value if isinstance(value, dict) else {}
-
-
-def as_list(value: Any) -> list[Any]:
-    """`value` if it is a list, else an empty one."""
-    return value if isinstance(value, list) else []
 
 
 def text(value: Any) -> str:
@@ -62,11 +54,10 @@ def fmt_number(value: Any, unit: str = "") -> str:
     return f"{figure} {unit}".strip()
 
 
-def error_text(value: Any) -> str | None:
-    """A harness error as one line: `{"type", "message", ...}` (harness/document.py error_of) or a string."""
+def error_text(value: ErrorRecord | str | None) -> str | None:
+    """A harness error as one line: its record (harness/document.py error_of) as 'Type: message', or a string."""
     if not value:
         return None
-    if isinstance(value, dict):
-        kind, message = value.get("type"), value.get("message")
-        return f"{kind}: {message}" if kind and message else str(message or kind or value)
-    return str(value)
+    if isinstance(value, ErrorRecord):
+        return f"{value.type}: {value.message}" if value.type and value.message else value.message or value.type
+    return value

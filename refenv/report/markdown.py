@@ -6,7 +6,7 @@ came out of a container is escaped or fenced (`mdtext`).
 
 from __future__ import annotations
 
-from harness.schema import ERROR, Finding
+from harness.schema import SEVERITY_ERROR, Finding
 from refenv.model.records import CellResult
 from refenv.model.rundoc import RunDocument
 from refenv.report import mdtext as md
@@ -57,7 +57,7 @@ def _stack(doc: RunDocument) -> list[str]:
         lines += [f"- {md.inline(line)}" for line in s.lines]
         lines += [f"- {md.inline(s.libraries)}", *([f"- {md.inline(s.read)}"] if s.read else []), ""]
         for p in s.problems:
-            lines.append(f"- **{'ERROR' if p.severity == ERROR else 'warning'}** {md.inline(p.title)} "
+            lines.append(f"- **{'ERROR' if p.severity == SEVERITY_ERROR else 'warning'}** {md.inline(p.title)} "
                          f"(on {md.inline(p.hosts)})")
             lines += [f"    - {md.inline(e)}" for e in p.evidence[:6]]
             lines += [f"    - fix: {md.code(fix)}" for fix in p.fixes]

@@ -9,9 +9,10 @@ environment (and host) it stands for, never repeated per cell.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from harness.schema.envelope import MemorySection, ProbesSection
 from refenv.model.rundoc import RunDocument
+from refenv.model.status import PASS
 from refenv.report.formats import MISSING, fmt_seconds
 from refenv.report.memory import memory_summary
 from refenv.report.probes import probe_summary
@@ -26,8 +27,8 @@ class Measured:
     reason: str
     cached: bool
     wall_s: float | None
-    probes: dict[str, Any] | None
-    memory: dict[str, Any] | None
+    probes: ProbesSection | None
+    memory: MemorySection | None
     cells: int                  # how many cells it stands for
 
     @property
@@ -42,7 +43,7 @@ class Measured:
             parts.append(f"memory {m.status}, {m.passed}/{len(m.cases)} cases as predicted")
         how = "cached" if self.cached else fmt_seconds(self.wall_s) if self.wall_s is not None else MISSING
         what = "; ".join(parts) or self.reason
-        if parts and (self.status != "PASS" or self.reason.startswith("waived")):
+        if parts and (self.status != PASS or self.reason.startswith("waived")):
             what = f"{what} ({self.reason})"
         return f"{self.status} {self.label}, {how}, for {self.cells} cell{'' if self.cells == 1 else 's'}: {what}"
 

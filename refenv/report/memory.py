@@ -1,17 +1,19 @@
-"""A cell's memory verification document, as cases of ledgers a report can show.
+"""A cell's or a measurement's memory verification, as cases of ledgers a report can show.
 
-The shape is `harness/memory/verify.py`'s: cases with a status, an error or details, and ledgers by name,
-each with `predicted_bytes`, `measured_bytes`, a status and the tolerance it was judged by. Older or
-hand-written documents with ledgers as a list are read too; anything missing reads "—".
+The document is the harness's record (harness/schema/memory_document.py): cases with a status, an error or
+details, and ledgers by name, each predicted against measured with the tolerance it was judged by; or the
+error that took its place (harness/schema/envelope.py). Anything it does not have reads "—".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from harness.memory.probe_predict import LEDGERS
-from refenv.report.formats import MISSING, as_list, error_text, fmt_bytes
+from harness.schema import PASS
+from harness.schema.envelope import Failed, MemorySection
+from harness.schema.memory_document import MemoryCase
+from refenv.report.formats import MISSING, error_text, fmt_bytes
 
 # The ledgers in the harness's own order (the verification writes them), then the inference cache.
 LEDGER_ORDER = (*LEDGERS, "kv_cache")
@@ -55,7 +57,7 @@ class Case:
         return None if not values or None in values else sum(values)
 
     def failing(self) -> list[Ledger]:
-        return [led for led in self.ledgers if led.status not in ("PASS", MISSING)]
+        return [led for led in self.ledgers if led.status not in (PASS, MISSING)]
 
 
 @dataclass(frozen=True)
@@ -75,44 +77,28 @@ class MemorySummary:
 
     @property
     def passed(self) -> int:
-        return sum(1 for c in self.cases if c.status == "PASS")
+        return sum(1 for c in self.cases if c.status == PASS)
 
 
-def _int_or_none(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _ledger(name: str, entry: dict[str, Any]) -> Ledger:
-    predicted = _int_or_none(entry.get("predicted_bytes", entry.get("predicted")))
-    measured = _int_or_none(entry.get("measured_bytes", entry.get("measured")))
-    note = str(entry.get("reason") or entry.get("tolerance") or "")
-    return Ledger(name, predicted, measured, str(entry.get("status") or MISSING), note)
-
-
-def _case(raw: dict[str, Any]) -> Case:
-    ledgers_raw = raw.get("ledgers")
-    pairs: list[tuple[str, Any]] = (list(ledgers_raw.items()) if isinstance(ledgers_raw, dict) else
-                                    [(str(e.get("name") or MISSING), e) for e in as_list(ledgers_raw)
-                                     if isinstance(e, dict)])
-    ledgers = [_ledger(str(n), e) for n, e in pairs if isinstance(e, dict)]
+def _case(raw: MemoryCase) -> Case:
     rank = {n: i for i, n in enumerate(LEDGER_ORDER)}
-    ledgers.sort(key=lambda led: rank.get(led.name, len(rank)))
-    return Case(name=str(raw.get("name") or raw.get("id") or MISSING), status=str(raw.get("status") or MISSING),
-                ledgers=tuple(ledgers), error=error_text(raw.get("error")),
-                details=tuple(str(d) for d in as_list(raw.get("detail")) if d))
+    ledgers = sorted((Ledger(name, e.predicted_bytes, e.measured_bytes, e.status or MISSING, e.tolerance)
+                      for name, e in raw.ledgers.items()), key=lambda led: rank.get(led.name, len(rank)))
+    return Case(name=raw.name or MISSING, status=raw.status or MISSING, ledgers=tuple(ledgers),
+                error=error_text(raw.error), details=tuple(d for d in raw.detail or () if d))
 
 
-def memory_summary(memory: Any) -> MemorySummary | None:
-    """The memory verification document in brief, or None when the cell has none."""
-    if not isinstance(memory, dict):
+def memory_summary(memory: MemorySection | None) -> MemorySummary | None:
+    """The memory verification in brief, or None when there is none."""
+    if memory is None:
         return None
-    cases = tuple(_case(c) for c in as_list(memory.get("cases")) if isinstance(c, dict))
-    notes = [f"error: {error_text(memory['error'])}"] if memory.get("error") else []
-    notes += [str(n) for n in as_list(memory.get("notes")) if n]
-    name, kind = str(memory.get("device_name") or ""), str(memory.get("device") or "")
+    if isinstance(memory, Failed):
+        return MemorySummary(MISSING, MISSING, (), (f"error: {error_text(memory.error)}",))
+    notes = [f"error: {error_text(memory.error)}"] if memory.error else []
+    name, kind = memory.device_name or "", memory.device
     device = kind if not name or name == kind else f"{name} ({kind})"
-    return MemorySummary(status=str(memory.get("status") or MISSING), device=device or MISSING, cases=cases,
-                         notes=tuple(notes))
+    return MemorySummary(status=memory.status or MISSING, device=device or MISSING,
+                         cases=tuple(_case(c) for c in memory.cases), notes=tuple(notes))
 
 
 def ledger_brief(ledger: Ledger) -> str:

@@ -1,17 +1,18 @@
-"""A cell's probe documents, flattened into rows a report can show.
+"""A cell's or a measurement's probe documents, flattened into rows a report can show.
 
-Shapes follow `harness/probe/results.py` (measurements with `gbps_median` / `tflops_median`,
-`reference_*`, `percent_of_peak`, a status and reason each) and `harness/cell.py`, which stores the pair
-`{"gpu": ..., "cpu": ...}` or `{"error": ...}`. Anything missing reads "—"; a document that is not a dict
-reads as no document.
+The documents are the harness's records (harness/schema/probe_document.py), held in the pair a cell or a
+measurement writes (its GPU's document or waiver, and its CPU's) or the error that took its place
+(harness/schema/envelope.py). A figure the document does not have reads "—".
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from refenv.report.formats import MISSING, as_dict, as_list, error_text, fmt_number, text
+from harness.schema import PASS, SKIP
+from harness.schema.envelope import Failed, ProbesSection
+from harness.schema.probe_document import Measurement, ProbeDocument
+from refenv.report.formats import MISSING, error_text, fmt_number, text
 
 
 @dataclass(frozen=True)
@@ -42,68 +43,50 @@ class ProbeSummary:
     error: str | None = None  # the probes raised: what the harness recorded
 
 
-def _figure(m: dict[str, Any]) -> tuple[Any, Any, str]:
-    for unit, label in (("gbps", "GB/s"), ("tflops", "TFLOP/s")):
-        if f"{unit}_median" in m or f"reference_{unit}" in m:
-            return m.get(f"{unit}_median"), m.get(f"reference_{unit}"), str(m.get("unit") or label)
-    return None, None, str(m.get("unit") or "")
+def _percent(value: float | None) -> str:
+    return f"{value:.0f}%" if value is not None else MISSING
 
 
-def _percent(value: Any) -> str:
-    return f"{value:.0f}%" if isinstance(value, (int, float)) and not isinstance(value, bool) else MISSING
+def documents(probes: ProbesSection | None) -> tuple[ProbeDocument, ...]:
+    """The probe documents of a cell or a measurement: its GPU's (or the waiver) and its CPU's."""
+    return () if probes is None or isinstance(probes, Failed) else probes.documents
 
 
-def documents(probes: Any) -> list[dict[str, Any]]:
-    """The probe documents of a cell: one bare document, or the harness cell's pair {"gpu": ..., "cpu": ...}."""
-    if not isinstance(probes, dict):
-        return []
-    if "measurements" in probes or "schema" in probes:
-        return [probes]
-    return [d for d in (probes.get("gpu"), probes.get("cpu")) if isinstance(d, dict)]
+def _row(m: Measurement) -> ProbeRow:
+    f = m.figures
+    unit = f.unit_label if f else ""
+    return ProbeRow(id=m.id or MISSING, title=m.title or m.id or MISSING, status=m.status or MISSING,
+                    measured=fmt_number(f.median if f else None, unit),
+                    reference=fmt_number(f.reference if f else None, unit),
+                    percent=_percent(f.percent_of_peak if f else None), reason=text(m.reason))
 
 
-def _rows(doc: dict[str, Any]) -> list[ProbeRow]:
-    rows = []
-    for m in as_list(doc.get("measurements")):
-        if not isinstance(m, dict):
-            continue
-        value, reference, unit = _figure(m)
-        rows.append(ProbeRow(
-            id=str(m.get("id") or MISSING), title=str(m.get("title") or m.get("id") or MISSING),
-            status=str(m.get("status") or MISSING), measured=fmt_number(value, unit),
-            reference=fmt_number(reference, unit), percent=_percent(m.get("percent_of_peak")),
-            reason=text(m.get("reason")),
-        ))
-    return rows
-
-
-def probe_summary(probes: Any) -> ProbeSummary | None:
-    """The cell's probes in brief (the document that measured something leads), or None when it has none."""
+def probe_summary(probes: ProbesSection | None) -> ProbeSummary | None:
+    """The probes in brief (the document that measured something leads), or None when there are none."""
+    if isinstance(probes, Failed):
+        return ProbeSummary("FAIL", MISSING, MISSING, None, (), MISSING, MISSING, (), error_text(probes.error))
     docs = documents(probes)
-    failure = error_text(probes.get("error")) if isinstance(probes, dict) else None
     if not docs:
-        if failure is None:
-            return None
-        return ProbeSummary("FAIL", MISSING, MISSING, None, (), MISSING, MISSING, (), failure)
-    ran = [d for d in docs if any(r.status != "SKIP" for r in _rows(d))]
+        return None
+    ran = [d for d in docs if any(m.status != SKIP for m in d.measurements)]
     main = (ran or docs)[0]
-    roof = as_dict(main.get("roofline"))
-    info = as_dict(main.get("device_info"))
-    name, kind = str(info.get("name") or info.get("model") or ""), str(main.get("device") or "")
-    waived = next((str(d["waived"]) for d in docs if d.get("waived")), None)
-    notes = [str(n) for d in docs for n in as_list(d.get("notes")) if n]
+    roof = main.roofline
+    name, kind = main.device_info.get("name") or main.device_info.get("model") or "", main.device
+    waived = next((d.waived for d in docs if d.waived), None)
+    notes = [n for d in docs for n in d.notes if n]
     return ProbeSummary(
-        status=str(main.get("status") or MISSING), device=(f"{name} (CPU)" if name and kind == "cpu" else name or kind)
-        or MISSING, mode=text(main.get("mode")), waived=waived, rows=tuple(r for d in docs for r in _rows(d)),
-        ridge_measured=fmt_number(as_dict(roof.get("measured")).get("ridge_flop_per_byte"), "FLOP/B"),
-        ridge_spec=fmt_number(as_dict(roof.get("spec")).get("ridge_flop_per_byte"), "FLOP/B"),
-        notes=tuple(dict.fromkeys(notes)), error=failure,
+        status=main.status or MISSING, device=(f"{name} (CPU)" if name and kind == "cpu" else name or kind)
+        or MISSING, mode=text(main.mode), waived=waived,
+        rows=tuple(_row(m) for d in docs for m in d.measurements),
+        ridge_measured=fmt_number(roof.measured.ridge_flop_per_byte if roof else None, "FLOP/B"),
+        ridge_spec=fmt_number(roof.spec.ridge_flop_per_byte if roof else None, "FLOP/B"),
+        notes=tuple(dict.fromkeys(notes)),
     )
 
 
 def judged_rows(summary: ProbeSummary) -> list[ProbeRow]:
     """The rows that ran (not SKIP): what a compact table shows."""
-    return [r for r in summary.rows if r.status != "SKIP"]
+    return [r for r in summary.rows if r.status != SKIP]
 
 
 # Report order: memory first, then host links, then compute (the order of harness/probe/results.py).
@@ -128,4 +111,4 @@ def brief(row: ProbeRow | None) -> str:
     if row is None:
         return MISSING
     parts = [row.measured] + ([row.percent] if row.percent != MISSING else [])
-    return " ".join(parts + ([row.status] if row.status != "PASS" else []))
+    return " ".join(parts + ([row.status] if row.status != PASS else []))

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.schema import ERROR
 from refenv import readiness
 from refenv.model.records import CellResult
 from refenv.model.rundoc import RunDocument
@@ -53,7 +52,7 @@ def _remedy(cell: CellResult) -> str | None:
     if cell.observed is None:
         return None
     return next((f.remediation[0] for f in cell.observed.findings
-                 if f.verdict == cell.observed.verdict and f.severity == ERROR and f.remediation), None)
+                 if f.failing and f.verdict == cell.observed.verdict and f.remediation), None)
 
 
 def of_run(doc: RunDocument) -> tuple[Readiness, ...]:

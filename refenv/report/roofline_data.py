@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
 
-from refenv.report.formats import as_dict, as_list
+from harness.schema.envelope import ProbesSection
+from harness.schema.probe_document import RoofFigures, SweepPoint
+from harness.schema.probe_document import Sweep as SweepRecord
 from refenv.report.probes import documents
 
 SWEEP_NAMES = {"gemm_shapes": "GEMM shape sweep", "fused_fma": "fused x*a+b sweep"}
@@ -64,38 +65,35 @@ class Figure:
     caption: str
 
 
-def _positive(value: Any) -> float | None:
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0:
+def _positive(value: float | None) -> float | None:
+    if value is not None and math.isfinite(value) and value > 0:
         return float(value)
     return None
 
 
-def _roof(section: Any, kind: str) -> Roof | None:
-    d = as_dict(section)
-    bw, peak = _positive(d.get("bandwidth_gbps")), _positive(d.get("peak_tflops"))
+def _roof(figures: RoofFigures, kind: str) -> Roof | None:
+    bw, peak = _positive(figures.bandwidth_gbps), _positive(figures.peak_tflops)
     return Roof(kind, bw, peak) if bw or peak else None
 
 
-def _label(p: dict[str, Any]) -> str:
-    if "m" in p:
-        return f"GEMM {p.get('m')}x{p.get('n')}x{p.get('k')}"
-    if "steps" in p:
-        return f"{p.get('steps')} fused steps"
+def _label(p: SweepPoint) -> str:
+    if p.m is not None:
+        return f"GEMM {p.m}x{p.n}x{p.k}"
+    if p.steps is not None:
+        return f"{p.steps} fused steps"
     return "point"
 
 
-def _sweep(raw: dict[str, Any]) -> Sweep | None:
+def _sweep(raw: SweepRecord) -> Sweep | None:
     points = []
-    for p in as_list(raw.get("points")):
-        if not isinstance(p, dict):
-            continue
-        x, y = _positive(p.get("intensity_flop_per_byte")), _positive(p.get("tflops_median"))
+    for p in raw.points:
+        x, y = _positive(p.intensity_flop_per_byte), _positive(p.tflops_median)
         if x and y:
             points.append(Point(x, y, _label(p)))
     if not points:
         return None
-    method = str(raw.get("method") or "sweep")
-    return Sweep(SWEEP_NAMES.get(method, method), str(raw.get("dtype") or ""), tuple(points))
+    method = raw.method or "sweep"
+    return Sweep(SWEEP_NAMES.get(method, method), raw.dtype, tuple(points))
 
 
 def caption_for(device: str, host_kind: str, host: str) -> str:
@@ -108,17 +106,15 @@ def caption_for(device: str, host_kind: str, host: str) -> str:
     return "GPU figures: spec roofs from the GPU's data sheet, measured roofs and points from this run."
 
 
-def figure(probes: Any, title: str, host_kind: str = "", host: str = "") -> Figure | None:
-    """The roofline picture of a cell's probes (a document, or the gpu/cpu pair), or None without one."""
-    probe = next((d for d in documents(probes) if as_dict(d.get("roofline")).get("sweeps")
-                  or as_dict(d.get("roofline")).get("measured")), None)
-    if probe is None:
+def figure(probes: ProbesSection | None, title: str, host_kind: str = "", host: str = "") -> Figure | None:
+    """The roofline picture of a cell's or a measurement's probes, or None without one."""
+    probe = next((d for d in documents(probes) if d.roofline is not None), None)
+    if probe is None or probe.roofline is None:
         return None
-    section = as_dict(probe.get("roofline"))
-    sweeps = tuple(s for s in (_sweep(r) for r in as_list(section.get("sweeps")) if isinstance(r, dict)) if s)
-    roofs = tuple(r for r in (_roof(section.get("spec"), "spec"), _roof(section.get("measured"), "measured")) if r)
+    section = probe.roofline
+    sweeps = tuple(s for s in (_sweep(r) for r in section.sweeps) if s)
+    roofs = tuple(r for r in (_roof(section.spec, "spec"), _roof(section.measured, "measured")) if r)
     if not sweeps and not roofs:
         return None
-    device = str(probe.get("device") or "")
-    return Figure(title=title, dtype=str(section.get("dtype") or ""), device=device, sweeps=sweeps, roofs=roofs,
-                  caption=caption_for(device, host_kind, host))
+    return Figure(title=title, dtype=section.dtype, device=probe.device, sweeps=sweeps, roofs=roofs,
+                  caption=caption_for(probe.device, host_kind, host))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from harness.schema import ERROR
+from harness.schema import SEVERITY_ERROR as ERROR
 from harness.stack.text import distribution_line
 from refenv.model.rundoc import EnvironmentRecord, RunDocument
 

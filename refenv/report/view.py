@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.schema import ERROR as SEVERITY_ERROR
-from harness.schema import WARNING as SEVERITY_WARNING
-from harness.schema import Finding
+from harness.schema import SEVERITY_ERROR, SEVERITY_WARNING, Finding
 from refenv.model.builds import FAILED
 from refenv.model.records import CellResult
 from refenv.model.rundoc import EnvironmentRecord, HostRecord, RunDocument

@@ -19,7 +19,6 @@ from harness.schema import (
     CPU_WHEEL,
     DRIVER_BROKEN,
     DRIVER_TOO_OLD,
-    ERROR,
     NO_DRIVER,
     NOT_VISIBLE,
     OK,
@@ -153,7 +152,7 @@ _SCENARIO_KINDS = ("enable_gpu_access", "install_toolkit", "unset_variable", "ad
 def chosen_remedy(verdict: str, findings: Sequence[Finding]) -> Remedy | None:
     """The structured remedy of the primary finding (the first error of the primary verdict), if it has one."""
     for f in findings:
-        if f.severity == ERROR and f.verdict == verdict:
+        if f.failing and f.verdict == verdict:
             return f.remedy
     return None
 

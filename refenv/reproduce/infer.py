@@ -9,13 +9,13 @@ NVML error 18 with cuInit 803, "CUDA unknown error" is cuInit 999, and so on.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from harness import catalogue, compat
 from harness.classify import classify
+from harness.facts import Facts, devices_of, host_of, libcuda_of, nvml_of, torch_of, torch_texts, visibility_of
 from harness.intake import ParsedReport
 from harness.intake.hints import ENV_FACTS
-from harness.schema import ERROR, FAILING
 from refenv.model import faults as named
 from refenv.model.profiles import CUINIT_ERRORS, Faults
 from refenv.reproduce import drivers
@@ -58,9 +58,9 @@ def variant_from(version: str, cuda_known: bool, cuda: str | None, evidence: lis
     return compat.cuda_variant(release.default_cuda)
 
 
-def faults_from(facts: dict[str, Any], texts: str, evidence: list[str]) -> Faults:
+def faults_from(facts: Facts, texts: str, evidence: list[str]) -> Faults:
     """The faults torch's and NVML's messages name."""
-    nvml = ((facts.get("driver") or {}).get("nvml") or {})
+    nvml = nvml_of(facts)
     code, text = nvml.get("init_error_code"), str(nvml.get("init_error") or "")
     if not isinstance(code, int) and text:
         code = catalogue.nvml_code_of(text)
@@ -83,12 +83,11 @@ def faults_from(facts: dict[str, Any], texts: str, evidence: list[str]) -> Fault
     return found
 
 
-def _driver(facts: dict[str, Any], details: dict[str, str], os_name: str, evidence: list[str]) -> tuple[
+def _driver(facts: Facts, details: dict[str, str], os_name: str, evidence: list[str]) -> tuple[
         str | None, int | None]:
     """The driver version and the CUDA version it reports, from nvidia-smi, NVML's library or torch's words."""
-    driver_facts = facts.get("driver") or {}
-    nvml, libcuda = driver_facts.get("nvml") or {}, driver_facts.get("libcuda") or {}
-    dcv = nvml.get("cuda_driver_version") or libcuda.get("driver_version")
+    nvml = nvml_of(facts)
+    dcv = nvml.get("cuda_driver_version") or libcuda_of(facts).get("driver_version")
     version = nvml.get("driver_version")
     if version:
         evidence.append(f"driver {version} (nvidia-smi)")
@@ -114,40 +113,40 @@ def _driver(facts: dict[str, Any], details: dict[str, str], os_name: str, eviden
     return version, dcv if isinstance(dcv, int) and dcv > 0 else None
 
 
-def _gpus(facts: dict[str, Any]) -> tuple[GpuGuess, ...]:
-    devices = ((facts.get("driver") or {}).get("nvml") or {}).get("devices") or []
-    seen = (facts.get("torch") or {}).get("devices") or []
+def _gpus(facts: Facts) -> tuple[GpuGuess, ...]:
+    devices, seen = devices_of(nvml_of(facts)), devices_of(torch_of(facts))
     capability = {d.get("name"): d.get("compute_capability") for d in seen if d.get("compute_capability")}
     rows = devices or seen
     return tuple(GpuGuess(str(d.get("name")), d.get("compute_capability") or capability.get(d.get("name")),
                           d.get("uuid")) for d in rows if d.get("name"))
 
 
-def _environment(facts: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+def _environment(facts: Facts) -> tuple[tuple[str, str], ...]:
     """The variables the report shows being set, as a scenario sets them."""
     out = []
+    sections: dict[str, Mapping[str, object]] = {"visibility": visibility_of(facts), "torch": torch_of(facts),
+                                                  "host": host_of(facts)}
     for name, path in ENV_FACTS.items():
         section, key = path.split(".")
-        value = (facts.get(section) or {}).get(key)
+        value = sections[section].get(key) if section in sections else None
         if value is not None:
             out.append((name, ("1" if value else "0") if isinstance(value, bool) else str(value)))
     return tuple(out)
 
 
-def reported_of(facts: Any) -> Reported:
+def reported_of(facts: Facts) -> Reported:
     """What the report says happened, and the classifier's verdict and fix over its facts."""
-    torch = facts.get("torch") or {}
-    message = f"CUDA initialization: {torch['init_warning']}" if torch.get("init_warning") else torch.get("init_error")
+    torch = torch_of(facts)
+    message = catalogue.torch_message(torch.get("init_warning"), torch.get("init_error"))
     diagnosis = classify(facts)
-    failing = [f for f in diagnosis.findings if f.severity == ERROR and f.verdict in FAILING]
+    failing = diagnosis.failing
     return Reported(torch.get("is_available"), message, diagnosis.verdict, failing[0].remediation if failing else ())
 
 
 def infer(report: ParsedReport) -> Inferred:
     """The environment and host a parsed report describes; ReproduceError when it cannot say."""
-    facts: dict[str, Any] = dict(report.facts)
-    torch = facts.get("torch") or {}
-    host = facts.get("host") or {}
+    facts = report.facts
+    torch, host = torch_of(facts), host_of(facts)
     # The reader marks what the report implies but does not state (harness/intake/implied.py).
     evidence: list[str] = [f"{path} inferred, not stated: {why}" for path, why in report.inferred.items()]
     if torch.get("hip"):
@@ -162,11 +161,10 @@ def infer(report: ParsedReport) -> Inferred:
     os_name = host.get("os") or "Linux"
     if not host.get("os"):
         evidence.append("the report does not name its operating system: Linux assumed")
-    said = (torch.get("init_warning"), torch.get("init_error"), *(torch.get("warnings") or []))
-    texts = "\n".join(str(t) for t in said if t)
+    texts = torch_texts(facts)
     faults = faults_from(facts, texts, evidence)
     driver, dcv = _driver(facts, report.details, os_name, evidence)
-    vis = facts.get("visibility") or {}
+    vis = visibility_of(facts)
     gpu_access = _NO_GPU_FLAG not in str(vis.get("container_evidence") or "")
     if not gpu_access:
         evidence.append(f"a container started without GPU access ({vis.get('container_evidence')})")

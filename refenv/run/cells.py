@@ -10,14 +10,13 @@ so every simulated host gives it alike): the first runs, the others reuse its do
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from refenv import paths
 from refenv.engines.seam import CellEngine, RunOutcome
 from refenv.model.records import CellResult
 from refenv.model.status import FAIL, PASS
 from refenv.run import executor
-from refenv.run.judge import judge_cell
+from refenv.run.judge import Answer, judge_cell
 from refenv.run.plan import CellPlan
 
 
@@ -28,7 +27,7 @@ def _base(plan: CellPlan) -> CellResult:
 
 
 def _judge(plan: CellPlan) -> executor.Judge[CellResult]:
-    def judge(base: CellResult, doc: dict[str, Any] | None, outcome: RunOutcome) -> CellResult:
+    def judge(base: CellResult, doc: Answer, outcome: RunOutcome) -> CellResult:
         return judge_cell(base, plan.expected, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed,
                           outcome.logs)
     return judge

@@ -16,7 +16,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -52,8 +52,9 @@ class Job(Protocol):
 
 J = TypeVar("J", bound=Job)
 R = TypeVar("R", bound=JobRecord)
-# (the record before judgement, the harness's document or None, how the container ended) -> the record
-Judge = Callable[[R, "dict[str, Any] | None", RunOutcome], R]
+# (the record before judgement, the harness's document as read (a JSON object) or None, how the container
+# ended) -> the record; the judge reads the document as its record (refenv/run/judge.py).
+Judge = Callable[[R, "Mapping[str, object] | None", RunOutcome], R]
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class Finished(Generic[R]):
     interrupted: bool
 
 
-def read_document(path: Path) -> dict[str, Any] | None:
+def read_document(path: Path) -> dict[str, object] | None:
     """A harness document (result.json or its cached copy), or None when it is missing or not a JSON object."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))

@@ -1,58 +1,83 @@
-"""Judge a container's answer: a cell's document against its expectation, and what a measurement's holds (pure)."""
+"""Judge a container's answer: a cell's document against its expectation, and what a measurement's holds (pure).
+
+The harness's documents are read as its schema's records (harness/schema/envelope.py) through the one codec;
+a document that does not fit them is an answer refenv cannot read, which is an ERROR naming the place.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from harness.schema import ERROR as SEVERITY_ERROR
-from harness.schema import FAILING, Diagnosis
+from harness import catalogue
+from harness.facts import torch_of
+from harness.schema import OK, worst
+from harness.schema.envelope import CellDocument, Envelope, Failed, MemorySection, ProbesSection
+from refenv.model import codec
 from refenv.model.records import ERROR, FAIL, OOM_KILLED, PASS, TIMEOUT, CellResult, Expected, JobRecord, Observed
 
+# A harness document as read from its file: a JSON object, or None when there was none to read.
+Answer = Mapping[str, object] | None
+D = TypeVar("D", bound=Envelope)
 
-def observed_of(doc: dict[str, Any]) -> Observed | None:
-    """What the harness concluded, from its cell document (harness/document.py); None when it has no diagnosis."""
-    diag_doc = doc.get("diagnosis") or {}
-    raw = diag_doc.get("diagnosis")
-    if not isinstance(raw, dict) or not raw:
-        return None
+
+def read_answer(cls: type[D], answer: Answer) -> D | str:
+    """The harness's document as its record, or why it cannot be read (a sentence for the record's reason)."""
     try:
-        diag = Diagnosis.from_dict(raw)
-    except (KeyError, ValueError, TypeError):
-        return None  # a diagnosis this version cannot read is no diagnosis: the cell is an ERROR
-    torch = (diag_doc.get("facts") or {}).get("torch") or {}
-    message = torch.get("init_warning")
-    if message:
-        message = f"CUDA initialization: {message}"
-    message = message or torch.get("init_error")
-    failing = [f.verdict for f in diag.findings if f.severity == SEVERITY_ERROR and f.verdict in FAILING]
+        return codec.decode(cls, answer)
+    except codec.DecodeError as exc:
+        return f"the harness wrote a document this refenv cannot read: {exc.message}"
+
+
+def observed_of(doc: CellDocument) -> Observed | None:
+    """What the harness concluded, from its cell document; None when it has no diagnosis."""
+    diag = doc.diagnosis.diagnosis if doc.diagnosis else None
+    if diag is None:
+        return None
+    torch = torch_of(doc.diagnosis.facts if doc.diagnosis else None)
     return Observed(
-        verdict=diag.verdict, verdicts=tuple(dict.fromkeys(failing)), simulated=diag.simulated,
-        is_available=torch.get("is_available"), device_count=torch.get("device_count"), torch_message=message,
+        verdict=diag.verdict, verdicts=diag.failing_verdicts, simulated=diag.simulated,
+        is_available=torch.get("is_available"), device_count=torch.get("device_count"),
+        torch_message=catalogue.torch_message(torch.get("init_warning"), torch.get("init_error")),
         findings=diag.findings,
     )
 
 
-def memory_failure(memory: dict[str, Any] | None) -> str | None:
-    if not memory:
+# What a measured section says against the record: (FAIL, why) when a measured figure is outside its band, (ERROR,
+# why) when the section could not give an answer; None when it holds.
+Problem = tuple[str, str]
+
+
+def memory_problem(memory: MemorySection | None) -> Problem | None:
+    if memory is None:
         return None
-    if memory.get("error") and not memory.get("cases"):
-        err = memory["error"]
-        return f"memory verification could not run: {err.get('message') if isinstance(err, dict) else err}"
-    if memory.get("status") == "FAIL":
-        bad = [c.get("name", "?") for c in memory.get("cases", []) if c.get("status") == "FAIL"]
-        return f"memory prediction disagrees with measurement ({', '.join(bad) or 'see the cell'})"
+    if isinstance(memory, Failed):
+        return ERROR, f"memory verification could not run: {memory.error.message}"
+    if memory.error and not memory.cases:
+        return ERROR, f"memory verification could not run: {memory.error}"
+    if memory.status == FAIL:
+        bad = [c.name for c in memory.cases if c.status == FAIL]
+        return FAIL, f"memory prediction disagrees with measurement ({', '.join(bad) or 'see the cell'})"
+    if memory.status == ERROR:
+        lost = [c.name for c in memory.cases if c.status == ERROR]
+        lost += [name for name, section in memory.sections() if section.status == ERROR]
+        return ERROR, f"memory verification could not measure {', '.join(lost) or 'its cases'}"
     return None
 
 
-def probe_failure(probes: dict[str, Any] | None, on_gpu: bool) -> str | None:
+def probe_problem(probes: ProbesSection | None, on_gpu: bool) -> Problem | None:
     """On a real GPU the probes must hold their bands; CPU figures are reported, not judged."""
-    if not probes or not on_gpu:
+    if probes is None or not on_gpu or isinstance(probes, Failed):
         return None
-    gpu = probes.get("gpu") or {}
-    if gpu.get("status") == "FAIL":
-        return "GPU probes fell below their bands"
+    if probes.gpu is not None and probes.gpu.status == FAIL:
+        return FAIL, "GPU probes fell below their bands"
     return None
+
+
+def status_of(problems: list[Problem]) -> str:
+    """FAIL when any answer disagrees, else ERROR when any gave none, else PASS."""
+    return worst([PASS, *(status for status, _ in problems)])
 
 
 R = TypeVar("R", bound=JobRecord)
@@ -63,7 +88,7 @@ def log_tail(logs: str) -> str | None:
     return "\n".join(logs.strip().splitlines()[-25:]) or None
 
 
-def no_answer(record: R, doc: dict[str, Any] | None, exit_code: int | None, timed_out: bool, oom_killed: bool,
+def no_answer(record: R, doc: Answer, exit_code: int | None, timed_out: bool, oom_killed: bool,
               oom_hint: str = "", what: str = "result") -> R | None:
     """The record of a container that gave no answer (killed at its time limit or for memory, or no document
     written), or None when there is a document to judge."""
@@ -76,36 +101,34 @@ def no_answer(record: R, doc: dict[str, Any] | None, exit_code: int | None, time
     return None
 
 
-def judge_cell(base: CellResult, expected: Expected, doc: dict[str, Any] | None, exit_code: int | None,
+def judge_cell(base: CellResult, expected: Expected, answer: Answer, exit_code: int | None,
                timed_out: bool, oom_killed: bool, logs: str) -> CellResult:
     """The cell's status and reason. `base` carries the cell's identity and bookkeeping; the rest is filled in."""
     tail = log_tail(logs)
     cell = replace(base, expected=expected, log_tail=tail)
-    ended = no_answer(cell, doc, exit_code, timed_out, oom_killed, " (raise run.memory in matrix.yaml)", "result")
+    ended = no_answer(cell, answer, exit_code, timed_out, oom_killed, " (raise run.memory in matrix.yaml)", "result")
     if ended is not None:
         return ended
-    assert doc is not None  # no_answer answers for a missing document
+    doc = read_answer(CellDocument, answer)
+    if isinstance(doc, str):
+        return replace(cell, status=ERROR, reason=doc)
     observed = observed_of(doc)
-    probes, memory = doc.get("probes"), doc.get("memory")
-    cell = replace(cell, probes=probes if isinstance(probes, dict) else None,
-                   memory=memory if isinstance(memory, dict) else None)
-    diag_error = (doc.get("diagnosis") or {}).get("error")
-    if observed is not None and diag_error:
-        return replace(cell, status=ERROR, reason=f"the diagnosis is incomplete: {diag_error.get('message')}",
+    cell = replace(cell, probes=doc.probes, memory=doc.memory)
+    diag_error = doc.diagnosis.error if doc.diagnosis else None
+    if observed is not None and diag_error is not None:
+        return replace(cell, status=ERROR, reason=f"the diagnosis is incomplete: {diag_error.message}",
                        observed=observed)
     if observed is None:
-        err = doc.get("error") or {}
-        return replace(cell, status=ERROR, reason=f"the harness failed: {err.get('message', 'no diagnosis')}")
-    problems = []
+        why = doc.error.message if doc.error else "no diagnosis"
+        return replace(cell, status=ERROR, reason=f"the harness failed: {why}")
+    problems: list[Problem] = []
     if observed.verdict != expected.verdict:
-        problems.append(f"expected {expected.verdict}, observed {observed.verdict}")
+        problems.append((FAIL, f"expected {expected.verdict}, observed {observed.verdict}"))
     if expected.torch_text and expected.torch_text not in (observed.torch_message or ""):
-        problems.append(f"torch's message lacks {expected.torch_text!r}")
-    on_gpu = observed.verdict == "OK" and not observed.simulated and observed.is_available is True
-    for extra in (memory_failure(cell.memory), probe_failure(cell.probes, on_gpu)):
-        if extra:
-            problems.append(extra)
-    status = FAIL if problems else PASS
-    reason = "; ".join(problems) if problems else (
+        problems.append((FAIL, f"torch's message lacks {expected.torch_text!r}"))
+    on_gpu = observed.verdict == OK and not observed.simulated and observed.is_available is True
+    problems += [p for p in (memory_problem(cell.memory), probe_problem(cell.probes, on_gpu)) if p]
+    status = status_of(problems)
+    reason = "; ".join(why for _, why in problems) if problems else (
         f"{observed.verdict} as expected" + (" (simulated)" if observed.simulated else ""))
     return replace(cell, status=status, reason=reason, observed=observed, log_tail=tail if status != PASS else None)

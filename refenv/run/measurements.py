@@ -16,18 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
+from harness.schema.envelope import MeasureDocument
 from refenv import paths
 from refenv.engines.seam import CellEngine, RunOutcome
 from refenv.errors import NoGpuRuntime
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Environment, Host, RunSettings
 from refenv.model.records import CPU, CUDA, MeasurementRecord
-from refenv.model.status import BUILD_FAILED, ERROR, FAIL, NOT_RUN, PASS
+from refenv.model.status import BUILD_FAILED, ERROR, NOT_RUN, PASS
 from refenv.run import executor
 from refenv.run.containers import ContainerSpec, measure_spec, with_mounted_harness
-from refenv.run.judge import log_tail, memory_failure, no_answer, probe_failure
+from refenv.run.judge import Answer, log_tail, memory_problem, no_answer, probe_problem, read_answer, status_of
 from refenv.run.plan import cache_key
 
 
@@ -93,26 +93,23 @@ def plan_measurements(environments: tuple[Environment, ...], hosts: tuple[Host, 
     return plans
 
 
-def judge_measurement(record: MeasurementRecord, doc: dict[str, Any] | None, exit_code: int | None,
+def judge_measurement(record: MeasurementRecord, answer: Answer, exit_code: int | None,
                       timed_out: bool, oom_killed: bool, logs: str) -> MeasurementRecord:
     """The measurement's status: memory must match its prediction; on a GPU, the probes must hold their bands."""
     tail = log_tail(logs)
-    ended = no_answer(replace(record, log_tail=tail), doc, exit_code, timed_out, oom_killed, what="measurement")
+    ended = no_answer(replace(record, log_tail=tail), answer, exit_code, timed_out, oom_killed, what="measurement")
     if ended is not None:
         return ended
-    assert doc is not None  # no_answer answers for a missing document
-    probes, memory = doc.get("probes"), doc.get("memory")
-    waived = doc.get("waived")
-    record = replace(record, probes=probes if isinstance(probes, dict) else None,
-                     memory=memory if isinstance(memory, dict) else None,
-                     waived=waived if isinstance(waived, str) else None)
-    err = doc.get("error")
-    if isinstance(err, dict) and err:
-        return replace(record, status=ERROR, reason=f"the harness failed: {err.get('message')}", log_tail=tail)
-    problems = [p for p in (memory_failure(record.memory),
-                            probe_failure(record.probes, record.device == CUDA and record.waived is None)) if p]
+    doc = read_answer(MeasureDocument, answer)
+    if isinstance(doc, str):
+        return replace(record, status=ERROR, reason=doc, log_tail=tail)
+    record = replace(record, probes=doc.probes, memory=doc.memory, waived=doc.waived)
+    if doc.error is not None:
+        return replace(record, status=ERROR, reason=f"the harness failed: {doc.error.message}", log_tail=tail)
+    problems = [p for p in (memory_problem(record.memory),
+                            probe_problem(record.probes, record.device == CUDA and record.waived is None)) if p]
     if problems:
-        return replace(record, status=FAIL, reason="; ".join(problems), log_tail=tail)
+        return replace(record, status=status_of(problems), reason="; ".join(why for _, why in problems), log_tail=tail)
     what = "waived: " + record.waived if record.waived else "as predicted" if record.memory else "measured"
     return replace(record, status=PASS, reason=what)
 
@@ -124,7 +121,7 @@ def covering(measurements: tuple[MeasurementRecord, ...] | list[MeasurementRecor
                  and (m.host is None or (host_kind == "real" and m.host == host)))
 
 
-def _judge(record: MeasurementRecord, doc: dict[str, Any] | None, outcome: RunOutcome) -> MeasurementRecord:
+def _judge(record: MeasurementRecord, doc: Answer, outcome: RunOutcome) -> MeasurementRecord:
     return judge_measurement(record, doc, outcome.exit_code, outcome.timed_out, outcome.oom_killed, outcome.logs)
 
 

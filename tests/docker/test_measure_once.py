@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from harness.schema.envelope import ProbePair
+from harness.schema.memory_document import MemoryVerification
 from refenv.engines.docker.sdk import Engine
 from refenv.model.labels import MANAGED
 from refenv.model.matrix import Matrix
@@ -37,9 +39,9 @@ def test_an_environment_is_measured_once_and_reused_until_its_image_changes(engi
     assert [m.id for m in doc.measurements] == [f"{CPU}/cpu"]
     m = doc.measurements[0]
     assert m.status == "PASS", (m.reason, m.log_tail)
-    cpu = (m.probes or {}).get("cpu") or {}
-    assert cpu.get("device") == "cpu" and any(x.get("status") != "SKIP" for x in cpu.get("measurements", []))
-    assert (m.memory or {}).get("cases"), m.memory
+    cpu = m.probes.cpu if isinstance(m.probes, ProbePair) else None
+    assert cpu is not None and cpu.device == "cpu" and any(x.status != "SKIP" for x in cpu.measurements)
+    assert isinstance(m.memory, MemoryVerification) and m.memory.cases, m.memory
     assert Path(m.result_path or "").is_file() and load_run(first.folder) == doc
 
     # The reports show it once, not once per cell.

@@ -15,6 +15,7 @@ import pytest
 
 from harness.memory import run_verification
 from harness.memory.verify import render_verification
+from harness.schema import encode
 
 pytestmark = pytest.mark.gpu
 
@@ -41,9 +42,10 @@ def _keep(doc: dict[str, Any], name: str) -> None:
 def gpu_doc() -> dict[str, Any]:
     torch = pytest.importorskip("torch")
     assert torch.cuda.is_available(), "the gpu tier needs a real NVIDIA GPU; torch.cuda.is_available() is False"
-    doc = run_verification(quick=True, device="cuda")
+    verification = run_verification(quick=True, device="cuda")
+    print(render_verification(verification))
+    doc: dict[str, Any] = encode(verification)  # as the harness writes it
     _keep(doc, "memory-verify-gpu-quick.json")
-    print(render_verification(doc))
     return doc
 
 
@@ -69,7 +71,7 @@ def test_gpu_state_ledgers_are_within_block_rounding(gpu_doc: dict[str, Any]) ->
 
 @pytest.mark.slow
 def test_gpu_full_verification_passes() -> None:
-    doc = run_verification(quick=False, device="cuda")
+    doc = encode(run_verification(quick=False, device="cuda"))
     _keep(doc, "memory-verify-gpu-full.json")
     assert _failures(doc) == [] and doc["status"] == "PASS"
 

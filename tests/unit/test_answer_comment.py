@@ -6,12 +6,12 @@ confidence; the fix's blocks hold commands only; what came from the report stays
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
 from contextlib import redirect_stdout
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -19,7 +19,8 @@ from harness.__main__ import main
 from harness.answer import comment, markup
 from harness.answer.redact import redact
 from harness.diagnose import diagnose_report
-from harness.schema import FAILING
+from harness.schema import FAILING, decode
+from harness.schema.envelope import DiagnoseDocument
 
 REPORTS = Path(__file__).resolve().parents[1] / "data" / "reports"
 CASES = sorted(p.name for p in REPORTS.glob("*.txt"))
@@ -60,7 +61,7 @@ def outside_code(text: str) -> str:
     return "\n".join(out)
 
 
-def render_case(name: str) -> tuple[dict[str, Any], str]:
+def render_case(name: str) -> tuple[DiagnoseDocument, str]:
     doc = diagnose_report(str(REPORTS / name))
     return doc, comment.render(doc)
 
@@ -71,7 +72,7 @@ def test_the_comment_quotes_the_reports_own_lines_by_number(name: str) -> None:
     lines = (REPORTS / name).read_text(encoding="utf-8").splitlines()
     quoted = [QUOTED.match(line) for block in fenced(text) for line in block[1]]
     quoted_lines = [(int(m.group(1)), m.group(2)) for m in quoted if m]
-    assert quoted_lines or not doc["input"]["provenance"], "facts were read but no line is quoted"
+    assert quoted_lines or not (doc.input and doc.input.provenance), "facts were read but no line is quoted"
     for number, shown in quoted_lines:
         assert shown == markup.clip(redact(markup.clip(lines[number - 1].rstrip(), 2000))), (number, shown)
 
@@ -80,7 +81,8 @@ def test_the_comment_quotes_the_reports_own_lines_by_number(name: str) -> None:
 def test_a_verdict_is_named_only_at_high_or_medium_confidence(name: str) -> None:
     doc, text = render_case(name)
     first = text.splitlines()[0]
-    verdict, confidence = doc["diagnosis"]["verdict"], doc["diagnosis"]["assessment"]["confidence"]
+    assert doc.diagnosis is not None and doc.diagnosis.assessment is not None
+    verdict, confidence = doc.diagnosis.verdict, doc.diagnosis.assessment["confidence"]
     if confidence in ("high", "medium") and verdict != "CANNOT_TELL":
         assert first.startswith(f"**refenv diagnose: `{verdict}`** (confidence: {confidence})")
     else:
@@ -97,10 +99,10 @@ def test_the_fix_blocks_hold_commands_and_the_details_close(name: str) -> None:
     fix = text.split("**Fix**", 1)[1].split("\n\n", 1)[0] if "**Fix**" in text else ""
     for info, body in fenced(fix):
         assert info == "sh" and body and all(markup.is_command(line) for line in body), body
-    primary = next((f for f in doc["diagnosis"]["findings"] if f["severity"] == "error" and f["verdict"] in FAILING),
-                   None)
-    has_fix = bool(primary and primary["remediation"]) and comment.states_verdict(doc)
-    assert ("**Fix**" in text) == (has_fix and doc["diagnosis"]["verdict"] in FAILING)
+    assert doc.diagnosis is not None
+    primary = next((f for f in doc.diagnosis.findings if f.severity == "error" and f.verdict in FAILING), None)
+    has_fix = bool(primary and primary.remediation) and comment.states_verdict(doc)
+    assert ("**Fix**" in text) == (has_fix and doc.diagnosis.verdict in FAILING)
     assert text.count("<details>") == text.count("</details>")
     assert len(text) <= comment.MAX_CHARS
 
@@ -143,7 +145,7 @@ def test_the_command_line_writes_the_same_comment() -> None:
     as_json = io.StringIO()
     with redirect_stdout(as_json):
         main(["diagnose", "--from", str(REPORTS / "kernel-api-mismatch.txt"), "--format", "json"])
-    doc = json.loads(as_json.getvalue())
+    doc = decode(DiagnoseDocument, json.loads(as_json.getvalue()))  # the printed document, read back
     assert out.getvalue() == comment.render(doc)
     assert out.getvalue().startswith("**refenv diagnose: `DRIVER_BROKEN`** (confidence: high)")
 
@@ -155,9 +157,9 @@ def test_json_and_another_format_together_are_refused(capsys: pytest.CaptureFixt
 
 
 def test_a_live_diagnosis_shows_its_primary_findings_evidence() -> None:
-    doc = {"harness_version": "0.1.0", "diagnosis": {"verdict": "NO_DRIVER", "findings": [
+    doc = decode(DiagnoseDocument, {"harness_version": "0.1.0", "diagnosis": {"verdict": "NO_DRIVER", "findings": [
         {"verdict": "NO_DRIVER", "severity": "error", "title": "no NVIDIA driver on this machine",
-         "evidence": ["/dev/nvidia*: none"], "remediation": ["install the NVIDIA driver and reboot"]}]}}
+         "evidence": ["/dev/nvidia*: none"], "remediation": ["install the NVIDIA driver and reboot"]}]}})
     text = comment.render(doc)
     assert text.startswith("**refenv diagnose: `NO_DRIVER`**: no NVIDIA driver on this machine")
     assert ("sh", []) not in fenced(text)
@@ -166,8 +168,9 @@ def test_a_live_diagnosis_shows_its_primary_findings_evidence() -> None:
 
 def test_a_comment_too_long_drops_its_folds_not_its_answer() -> None:
     doc = diagnose_report(str(REPORTS / "smi-table-pip.txt"))
-    doc["diagnosis"]["unknowns"] = [f"unknown {i} " + "x" * 200 for i in range(400)]
-    text = comment.render(doc)
+    assert doc.diagnosis is not None
+    many = tuple(f"unknown {i} " + "x" * 200 for i in range(400))
+    text = comment.render(dataclasses.replace(doc, diagnosis=dataclasses.replace(doc.diagnosis, unknowns=many)))
     assert len(text) <= comment.MAX_CHARS
     assert text.startswith("**refenv diagnose: `DRIVER_TOO_OLD`**") and "**Fix**" in text
     assert "folded details were left out" in text

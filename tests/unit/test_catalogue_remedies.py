@@ -7,7 +7,7 @@ import pytest
 from harness import catalogue
 from harness.catalogue.entries import REMEDY_KINDS
 from harness.catalogue.remedies import render
-from harness.schema import ERROR, Finding, Remedy
+from harness.schema import SEVERITY_ERROR, Finding, Remedy
 
 
 @pytest.mark.parametrize("kind", REMEDY_KINDS)
@@ -45,7 +45,7 @@ def test_an_unknown_kind_is_refused() -> None:
 
 def test_a_finding_carries_its_remedy_through_the_document() -> None:
     remedy = Remedy("reboot", (("why", "driver_upgrade"),))
-    finding = Finding("DRIVER_BROKEN", ERROR, "mismatch", ("NVML: 18",), render(remedy), "driver", remedy)
+    finding = Finding("DRIVER_BROKEN", SEVERITY_ERROR, "mismatch", ("NVML: 18",), render(remedy), "driver", remedy)
     d = finding.to_dict()
     assert d["remedy"] == {"kind": "reboot", "why": "driver_upgrade"}
     assert Finding.from_dict(d) == finding

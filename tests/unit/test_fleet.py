@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
+from harness.schema.envelope import DiagnoseDocument
 from refenv import fleet
 from refenv.engines.slurm.client import Commands
 from refenv.engines.slurm.probe import probe_nodes, probe_placement, probe_script
 from refenv.errors import RefenvError
-from refenv.model import profiles
+from refenv.model import codec, profiles
 from refenv.model.matrix_yaml import load
 from refenv.model.placement import SlurmPlacement
 
@@ -29,8 +30,9 @@ def _nvml(profile: profiles.Profile) -> dict[str, Any]:
                         for i, g in enumerate(profile.gpus)]}
 
 
-def _doc(nvml: dict[str, Any]) -> dict[str, Any]:
-    return {"schema": "refenv.harness/diagnose", "facts": {"driver": {"nvml": nvml}}}
+def _doc(nvml: dict[str, Any]) -> DiagnoseDocument:
+    """A node's `harness diagnose --json` document with these NVML facts, read as refenv reads it."""
+    return codec.decode(DiagnoseDocument, {"schema": "refenv.diagnosis", "facts": {"driver": {"nvml": nvml}}})
 
 
 def test_a_node_on_r535_runs_cu128_and_needs_r580_for_cu130() -> None:
@@ -89,7 +91,8 @@ def test_a_host_probe_that_answered_is_read_without_waiting_for_squeue(tmp_path:
     cancelled: list[list[str]] = []
 
     def sbatch(argv: list[str]) -> str:
-        (tmp_path / "host-h100.json").write_text(json.dumps(_doc(_nvml(profiles.get("r535")))), encoding="utf-8")
+        (tmp_path / "host-h100.json").write_text(json.dumps(codec.encode(_doc(_nvml(profiles.get("r535"))))),
+                                                  encoding="utf-8")
         return "7"
 
     commands = Commands(sbatch=sbatch, squeue_json=lambda: json.dumps({"jobs": []}), scancel=cancelled.append)

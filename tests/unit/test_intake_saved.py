@@ -11,6 +11,7 @@ from harness import document
 from harness.diagnose import diagnose_report
 from harness.facts import empty_facts
 from harness.intake import load_report, parse_document
+from harness.schema.envelope import DiagnoseDocument
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "collect_env"
 CASE = DATA / "too-old-driver_cu121-on-r470.txt"
@@ -34,10 +35,9 @@ def test_saved_document_round_trips(tmp_path: Path) -> None:
 
 
 def test_fenced_document_text_and_bytes() -> None:
-    doc = document.new("diagnose")
     facts: dict[str, Any] = dict(empty_facts("probed"))
     facts["torch"] = {"importable": True, "version": "2.14.1+cu130", "cuda": "13.0", "cudart_version": 13000}
-    doc["facts"] = facts
+    doc = document.new(DiagnoseDocument, "diagnose", facts=facts)
     text = "```json\n" + document.dumps(doc) + "```\n"
     from_text = load_report(text)
     assert from_text.facts["torch"]["cudart_version"] == 13000

@@ -25,6 +25,6 @@ def test_an_extension_failure_is_read_and_named(text: str, tmp_path: Path) -> No
     report = tmp_path / "issue.txt"
     report.write_text(f"Traceback (most recent call last):\n  File \"train.py\", line 3\n{text}\n")
     doc = diagnose_report(str(report))
-    notes = doc["input"]["notes"]
-    assert any("python -m harness stack" in n for n in notes), notes
-    assert doc["diagnosis"]["verdict"] == "CANNOT_TELL"  # torch's own state is not in the text
+    assert doc.input is not None and doc.diagnosis is not None
+    assert any("python -m harness stack" in n for n in doc.input.notes), doc.input.notes
+    assert doc.diagnosis.verdict == "CANNOT_TELL"  # torch's own state is not in the text

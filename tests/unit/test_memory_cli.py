@@ -10,6 +10,7 @@ import pytest
 from harness.__main__ import main
 from harness.memory.params import count_params
 from harness.memory.presets import preset
+from harness.schema.memory_document import LedgerCheck, MemoryCase, MemoryVerification
 
 
 def _json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, dict[str, object]]:
@@ -118,9 +119,9 @@ def test_verify_json_writes_an_infinite_ratio_as_null(monkeypatch: pytest.Monkey
     # exited 3 (internal error) instead of reporting the failed verification.
     from harness.memory import verify
 
-    failed = {"status": "FAIL", "cases": [{"ledgers": {"activations": {"predicted_bytes": 0, "measured_bytes": 8,
-                                                                       "ratio": float("inf"), "status": "FAIL"}}}]}
+    ledger = LedgerCheck(0, 8, "FAIL", "within 5%", ratio=float("inf"))
+    failed = MemoryVerification(device="cpu", status="FAIL", cases=(MemoryCase("c", "FAIL", {"activations": ledger}),))
     monkeypatch.setattr(verify, "run_verification", lambda quick, device: failed)
     rc, doc = _json(capsys, "--verify", "--device", "cpu")
-    assert rc == 1 and doc["cases"] == [{"ledgers": {"activations": {"predicted_bytes": 0, "measured_bytes": 8,
-                                                                     "ratio": None, "status": "FAIL"}}}]
+    assert rc == 1 and doc["cases"] == [{"name": "c", "status": "FAIL", "ledgers": {"activations": {
+        "predicted_bytes": 0, "measured_bytes": 8, "ratio": None, "status": "FAIL", "tolerance": "within 5%"}}}]

@@ -11,13 +11,16 @@ import pytest
 from harness.memory import run_verification
 from harness.memory.verify_dist import judge_sharding
 from harness.memory.verify_infer import run_kv_verification
+from harness.schema import decode, encode
+from harness.schema.memory_document import RankCounts
 
 pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
 def full_doc() -> dict[str, Any]:
-    return run_verification(quick=False, device="cpu")
+    doc: dict[str, Any] = encode(run_verification(quick=False, device="cpu"))  # as the harness writes it
+    return doc
 
 
 @pytest.fixture(scope="module")
@@ -59,14 +62,15 @@ def test_fsdp_keeps_the_root_unit_gathered_after_forward(dist_doc: dict[str, Any
 
 @pytest.mark.slow
 def test_a_rank_holding_more_fails(dist_doc: dict[str, Any]) -> None:
-    ranks = copy.deepcopy(dist_doc["ranks"])
-    ranks[1]["fsdp-full"]["optimizer_state"] *= 2  # the optimizer state not sharded after all
-    bad = [c["name"] for c in judge_sharding(ranks) if c["status"] != "PASS"]
+    written = copy.deepcopy(dist_doc["ranks"])
+    written[1]["fsdp-full"]["optimizer_state"] *= 2  # the optimizer state not sharded after all
+    ranks = [{mode: decode(RankCounts, counts) for mode, counts in rank.items()} for rank in written]
+    bad = [c.name for c in judge_sharding(ranks) if c.status != "PASS"]
     assert bad == ["fsdp-full rank 1 optimizer_state"]
 
 
 def test_kv_cache_grown_token_by_token_is_the_arithmetic() -> None:
-    doc = run_kv_verification()
+    doc = encode(run_kv_verification())
     assert doc["status"] == "PASS" and len(doc["checks"]) == 3
     assert all(c["measured_bytes"] == c["predicted_bytes"] > 0 for c in doc["checks"])
 

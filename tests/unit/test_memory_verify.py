@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 import subprocess
 import sys
 from typing import Any
@@ -21,13 +21,16 @@ from harness.memory.probe_predict import (
     state_prediction,
 )
 from harness.memory.verify import judge_case, judge_peaks, predict
+from harness.schema import encode
+from harness.schema.memory_document import StepMeasurement
 
 pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
 def quick_doc() -> dict[str, Any]:
-    return run_verification(quick=True, device="cpu")
+    doc: dict[str, Any] = encode(run_verification(quick=True, device="cpu"))  # as the harness writes it
+    return doc
 
 
 def test_quick_cpu_verification_passes(quick_doc: dict[str, Any]) -> None:
@@ -68,18 +71,17 @@ def test_every_regime_leaves_its_own_mark(quick_doc: dict[str, Any]) -> None:
 def test_judge_fails_a_wrong_measurement() -> None:
     case = cases("cpu")[0]
     measured = measure_cpu(case)
-    assert judge_case(case, "cpu", measured)["status"] == "PASS"
-    off_by_one = copy.deepcopy(measured)
-    off_by_one["ledgers"]["gradients"] += 1
-    assert judge_case(case, "cpu", off_by_one)["ledgers"]["gradients"]["status"] == "FAIL"
+    assert judge_case(case, "cpu", measured).status == "PASS"
+    ledgers = measured.ledgers
+    off_by_one = dataclasses.replace(measured, ledgers={**ledgers, "gradients": ledgers["gradients"] + 1})
+    assert judge_case(case, "cpu", off_by_one).ledgers["gradients"].status == "FAIL"
     for factor, status in ((1.04, "PASS"), (1.06, "FAIL")):
-        drifted = copy.deepcopy(measured)
-        drifted["ledgers"]["activations"] = int(drifted["ledgers"]["activations"] * factor)
-        assert judge_case(case, "cpu", drifted)["ledgers"]["activations"]["status"] == status
-    renamed = copy.deepcopy(measured)
-    renamed["parameters"][0] = ("wte.weight", renamed["parameters"][0][1])
+        drifted = dataclasses.replace(measured, ledgers={**ledgers, "activations": int(ledgers["activations"] * factor)})
+        assert judge_case(case, "cpu", drifted).ledgers["activations"].status == status
+    first = measured.parameters[0]
+    renamed = dataclasses.replace(measured, parameters=(("wte.weight", first[1]), *measured.parameters[1:]))
     judged = judge_case(case, "cpu", renamed)
-    assert judged["status"] == "FAIL" and "differ from the count" in judged["detail"][0]
+    assert judged.status == "FAIL" and judged.detail is not None and "differ from the count" in judged.detail[0]
 
 
 @pytest.mark.parametrize("case", cases("cuda", quick=False), ids=lambda c: c.name)
@@ -96,13 +98,24 @@ def test_gpu_prediction_is_the_ledger_arithmetic_plus_block_rounding(case: Any) 
     assert set(bounds) == set(LEDGERS)
 
 
-def test_cuda_asked_for_without_a_gpu_is_a_failed_document() -> None:
+def test_cuda_asked_for_without_a_gpu_is_a_document_with_no_answer() -> None:
     import torch
 
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     doc = run_verification(device="cuda")
-    assert doc["status"] == "FAIL" and "is_available() is False" in doc["error"]
+    assert doc.status == "ERROR" and doc.error is not None and "is_available() is False" in doc.error
+
+
+def test_a_case_that_could_not_be_measured_is_an_error_not_a_disagreement(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.memory import verify
+
+    lost = {c.name: StepMeasurement(error="RuntimeError: boom") for c in cases("cpu")}
+    monkeypatch.setattr(verify, "_measure_cpu", lambda quick: lost)
+    monkeypatch.setattr(verify, "cpu_sections", lambda quick: {})
+    doc = verify.run_verification(quick=True, device="cpu")
+    assert doc.status == "ERROR" and {c.status for c in doc.cases} == {"ERROR"}
+    assert all(c.error == "RuntimeError: boom" for c in doc.cases)
 
 
 def test_the_command_modules_do_not_import_torch() -> None:
@@ -133,11 +146,12 @@ def test_checkpointing_is_measured_with_torch_utils_checkpoint(quick_doc: dict[s
 def test_judge_fails_a_wrong_peak() -> None:
     case = cases("cpu")[0]
     measured = measure_cpu(case)
-    assert judge_case(case, "cpu", measured)["status"] == "PASS"
-    bigger = copy.deepcopy(measured)
-    bigger["phase_deltas"]["optimizer_step"]["peak_bytes"] += 4096  # one stray fp32 copy of 1024 values
+    assert judge_case(case, "cpu", measured).status == "PASS"
+    step = measured.phase_deltas["optimizer_step"]
+    bigger = dataclasses.replace(measured, phase_deltas={  # one stray fp32 copy of 1024 values
+        **measured.phase_deltas, "optimizer_step": {**step, "peak_bytes": step["peak_bytes"] + 4096}})
     judged = judge_case(case, "cpu", bigger)
-    assert judged["status"] == "FAIL" and judged["peaks"]["optimizer_step"]["status"] == "FAIL"
+    assert judged.status == "FAIL" and judged.peaks is not None and judged.peaks["optimizer_step"].status == "FAIL"
 
 
 @pytest.mark.parametrize("case", [c for c in cases("cuda") if c.regime != "adafactor"], ids=lambda c: c.name)
@@ -145,9 +159,9 @@ def test_gpu_peaks_are_judged_within_ten_percent(case: Any) -> None:
     # The GPU tier's judgement, fed the prediction itself and then 20% more (no GPU needed to judge).
     bands = phase_prediction(case, "cuda")
     exact = {name: {"peak_bytes": band[1]} for name, band in bands.items() if band is not None}
-    assert all(v["status"] == "PASS" for v in judge_peaks(case, "cuda", exact).values())
+    assert all(v.status == "PASS" for v in judge_peaks(case, "cuda", exact).values())
     off = {name: {"peak_bytes": round(v["peak_bytes"] * 1.2)} for name, v in exact.items()}
-    assert all(v["status"] == "FAIL" for v in judge_peaks(case, "cuda", off).values())
+    assert all(v.status == "FAIL" for v in judge_peaks(case, "cuda", off).values())
 
 
 def test_peft_lora_is_measured_and_matches(quick_doc: dict[str, Any]) -> None:
@@ -171,3 +185,19 @@ def test_the_cli_prints_the_model_verify_measures(name: str, regime: str) -> Non
                        attention="eager" if case.attention == "eager" else "flash")
     printed = estimate_training(case.cfg, setup).ledgers.activations
     assert printed == training_activations(case.cfg, activation_setup(case, "cuda")).total
+
+
+def test_the_gpu_childs_report_reads_back_as_it_was_written() -> None:
+    # The CUDA cases are measured in a child process that prints JSON (verify.child_main); the parent reads it
+    # through the codec. A step measured on the CPU stands in for the GPU's: the same record either way.
+    import json
+
+    from harness.schema import decode
+    from harness.schema.memory_document import CudaMeasurements
+
+    case = cases("cpu")[0]
+    step = dataclasses.replace(measure_cpu(case), peak_bytes=123, phases={"after_forward": {"peak_bytes": 9}})
+    report = CudaMeasurements("2.x", "NVIDIA H200", "expandable_segments:True",
+                              {case.name: step, "lost": StepMeasurement(error="RuntimeError: boom")})
+    back = decode(CudaMeasurements, json.loads(json.dumps(encode(report))))
+    assert back == report and back.results[case.name].parameters == step.parameters

@@ -78,11 +78,11 @@ def test_median_of_odd_and_even_samples() -> None:
 def test_summary_keeps_samples_beside_the_median() -> None:
     work = 2e9  # bytes per call
     seconds = [1e-3, 2e-3, 1.25e-3]  # 2000, 1000, 1600 GB/s
-    summary = stats.summarize("gbps", work, seconds, accounting.gbps)
-    assert summary["gbps_samples"] == [2000.0, 1000.0, 1600.0]
-    assert summary["gbps_median"] == 1600.0
-    assert summary["seconds_median"] == 1.25e-3
-    assert summary["spread_percent"] == pytest.approx(62.5)
+    summary = stats.summarize(work, seconds, accounting.gbps)
+    assert summary.samples == (2000.0, 1000.0, 1600.0)
+    assert summary.median == 1600.0
+    assert summary.seconds_median == 1.25e-3
+    assert summary.spread_percent == pytest.approx(62.5)
 
 
 def test_median_rate_is_median_of_per_sample_rates() -> None:

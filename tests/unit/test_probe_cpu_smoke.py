@@ -15,6 +15,7 @@ from harness.probe import devices, results, sweep, views
 from harness.probe.sizes import MIB, make_plan
 from harness.probe.suite import run_suite
 from harness.probe.timing import TimingPlan
+from harness.schema import encode
 
 TINY = TimingPlan(samples=3, warmup_s=0.0, min_sample_s=0.0)
 
@@ -24,7 +25,7 @@ def tiny_doc() -> dict[str, Any]:
     plan = dataclasses.replace(make_plan("quick", "cpu"), cache_multiple=1, buffer_floor_bytes=MIB, memory=TINY,
                                gemm_n=64, gemm=TINY, sweep_n=128, sweep_ms=(1, 16, 128), sweep=TINY)
     target = dataclasses.replace(devices.cpu_target(), cache_bytes=MIB)
-    return run_suite(plan, target)
+    return encode(run_suite(plan, target))  # the document as the harness writes it
 
 
 def _figures(record: dict[str, Any]) -> list[float]:
@@ -75,7 +76,7 @@ def test_roofline_section(tiny_doc: dict[str, Any]) -> None:
 
 
 def test_text_report_lists_every_measurement(tiny_doc: dict[str, Any]) -> None:
-    text = views.render_probe(tiny_doc)
+    text = views.render_probe(results.check_document(tiny_doc))
     for record in tiny_doc["measurements"]:
         assert record["title"] in text
     assert "roofline (fp32)" in text
@@ -120,7 +121,7 @@ def test_roofline_command_errors_are_clear(tmp_path: Path, capsys: pytest.Captur
 @pytest.mark.slow
 def test_fused_sweep_compiles_on_the_cpu() -> None:
     plan = dataclasses.replace(make_plan("quick", "cpu"), fused_steps=(8,), fused_numel=2**16, sweep=TINY)
-    result = sweep.fused_sweep(devices.cpu_target(), plan)
+    result = encode(sweep.fused_sweep(devices.cpu_target(), plan))
     assert result["status"] == "PASS", result["reason"]
     (point,) = result["points"]
     assert point["intensity_flop_per_byte"] == pytest.approx(2 * 8 / 8)

@@ -35,16 +35,16 @@ flags		: fpu sse2 avx avx2 fma avx512f
 
 def test_parse_cpuinfo_counts_hyperthreads_once() -> None:
     parsed = cpuinfo.parse_cpuinfo(CPUINFO)
-    assert parsed["model"] == "Intel(R) Xeon(R) Platinum 8480+"
-    assert parsed["logical_cpus"] == 3
-    assert parsed["physical_cores"] == 2
-    assert parsed["mhz"] == 2100.0
-    assert "avx512f" in parsed["flags"]
+    assert parsed.model == "Intel(R) Xeon(R) Platinum 8480+"
+    assert parsed.logical_cpus == 3
+    assert parsed.physical_cores == 2
+    assert parsed.mhz == 2100.0
+    assert "avx512f" in parsed.flags
 
 
 def test_parse_empty_cpuinfo_is_all_unknown() -> None:
     parsed = cpuinfo.parse_cpuinfo("")
-    assert parsed == {"model": None, "logical_cpus": None, "physical_cores": None, "mhz": None, "flags": ()}
+    assert parsed == cpuinfo.CpuInfo(None, None, None, None, None, (), None)
 
 
 @pytest.mark.parametrize(("text", "nbytes"), [("32768K", 32 * 2**20), ("1M", 2**20), ("512", 512), ("x", None)])
@@ -61,8 +61,8 @@ def test_parse_cache_size(text: str, nbytes: int | None) -> None:
 def test_peak_estimate_by_isa(flags: tuple[str, ...], isa: str, per_cycle: int) -> None:
     est = cpuinfo.estimate_peak_gflops(2, 2500.0, flags)
     assert est is not None
-    assert (est["isa"], est["sp_flops_per_cycle"]) == (isa, per_cycle)
-    assert est["gflops"] == pytest.approx(2 * 2.5 * per_cycle)
+    assert (est.isa, est.sp_flops_per_cycle) == (isa, per_cycle)
+    assert est.gflops == pytest.approx(2 * 2.5 * per_cycle)
 
 
 def test_peak_unknown_without_clock_or_isa() -> None:

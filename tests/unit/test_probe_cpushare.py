@@ -73,4 +73,4 @@ def test_a_quota_scales_the_peak_it_is_judged_by() -> None:
     flags = ("avx512f",)
     cores, why = cpushare.given_cpus(64, 64, CpuShare(1.0, "cpu.max", None, 64))
     est = cpuinfo.estimate_peak_gflops(cores, 2500.0, flags, why)
-    assert est is not None and est["gflops"] == pytest.approx(1 * 2.5 * 64) and est["given_by"] == why
+    assert est is not None and est.gflops == pytest.approx(1 * 2.5 * 64) and est.given_by == why

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import Any
 
 import pytest
 
 from harness.probe import bands, gemm, results, telemetry, waived_gpu
+from harness.schema import encode
+from harness.schema.probe_document import Measurement, RooflineSection, Sweep
 
 
-def _copy_record() -> dict[str, object]:
+def _copy_record() -> Measurement:
     nbytes = 2 * 2**30
     seconds = [0.5e-3, 0.5e-3 * 1.02, 0.5e-3 * 0.99]
     judgement = bands.judge(nbytes / 0.5e-3 / 1e9, 4800.0, bands.BANDS["memory"])
@@ -19,22 +23,22 @@ def _copy_record() -> dict[str, object]:
 
 
 def test_measured_record_has_units_in_keys_and_samples_beside_the_median() -> None:
-    rec = _copy_record()
+    rec: dict[str, Any] = encode(_copy_record())  # as the document holds it
     assert rec["gbps_median"] == pytest.approx(2 * 2**30 / 0.5e-3 / 1e9, rel=1e-4)
-    assert len(rec["gbps_samples"]) == 3  # type: ignore[arg-type]
+    assert len(rec["gbps_samples"]) == 3
     assert rec["bytes_per_call"] == 2 * 2**30
     assert rec["reference_gbps"] == 4800.0
     assert rec["status"] == "PASS"
     assert rec["percent_of_peak"] == pytest.approx(89.5, abs=0.1)
-    assert rec["band"]["source"]  # type: ignore[index]
+    assert rec["band"]["source"]
     json.dumps(rec)
 
 
 def test_tflops_record() -> None:
     flops = 2 * 8192**3
     judgement = bands.judge(flops / 1.4e-3 / 1e12, 989.4, bands.BANDS["gemm.bf16"])
-    rec = results.measured("gemm.bf16", unit="tflops", work=flops, seconds=[1.4e-3] * 3,
-                            convention="2MNK", judgement=judgement, reference=989.4, params={})
+    rec = encode(results.measured("gemm.bf16", unit="tflops", work=flops, seconds=[1.4e-3] * 3,
+                                  convention="2MNK", judgement=judgement, reference=989.4, params={}))
     assert rec["tflops_median"] == pytest.approx(785.4, rel=1e-3)
     assert rec["flops_per_call"] == flops
     assert rec["unit"] == "TFLOP/s"
@@ -44,15 +48,15 @@ def test_tflops_record() -> None:
 
 
 def test_document_status_is_the_worst_measurement() -> None:
-    doc = results.new_document("quick", "cuda")
-    doc["measurements"] = [_copy_record(), results.skipped("gemm.fp8", "no fp8"),
-                           results.failed("gemm.bf16", "probe raised RuntimeError: boom")]
-    assert results.finish(doc)["status"] == "FAIL"
-    assert results.check_document(doc) is doc
+    doc = dataclasses.replace(results.new_document("quick", "cuda"), measurements=(
+        _copy_record(), results.skipped("gemm.fp8", "no fp8"), results.failed("gemm.bf16", "probe raised RuntimeError: boom")))
+    finished = results.finish(doc)
+    assert finished.status == "FAIL"
+    assert results.check_document(json.loads(json.dumps(encode(finished)))) == finished  # read back as written
 
 
 def test_waived_gpu_document() -> None:
-    doc = waived_gpu("simulated driver: no device work")
+    doc = encode(waived_gpu("simulated driver: no device work"))
     assert (doc["schema"], doc["version"], doc["device"]) == ("refenv.probe", 1, "cuda")
     assert doc["status"] == "SKIP"
     assert doc["waived"] == "simulated driver: no device work"
@@ -94,7 +98,7 @@ def test_throttle_reasons_decode() -> None:
 
 
 def test_telemetry_reading_has_every_field_or_says_why_not() -> None:
-    reading = telemetry.read_telemetry(None)
+    reading = encode(telemetry.read_telemetry(None))
     assert set(telemetry.FIELDS) <= set(reading)
     if not reading["available"]:
         assert reading["error"]
@@ -102,9 +106,8 @@ def test_telemetry_reading_has_every_field_or_says_why_not() -> None:
 
 
 def test_a_failed_sweep_fails_the_document() -> None:
-    doc = results.new_document("full", "cuda")
-    doc["measurements"] = [_copy_record()]
-    doc["roofline"] = {"sweeps": [{"method": "fused_fma", "status": "FAIL", "points": []}]}
-    assert results.finish(doc)["status"] == "FAIL"
-    doc["roofline"]["sweeps"][0]["status"] = "SKIP"
-    assert results.finish(doc)["status"] == "PASS"
+    doc = dataclasses.replace(results.new_document("full", "cuda"), measurements=(_copy_record(),))
+    failed = dataclasses.replace(doc, roofline=RooflineSection("bf16", sweeps=(Sweep("fused_fma", "fp32", "FAIL"),)))
+    assert results.finish(failed).status == "FAIL"
+    skipped = dataclasses.replace(doc, roofline=RooflineSection("bf16", sweeps=(Sweep("fused_fma", "fp32", "SKIP"),)))
+    assert results.finish(skipped).status == "PASS"

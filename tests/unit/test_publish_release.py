@@ -11,6 +11,7 @@ import pytest
 
 from refenv import readiness
 from refenv.errors import RefenvError
+from refenv.model import codec
 from refenv.publish import auth, evidence, manifest, release
 
 INFO = release.ReleaseInfo("torch-2.14.1-cu130", "2.14.1", "cu130", "3.11", "0f7844b06f7c65d7" + "0" * 48, "run-1",
@@ -126,8 +127,9 @@ def test_manifest_records_digests_and_never_credentials(tmp_path: Path) -> None:
                            "run-1", "/r/run-1/cells.json", "d" * 64, ("run-1",), ready, release.description(INFO),
                            release.labels(INFO))
     created = datetime.datetime(2026, 11, 29, 17, 0, 0, tzinfo=datetime.timezone.utc)
-    doc = manifest.document("127.0.0.1:5000/t", auth.source_of(None), [p], {"cpu": ("no PASS",)},
-                            {"b": "push failed"}, created)
+    made = manifest.document("127.0.0.1:5000/t", auth.source_of(None), [p], {"cpu": ("no PASS",)},
+                             {"b": "push failed"}, created)
+    doc = codec.encode(made)  # as the manifest file holds it
     assert doc["published"][0]["reference"] == "127.0.0.1:5000/t/torch-2.14.1-cu130@sha256:" + "e" * 64
     assert doc["published"][0]["report_digest"] == "sha256:" + "d" * 64
     entry = doc["published"][0]
@@ -141,8 +143,8 @@ def test_manifest_records_digests_and_never_credentials(tmp_path: Path) -> None:
     assert entry["description"] == entry["labels"]["org.opencontainers.image.description"]
     assert doc["refused"] == [{"environment": "cpu", "reasons": ["no PASS"]}]
     assert doc["failed"] == [{"environment": "b", "error": "push failed"}]
-    first = manifest.write(doc, tmp_path / "publish", created)
-    second = manifest.write(doc, tmp_path / "publish", created)
+    first = manifest.write(made, tmp_path / "publish", created)
+    second = manifest.write(made, tmp_path / "publish", created)
     assert first.name == "20261129-170000.json" and second.name == "20261129-170000-2.json"
     assert json.loads(first.read_text())["schema"] == "refenv.publish"
     assert PASSWORD not in first.read_text()

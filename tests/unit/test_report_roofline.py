@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
+from harness.schema.envelope import ProbePair, ProbesSection
+from harness.schema.probe_document import ProbeDocument, RooflineSection, Sweep, SweepPoint
+from refenv.model.rundoc import load_run
 from refenv.report import roofline_data
 from refenv.report.roofline_svg import render_svg
 
@@ -14,10 +15,10 @@ SAMPLES = Path(__file__).resolve().parent.parent / "data" / "cells"
 SVG = "{http://www.w3.org/2000/svg}"
 
 
-def probes(cid: str) -> dict[str, Any]:
-    doc = json.loads((SAMPLES / "passing.json").read_text(encoding="utf-8"))
-    found: dict[str, Any] = next(c for c in doc["cells"] if c["id"] == cid)["probes"]
-    return found
+def probes(cid: str) -> ProbesSection | None:
+    cell = load_run(SAMPLES / "passing.json").cell(cid)
+    assert cell is not None
+    return cell.probes
 
 
 def texts(svg: str) -> list[str]:
@@ -67,8 +68,10 @@ def test_cpu_svg_switches_to_gflops_and_draws_the_compute_only_roof() -> None:
 
 def test_no_figure_without_points_or_roofs() -> None:
     assert roofline_data.figure(None, "t") is None
-    assert roofline_data.figure({"roofline": None}, "t") is None
-    assert roofline_data.figure({"roofline": {"sweeps": [{"points": [{"intensity_flop_per_byte": -1}]}]}}, "t") is None
+    assert roofline_data.figure(ProbePair(cpu=ProbeDocument(roofline=None)), "t") is None
+    bad_point = Sweep("gemm_shapes", "fp32", "PASS", points=(SweepPoint(-1.0, 1.0),))
+    assert roofline_data.figure(ProbePair(cpu=ProbeDocument(roofline=RooflineSection("fp32", sweeps=(bad_point,)))),
+                                "t") is None
 
 
 def test_a_figure_of_roofs_only_still_draws() -> None:

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from harness.gpus import specs
 from harness.probe import bands, results, roofline
+from harness.schema import encode
+from harness.schema.probe_document import DeviceInfo, Measurement, ProbeDocument, Sweep, SweepPoint
 
 H200 = roofline.Roofs("H200 (test)", "spec", 4800.0, {"bf16": 989.4, "fp32": 66.9, "fp8": 1979.0})
 
 
 def test_square_bf16_matmul_is_compute_bound() -> None:
-    r = roofline.analyze(roofline.matmul(8192, 8192, 8192, "bf16"), H200)
+    r = encode(roofline.analyze(roofline.matmul(8192, 8192, 8192, "bf16"), H200))
     assert r["intensity_flop_per_byte"] == pytest.approx(8192 / 3)
     assert r["ridge_flop_per_byte"] == pytest.approx(206.1, abs=0.1)
     assert r["bound"] == "compute"
@@ -22,7 +25,7 @@ def test_square_bf16_matmul_is_compute_bound() -> None:
 
 
 def test_skinny_matmul_is_memory_bound() -> None:
-    r = roofline.analyze(roofline.matmul(8, 8192, 8192, "bf16"), H200)
+    r = encode(roofline.analyze(roofline.matmul(8, 8192, 8192, "bf16"), H200))
     assert r["bound"] == "memory"
     assert r["attainable_tflops"] == pytest.approx(r["intensity_flop_per_byte"] * 4.8)
     assert r["attainable_ms"] == pytest.approx(r["bytes"] / 4800e9 * 1e3)
@@ -31,7 +34,7 @@ def test_skinny_matmul_is_memory_bound() -> None:
 def test_decode_step_is_memory_bound_with_intensity_batch() -> None:
     # 7e9 bf16 params, batch 8: 2*7e9*8 FLOPs over 14e9 bytes of weights -> 8 FLOP/B.
     op = roofline.decode(7e9, 8, "bf16")
-    r = roofline.analyze(op, H200)
+    r = encode(roofline.analyze(op, H200))
     assert r["intensity_flop_per_byte"] == pytest.approx(8.0)
     assert r["bound"] == "memory"
     assert r["attainable_ms"] == pytest.approx(14e9 / 4800e9 * 1e3)
@@ -46,18 +49,18 @@ def test_decode_kv_bytes_lower_intensity() -> None:
 
 def test_elementwise_uses_the_fp32_roof() -> None:
     op = roofline.elementwise(1e9, 12, flops_per_element=1)
-    r = roofline.analyze(op, H200)
+    r = encode(roofline.analyze(op, H200))
     assert r["dtype"] == "fp32"
     assert r["intensity_flop_per_byte"] == pytest.approx(1 / 12)
     assert r["bound"] == "memory"
     # A long fused chain crosses the fp32 ridge (66.9 / 4.8 ~ 13.9 FLOP/B).
-    assert roofline.analyze(roofline.elementwise(1e9, 8, 200), H200)["bound"] == "compute"
+    assert roofline.analyze(roofline.elementwise(1e9, 8, 200), H200).bound == "compute"
 
 
 def test_measured_time_against_the_roofline() -> None:
     op = roofline.decode(7e9, 8, "bf16")
     best_ms = 14e9 / 4800e9 * 1e3
-    r = roofline.analyze(op, H200, measured_ms=2 * best_ms)
+    r = encode(roofline.analyze(op, H200, measured_ms=2 * best_ms))
     assert r["measured"]["percent_of_roofline"] == pytest.approx(50.0)
     assert r["measured"]["slower_by"] == pytest.approx(2.0)
     assert r["measured"]["gbps"] == pytest.approx(2400.0)
@@ -85,19 +88,18 @@ def test_spec_roofs_drop_missing_units() -> None:
     assert roofs.bandwidth_gbps == 900
 
 
-def _record(mid: str, unit: str, value: float) -> dict[str, Any]:
+def _record(mid: str, unit: str, value: float) -> Measurement:
     seconds = [1.0, 1.0, 1.0]
     work = value * (1e9 if unit == "gbps" else 1e12)
     return results.measured(mid, unit=unit, work=work, seconds=seconds, convention="",
                              judgement=bands.judge(value, None, None), reference=None, params={})
 
 
-def _probe_doc() -> dict[str, Any]:
-    doc = results.new_document("full", "cuda")
-    doc["device_info"] = {"name": "NVIDIA H200"}
-    doc["measurements"] = [_record("memory.copy", "gbps", 4300.0), _record("memory.triad", "gbps", 4150.0),
-                           _record("gemm.bf16", "tflops", 788.0), results.skipped("gemm.fp8", "test")]
-    return doc
+def _probe_doc() -> ProbeDocument:
+    return dataclasses.replace(results.new_document("full", "cuda"), device_info=DeviceInfo(name="NVIDIA H200"),
+                               measurements=(_record("memory.copy", "gbps", 4300.0),
+                                             _record("memory.triad", "gbps", 4150.0),
+                                             _record("gemm.bf16", "tflops", 788.0), results.skipped("gemm.fp8", "test")))
 
 
 def test_probe_roofs_take_the_best_bandwidth_and_each_gemm() -> None:
@@ -105,23 +107,20 @@ def test_probe_roofs_take_the_best_bandwidth_and_each_gemm() -> None:
     assert roofs.bandwidth_gbps == 4300.0
     assert roofs.peak_tflops == {"bf16": 788.0}
     assert "NVIDIA H200" in roofs.name
-    r = roofline.analyze(roofline.matmul(8192, 8192, 8192), roofs)
+    r = encode(roofline.analyze(roofline.matmul(8192, 8192, 8192), roofs))
     assert r["ridge_flop_per_byte"] == pytest.approx(183.3, abs=0.1)
 
 
 def test_probe_roofs_need_a_bandwidth() -> None:
     doc = _probe_doc()
-    doc["measurements"] = doc["measurements"][2:]
+    doc = dataclasses.replace(doc, measurements=doc.measurements[2:])
     with pytest.raises(roofline.RooflineError, match=r"memory\.copy"):
         roofline.probe_roofs(doc)
 
 
 def test_summary_puts_measured_ridge_beside_the_spec_and_classifies_points() -> None:
-    sweep = {"method": "gemm_shapes", "dtype": "bf16", "points": [
-        {"intensity_flop_per_byte": 8.0, "tflops_median": 30.0},
-        {"intensity_flop_per_byte": 2731.0, "tflops_median": 780.0},
-    ]}
-    out = roofline.summarize(_probe_doc()["measurements"], [sweep], "bf16", 989.4, 4800.0)
+    sweep = Sweep("gemm_shapes", "bf16", "PASS", points=(SweepPoint(8.0, 30.0), SweepPoint(2731.0, 780.0)))
+    out = encode(roofline.summarize(_probe_doc().measurements, [sweep], "bf16", 989.4, 4800.0))
     assert out["measured"] == {"peak_tflops": 788.0, "bandwidth_gbps": 4300.0, "ridge_flop_per_byte": 183.3}
     assert out["spec"]["ridge_flop_per_byte"] == pytest.approx(206.1)
     first, last = out["sweeps"][0]["points"]
@@ -131,14 +130,14 @@ def test_summary_puts_measured_ridge_beside_the_spec_and_classifies_points() -> 
 
 
 def test_classify_points_at_the_ridge() -> None:
-    points = [{"intensity_flop_per_byte": x} for x in (1.0, 200.0, 250.0)]
+    points = [SweepPoint(x, 1.0) for x in (1.0, 200.0, 250.0)]
     assert roofline.classify_points(points, 1000.0, 5000.0) == ["memory", "compute", "compute"]
 
 
 def test_fp32_roof_is_the_best_cpu_gemm() -> None:
-    doc = results.new_document("quick", "cpu")
-    doc["measurements"] = [_record("memory.triad", "gbps", 45.0), _record("gemm.fp32", "tflops", 0.21),
-                           _record("gemm.fp32_onednn", "tflops", 0.46)]
+    doc = dataclasses.replace(results.new_document("quick", "cpu"), measurements=(
+        _record("memory.triad", "gbps", 45.0), _record("gemm.fp32", "tflops", 0.21),
+        _record("gemm.fp32_onednn", "tflops", 0.46)))
     roofs = roofline.probe_roofs(doc)
     assert roofs.peak("fp32") == 0.46
-    assert roofline.summarize(doc["measurements"], [], "fp32", None, None)["measured"]["peak_tflops"] == 0.46
+    assert roofline.summarize(doc.measurements, [], "fp32", None, None).measured.peak_tflops == 0.46

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import time
@@ -16,6 +17,8 @@ from hypothesis import strategies as st
 
 from harness.__main__ import main
 from harness.probe import bands, results
+from harness.schema import encode
+from harness.schema.probe_document import DeviceInfo
 
 
 def strict_json(text: str) -> Any:
@@ -37,13 +40,14 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 
 def probe_doc() -> dict[str, Any]:
-    doc = results.new_document("full", "cuda")
-    doc["device_info"] = {"name": "NVIDIA H200"}
-    doc["measurements"] = [
+    """A probe document as `probe --out` writes it."""
+    doc = dataclasses.replace(results.new_document("full", "cuda"), device_info=DeviceInfo(name="NVIDIA H200"),
+                              measurements=tuple(
         results.measured(mid, unit=unit, work=value * (1e9 if unit == "gbps" else 1e12), seconds=[1.0, 1.0],
                           convention="", reference=None, params={}, judgement=bands.judge(value, None, None))
-        for mid, unit, value in (("memory.copy", "gbps", 4300.0), ("gemm.bf16", "tflops", 788.0))]
-    return doc
+        for mid, unit, value in (("memory.copy", "gbps", 4300.0), ("gemm.bf16", "tflops", 788.0))))
+    written: dict[str, Any] = encode(doc)
+    return written
 
 
 BASE = {"matmul": ["matmul", "4096", "4096", "4096"],

@@ -8,6 +8,8 @@ from typing import Any, cast
 from harness.classify import classify
 from harness.facts import Facts
 from harness.schema import CPU_WHEEL, DRIVER_TOO_OLD, NOT_VISIBLE, OK
+from harness.schema.envelope import CellDocument
+from refenv.model import codec
 from refenv.model.records import ERROR, FAIL, OOM_KILLED, PASS, TIMEOUT, CellResult, Expected
 from refenv.run.judge import judge_cell as judge
 from refenv.run.judge import observed_of
@@ -56,7 +58,7 @@ def test_a_different_verdict_fails_and_says_both() -> None:
 
 
 def test_the_init_error_is_the_message_when_torch_did_not_warn() -> None:
-    observed = observed_of(cell_doc(no_driver(visibility={"in_container": True})))
+    observed = observed_of(codec.decode(CellDocument, cell_doc(no_driver(visibility={"in_container": True}))))
     assert observed is not None and observed.verdict == NOT_VISIBLE
     assert observed.torch_message is not None and observed.torch_message.startswith("Found no NVIDIA driver")
 
@@ -64,7 +66,7 @@ def test_the_init_error_is_the_message_when_torch_did_not_warn() -> None:
 def test_only_failing_errors_count_as_observed_verdicts() -> None:
     facts = merge(no_driver(), {"torch": {"cuda": None, "version": "2.13.0+cpu", "arch_list": None,
                                           "init_error": "Torch not compiled with CUDA enabled"}})
-    observed = observed_of(cell_doc(facts))
+    observed = observed_of(codec.decode(CellDocument, cell_doc(facts)))
     assert observed is not None
     assert observed.verdicts[:2] == ("NO_DRIVER", CPU_WHEEL)
     assert len(set(observed.verdicts)) == len(observed.verdicts)
@@ -99,7 +101,16 @@ def test_a_failed_memory_check_fails_the_cell() -> None:
     assert result.status == FAIL and result.reason.endswith("(tiny-adam)")
     broken = judge(BASE, expected(OK), cell_doc(healthy(), memory={"error": {"message": "no torch"}}), 0, False,
                    False, "")
-    assert broken.status == FAIL and "no torch" in broken.reason
+    assert broken.status == ERROR and "could not run" in broken.reason and "no torch" in broken.reason
+
+
+def test_a_memory_case_that_could_not_be_measured_is_no_answer_and_a_disagreement_outranks_it() -> None:
+    lost = {"status": "ERROR", "cases": [{"name": "tiny-adam", "status": "ERROR", "error": "RuntimeError: boom"},
+                                         {"name": "x", "status": "PASS"}]}
+    result = judge(BASE, expected(OK), cell_doc(healthy(), memory=lost), 0, False, False, "")
+    assert result.status == ERROR and result.reason == "memory verification could not measure tiny-adam"
+    both = judge(BASE, expected(DRIVER_TOO_OLD), cell_doc(healthy(), memory=lost), 0, False, False, "")
+    assert both.status == FAIL and both.reason.startswith(f"expected {DRIVER_TOO_OLD}, observed {OK}; memory")
 
 
 def test_gpu_probe_bands_are_judged_only_on_a_real_gpu() -> None:

@@ -11,10 +11,11 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 
 import tasks
+from harness.schema.envelope import MemorySection
 from refenv.engines import connect
 from refenv.engines.seam import RealHost
 from refenv.errors import NotStarted
-from refenv.model import profiles
+from refenv.model import codec, profiles
 from refenv.model.matrix import Environment, Host, Matrix, RunSettings, Scenario
 from refenv.model.rundoc import load_run
 from refenv.report.console import console_summary
@@ -58,7 +59,8 @@ def test_each_environment_is_measured_once_and_its_cells_only_diagnose(tmp_path:
     assert spec.command[:1] == ("measure",) and "--device" in spec.command and spec.gpu_request is None
     assert spec.devices == () and all(target != "/usr/lib/x86_64-linux-gnu/libcuda.so.1" for _, target, _ in spec.binds)
     m = outcome.document.measurement("cu130/cpu")
-    assert m is not None and m.status == "PASS" and m.memory == MEASURE_DOC["memory"] and not m.cached
+    assert m is not None and m.status == "PASS" and not m.cached
+    assert m.memory == codec.decode_value(MemorySection, MEASURE_DOC["memory"])
     assert load_run(outcome.folder) == outcome.document
 
 

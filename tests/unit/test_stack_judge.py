@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.schema import ARCH_UNSUPPORTED, DRIVER_TOO_OLD, ERROR, WARNING
+from harness.schema import ARCH_UNSUPPORTED, DRIVER_TOO_OLD
+from harness.schema import SEVERITY_ERROR as ERROR
+from harness.schema import SEVERITY_WARNING as WARNING
 from harness.stack.findings import Gpu, Host, judge
 
 TORCH_ARCH = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]

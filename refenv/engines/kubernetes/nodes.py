@@ -13,6 +13,8 @@ from collections.abc import Mapping
 
 from kubernetes import client
 
+from harness.facts import DriverFacts, Facts, GpuFact, NvmlFact
+from harness.schema.envelope import DiagnoseDocument
 from refenv.engines.seam import NodeProbe
 from refenv.model.profiles import Faults, Gpu, Profile
 
@@ -48,16 +50,17 @@ def gpu_nodes(api: client.ApiClient) -> list[tuple[str, dict[str, str]]]:
     return [(n.metadata.name, dict(n.metadata.labels or {})) for n in nodes if n.metadata and n.metadata.name]
 
 
-def probe_document(profile: Profile | None) -> dict[str, object]:
+def probe_document(profile: Profile | None) -> DiagnoseDocument:
     """What `harness diagnose --json` would say of the node's NVML, so the fleet view reads both alike."""
     if profile is None:
-        return {"facts": {"driver": {"nvml": {"init_error": "GPU Feature Discovery found no driver"}}}}
+        return DiagnoseDocument(facts=Facts(driver=DriverFacts(nvml=NvmlFact(
+            init_error="GPU Feature Discovery found no driver"))))
     major, minor = (int(x) for x in profile.cuda_version.split(".")[:2])
-    return {"facts": {"driver": {"nvml": {
-        "driver_version": profile.driver_version, "cuda_driver_version": major * 1000 + minor * 10,
-        "devices": [{"index": g.minor, "name": g.name, "memory_total_bytes": g.memory_bytes,
-                     "compute_capability": g.compute_capability, "uuid": g.uuid, "pci_bus_id": g.pci_bus_id}
-                    for g in profile.gpus]}}}}
+    devices = [GpuFact(index=g.minor, name=g.name, memory_total_bytes=g.memory_bytes,
+                       compute_capability=g.compute_capability, uuid=g.uuid, pci_bus_id=g.pci_bus_id)
+               for g in profile.gpus]
+    return DiagnoseDocument(facts=Facts(driver=DriverFacts(nvml=NvmlFact(
+        driver_version=profile.driver_version, cuda_driver_version=major * 1000 + minor * 10, devices=devices))))
 
 
 def node_probes(api: client.ApiClient) -> list[NodeProbe]:

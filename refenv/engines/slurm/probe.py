@@ -11,10 +11,12 @@ import shlex
 import time
 from pathlib import Path
 
+from harness.schema.envelope import DiagnoseDocument
 from refenv.engines.seam import NodeProbe
 from refenv.engines.slurm import state
 from refenv.engines.slurm.client import Commands
 from refenv.errors import RefenvError
+from refenv.model import codec
 from refenv.model.placement import SlurmPlacement
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -104,8 +106,13 @@ def probe_placement(folder: Path, name: str, placement: SlurmPlacement, commands
 
 def _read(node: state.Node, out: Path, job: state.Job | None) -> NodeProbe:
     try:
-        doc = json.loads(out.read_text(encoding="utf-8"))
+        data = json.loads(out.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         why = f"job {job.state} ({job.reason})" if job else str(exc)
         return NodeProbe(node.name, node.features, node.gres, None, f"the probe wrote no diagnosis: {why}")
-    return NodeProbe(node.name, node.features, node.gres, doc if isinstance(doc, dict) else None)
+    try:
+        doc = codec.decode(DiagnoseDocument, data)
+    except codec.DecodeError as exc:
+        return NodeProbe(node.name, node.features, node.gres, None,
+                         f"the probe wrote a diagnosis this refenv cannot read: {exc.message}")
+    return NodeProbe(node.name, node.features, node.gres, doc)

@@ -1,4 +1,4 @@
-"""The result vocabulary shared by the harness and the host side: verdicts, severities, findings.
+"""The diagnosis vocabulary shared by the harness and the host side: verdicts, severities, findings.
 
 One versioned document shape serves `python -m harness diagnose --json`, the matrix's cells and
 `diagnose --from`, so the host side reads exactly what the harness writes.
@@ -6,8 +6,11 @@ One versioned document shape serves `python -m harness diagnose --json`, the mat
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple, Union
+
+from harness.schema.jsondata import Record, optional_key
 
 SCHEMA = "refenv.diagnosis"
 SCHEMA_VERSION = 1
@@ -24,11 +27,12 @@ ARCH_UNSUPPORTED = "ARCH_UNSUPPORTED"
 VERDICTS = (OK, NO_DRIVER, DRIVER_BROKEN, CPU_WHEEL, DRIVER_TOO_OLD, NOT_VISIBLE, ARCH_UNSUPPORTED)
 FAILING = VERDICTS[1:]
 
-# Severities of a finding: an error decides the verdict, a warning is worth fixing, info is context.
-ERROR = "error"
-WARNING = "warning"
-INFO = "info"
-SEVERITIES = (ERROR, WARNING, INFO)
+# Severities of a finding: an error decides the verdict, a warning is worth fixing, info is context. Not a
+# status: a check's outcome is PASS / FAIL / ERROR ... (harness/schema/outcomes.py).
+SEVERITY_ERROR = "error"
+SEVERITY_WARNING = "warning"
+SEVERITY_INFO = "info"
+SEVERITIES = (SEVERITY_ERROR, SEVERITY_WARNING, SEVERITY_INFO)
 
 # Exit codes of every harness command.
 EXIT_OK = 0
@@ -42,7 +46,7 @@ class Remedy:
     """A fix as data: its kind and parameters; `harness.catalogue.remedies` renders its words."""
 
     kind: str
-    params: tuple[tuple[str, str], ...] = ()
+    params: Tuple[Tuple[str, str], ...] = ()
 
     def get(self, name: str, default: str | None = None) -> str | None:
         return dict(self.params).get(name, default)
@@ -53,25 +57,25 @@ class Remedy:
         merged.update({k: str(v) for k, v in values.items() if v is not None})
         return Remedy(self.kind, tuple(sorted(merged.items())))
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, str]:
         return {"kind": self.kind, **dict(self.params)}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Remedy:
+    def from_dict(cls, d: Mapping[str, object]) -> Remedy:
         return cls(str(d["kind"]), tuple(sorted((str(k), str(v)) for k, v in d.items() if k != "kind")))
 
 
 @dataclass(frozen=True)
-class Finding:
+class Finding(Record):
     """One judgement over the facts: what is wrong (or right), the evidence, and the fix."""
 
     verdict: str
     severity: str
     title: str
-    evidence: tuple[str, ...] = ()
-    remediation: tuple[str, ...] = ()
+    evidence: Tuple[str, ...] = ()
+    remediation: Tuple[str, ...] = ()
     layer: str = ""
-    remedy: Remedy | None = None  # the structured fix the remediation's words were rendered from
+    remedy: Optional[Remedy] = None  # the structured fix the remediation's words were rendered from
 
     def __post_init__(self) -> None:
         # An empty verdict marks context: a fact worth showing that decides nothing.
@@ -80,51 +84,34 @@ class Finding:
         if self.severity not in SEVERITIES:
             raise ValueError(f"unknown severity {self.severity!r}; expected one of {', '.join(SEVERITIES)}")
 
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["evidence"] = list(self.evidence)
-        d["remediation"] = list(self.remediation)
-        d["remedy"] = self.remedy.to_dict() if self.remedy else None
-        return d
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Finding:
-        return cls(
-            verdict=str(d["verdict"]),
-            severity=str(d["severity"]),
-            title=str(d["title"]),
-            evidence=tuple(str(e) for e in d.get("evidence", ())),
-            remediation=tuple(str(r) for r in d.get("remediation", ())),
-            layer=str(d.get("layer", "")),
-            remedy=Remedy.from_dict(d["remedy"]) if isinstance(d.get("remedy"), dict) else None,
-        )
+    @property
+    def failing(self) -> bool:
+        """An error that decides a failing verdict (not context, not a warning): what a diagnosis rests on."""
+        return self.severity == SEVERITY_ERROR and self.verdict in FAILING
 
 
 @dataclass(frozen=True)
-class Diagnosis:
+class Diagnosis(Record):
     """The classifier's answer: the primary verdict, every finding, and whether it is simulated."""
 
     verdict: str
-    findings: tuple[Finding, ...] = ()
     simulated: bool = False
-    unknowns: tuple[str, ...] = field(default=())
+    findings: Tuple[Finding, ...] = ()
+    unknowns: Tuple[str, ...] = ()
+    # From a pasted report (`diagnose --from`): the classifier's own verdict over the facts, and how the
+    # report's answer weighed them (written by harness/intake/assess.py).
+    classifier_verdict: Optional[str] = optional_key()
+    assessment: Optional[Dict[str, Union[str, List[str]]]] = optional_key()
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "verdict": self.verdict,
-            "simulated": self.simulated,
-            "findings": [f.to_dict() for f in self.findings],
-            "unknowns": list(self.unknowns),
-        }
+    @property
+    def failing(self) -> tuple[Finding, ...]:
+        """The findings that decide a failing verdict, in the classifier's order (the primary first)."""
+        return tuple(f for f in self.findings if f.failing)
 
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Diagnosis:
-        return cls(
-            verdict=str(d["verdict"]),
-            findings=tuple(Finding.from_dict(f) for f in d.get("findings", ())),
-            simulated=bool(d.get("simulated", False)),
-            unknowns=tuple(str(u) for u in d.get("unknowns", ())),
-        )
+    @property
+    def failing_verdicts(self) -> tuple[str, ...]:
+        """Every failing verdict found, each once, the primary first."""
+        return tuple(dict.fromkeys(f.verdict for f in self.failing))
 
 
 def exit_code_for(verdict: str) -> int:

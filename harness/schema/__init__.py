@@ -1,0 +1,43 @@
+"""The harness's schema: the vocabulary and the typed documents shared by the harness and the host side.
+
+`verdicts` holds the diagnosis vocabulary (verdicts, severities, findings, exit codes); `outcomes` the one
+status vocabulary of every check (PASS, WARN, FAIL, SKIP, ERROR, NOT_RUN); `probe_document`,
+`memory_document` and `envelope` the documents the commands write, as records; `jsondata` the codec that
+writes and reads them. refenv reads what the harness writes through these, never through a dict.
+"""
+
+from harness.schema.jsondata import DecodeError, Record, decode, decode_optional, encode, optional_key
+from harness.schema.outcomes import ERROR, FAIL, NOT_RUN, OUTCOMES, PASS, SKIP, WARN, worst
+from harness.schema.verdicts import (
+    ARCH_UNSUPPORTED,
+    CPU_WHEEL,
+    DRIVER_BROKEN,
+    DRIVER_TOO_OLD,
+    EXIT_FAILING,
+    EXIT_HARNESS_ERROR,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    FAILING,
+    NO_DRIVER,
+    NOT_VISIBLE,
+    OK,
+    SCHEMA,
+    SCHEMA_VERSION,
+    SEVERITIES,
+    SEVERITY_ERROR,
+    SEVERITY_INFO,
+    SEVERITY_WARNING,
+    VERDICTS,
+    Diagnosis,
+    Finding,
+    Remedy,
+    exit_code_for,
+)
+
+__all__ = [
+    "ARCH_UNSUPPORTED", "CPU_WHEEL", "DRIVER_BROKEN", "DRIVER_TOO_OLD", "ERROR", "EXIT_FAILING", "EXIT_HARNESS_ERROR",
+    "EXIT_INTERNAL", "EXIT_OK", "FAIL", "FAILING", "NOT_RUN", "NOT_VISIBLE", "NO_DRIVER", "OK", "OUTCOMES", "PASS",
+    "SCHEMA", "SCHEMA_VERSION", "SEVERITIES", "SEVERITY_ERROR", "SEVERITY_INFO", "SEVERITY_WARNING", "SKIP",
+    "VERDICTS", "WARN", "DecodeError", "Diagnosis", "Finding", "Record", "Remedy", "decode", "decode_optional",
+    "encode", "exit_code_for", "optional_key", "worst",
+]

@@ -40,22 +40,46 @@ def get_lock(matrix: Matrix | None, env: Environment, log: Callable[[str], None]
     return lock
 
 
+class BuildLog:
+    """An environment's build log: each line to `~/.cache/refenv/build-logs/ENV.log`, to the progress callback, and
+    to a tail kept for the record of a failure."""
+
+    def __init__(self, environment: str, progress: Progress) -> None:
+        self.environment = environment
+        self.progress = progress
+        self.path = paths.build_logs() / f"{environment}.log"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.tail: list[str] = []
+        self._file = self.path.open("w", encoding="utf-8")
+
+    def __call__(self, line: str) -> None:
+        for part in line.splitlines() or [""]:
+            self._file.write(part + "\n")
+            self.tail.append(part)
+            del self.tail[:-40]
+        self._file.flush()
+        self.progress(self.environment, line.splitlines()[-1] if line.strip() else line)
+
+    def failed(self, exc: Exception, start: float, tag: str | None = None, content_hash: str | None = None,
+               lock_sha256: str | None = None) -> EnvBuild:
+        """The FAILED record of an expected failure, with the log's tail."""
+        self(f"FAILED: {exc}")
+        tail_text = getattr(exc, "log_tail", "") or "\n".join(self.tail[-30:])
+        return EnvBuild(self.environment, FAILED, tag, content_hash, round(time.monotonic() - start, 1), self.path,
+                        str(exc), tail_text, lock_sha256)
+
+    def __enter__(self) -> BuildLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._file.close()
+
+
 def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environment, progress: Progress,
                       relock: bool = False, lock_file: Path | None = None) -> EnvBuild:
     """Build one environment; expected failures come back as a FAILED record with the log's tail."""
     start = time.monotonic()
-    log_path = paths.build_logs() / f"{env.name}.log"
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    tail: list[str] = []
-    with log_path.open("w", encoding="utf-8") as log_file:
-        def log(line: str) -> None:
-            for part in line.splitlines() or [""]:
-                log_file.write(part + "\n")
-                tail.append(part)
-                del tail[:-40]
-            log_file.flush()
-            progress(env.name, line.splitlines()[-1] if line.strip() else line)
-
+    with BuildLog(env.name, progress) as log:
         plan = lock = None
         try:
             base = baseimage.ensure(engine, env.base, log)
@@ -68,16 +92,13 @@ def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environmen
             lock = get_lock(matrix, env, log, relock, lock_file)
             wheelhouse.ensure_wheels(lock, paths.wheelhouse(), log)
             plan = images.plan(env, base.image_id, lock, images.tree_digest(paths.project_root() / "harness"))
-            built = images.ensure(engine, plan, base.ref, paths.wheelhouse(), uv_binary(), log, log_path)
+            built = images.ensure(engine, plan, base.ref, paths.wheelhouse(), uv_binary(), log, log.path)
         except (BuildError, LockError, RefenvError) as exc:
-            log(f"FAILED: {exc}")
-            tail_text = getattr(exc, "log_tail", "") or "\n".join(tail[-30:])
-            return EnvBuild(env.name, FAILED, plan.env_tag if plan else None,
-                            plan.content_hash if plan else None, round(time.monotonic() - start, 1), log_path,
-                            str(exc), tail_text, lock.sha256 if lock else None)
+            return log.failed(exc, start, plan.env_tag if plan else None, plan.content_hash if plan else None,
+                              lock.sha256 if lock else None)
         log(f"{built.status.lower()}: {built.tag}")
     return EnvBuild(env.name, built.status, built.tag, plan.content_hash, round(time.monotonic() - start, 1),
-                    log_path, None, None, lock.sha256)
+                    log.path, None, None, lock.sha256)
 
 
 def given_image(engine: ImageStore, env: Environment, ref: str) -> EnvBuild:

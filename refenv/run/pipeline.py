@@ -18,8 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
+from harness.schema import OK
 from refenv import paths
 from refenv.builder import simdriver, wheelhouse
+from refenv.builder.images import tree_digest
 from refenv.engines import realhost
 from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ProbesRealHosts
 from refenv.errors import NoGpuRuntime
@@ -27,12 +29,12 @@ from refenv.model import profiles
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Bootstrap, CellSpec, Host, Matrix, RunSettings
 from refenv.model.profiles import Profile
-from refenv.model.records import NOT_RUN, CellResult, Expected, MeasurementRecord
+from refenv.model.records import NOT_RUN, CellResult, Expected, MeasurementRecord, StackCheck
 from refenv.model.rundoc import RunDocument, write_run
-from refenv.run import cells, devnodes, glibc, measurements, toolkit
+from refenv.run import cells, devnodes, glibc, imagefacts, measurements, stackcheck, toolkit
 from refenv.run.assemble import document, run_info
 from refenv.run.containers import ldcache_spec
-from refenv.run.plan import Prepared, Scope, plan_cells, plan_only
+from refenv.run.plan import Prepared, Scope, matrix_host_profile, plan_cells, plan_only
 
 LOG = logging.getLogger(__name__)
 
@@ -102,10 +104,21 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
             LOG.warning("cannot make the simulated device nodes (%s): the device-cgroup and stale-CDI faults "
                         "will not start", exc)
     builds: dict[str, EnvBuild] = {}
+    facts: dict[str, imagefacts.ImageFacts] = {}
+    harness = tree_digest(paths.project_root() / "harness")
     try:
         for request in requests:
-            ui.stage(f"environment {request.environment.name}")
-            builds[request.environment.name] = build = engine.ensure_image(request, ui.build_line)
+            env = request.environment
+            ui.stage(f"environment {env.name}")
+            build = engine.ensure_image(request, ui.build_line)
+            if build.image is not None:
+                ui.build_line(env.name, f"reading what {build.image} holds (Python, torch, the stack)")
+                facts[env.name] = found = imagefacts.read_image(
+                    engine, engine.image_labels(build.image) or {}, build.image, imagefacts.interpreter_of(env),
+                    harness, run_id)
+                if env.team is not None:
+                    build = imagefacts.unusable(build, found)  # no Python 3.8+, or no torch: its cells say so
+            builds[env.name] = build
             ui.build_done(build)
         ldcaches: dict[str, str | None] = {}
         glibcs: dict[str, str | None] = {}
@@ -130,7 +143,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         raise
     return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
                     {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error},
-                    engine=getattr(engine, "name", "docker"), glibc=glibcs)
+                    engine=getattr(engine, "name", "docker"), glibc=glibcs, facts=facts)
 
 
 def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,
@@ -180,11 +193,12 @@ def conclude(begun: Begun, scope: Scope, inventory: Inventory, builds: dict[str,
              results: tuple[CellResult, ...], interrupted: bool, real: Profile | None, *, parallel: int = 1,
              use_cache: bool = True, selection: dict[str, list[str]] | None = None,
              measurements: tuple[MeasurementRecord, ...] = (),
-             real_hosts: dict[str, Profile | None] | None = None) -> Outcome:
+             real_hosts: dict[str, Profile | None] | None = None,
+             facts: dict[str, imagefacts.ImageFacts] | None = None) -> Outcome:
     """Write the run document and its reports into the run's folder."""
     info = run_info(begun.run_id, begun.started, time.monotonic() - begun.t0, scope, selection or {}, interrupted,
                     inventory, parallel, use_cache)
-    doc = document(scope, info, builds, results, real, measurements, real_hosts)
+    doc = document(scope, info, builds, results, real, measurements, real_hosts, facts)
     written = write_results(begun.folder, doc)
     _link_latest(begun.folder.parent, begun.folder)
     return Outcome(begun.folder, doc, doc.summary.ok and not interrupted, interrupted, written)
@@ -207,6 +221,9 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
         # Interrupted while preparing: report every cell as not run.
         return conclude(begun, scope, inventory, {}, not_started(scope), True, None, parallel=parallel,
                         use_cache=options.use_cache, selection=options.selection)
+    # A team image's torch, CUDA, Python and architectures are known now: predicted as a built environment's.
+    scope = replace(scope, environments=tuple(imagefacts.resolve(e, prepared.facts.get(e.name))
+                                              for e in scope.environments))
     threads = max(1, (os.cpu_count() or 1) // parallel)
     # What does not depend on the cell is measured first, once per environment (and real GPU host);
     # the cells then only diagnose.
@@ -223,11 +240,24 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
     ui.cells_start(len(plans))
     done = cells.run_cells(engine, plans, begun.run_id, parallel, options.use_cache, ui.cell_done)
     results = tuple(replace(c, measurements=measurements.covering(measures.records, c.environment, c.host,
-                                                              _kind(scope, c.host)))
+                                                              _kind(scope, c.host)),
+                            stack=stack_of(scope, prepared, c))
                     for c in done.records)
     return conclude(begun, scope, inventory, prepared.builds, results, done.interrupted, prepared.real,
                     parallel=parallel, use_cache=options.use_cache, selection=options.selection,
-                    measurements=measures.records, real_hosts=prepared.real_hosts)
+                    measurements=measures.records, real_hosts=prepared.real_hosts, facts=prepared.facts)
+
+
+def stack_of(scope: Scope, prepared: Prepared, c: CellResult) -> StackCheck | None:
+    """The cell's environment's stack, judged against the cell's host."""
+    found = prepared.facts.get(c.environment)
+    host = next((h for h in scope.hosts if h.name == c.host), None)
+    scenario = next((s for s in scope.scenarios if s.name == c.scenario), None)
+    if found is None or host is None or scenario is None:
+        return None
+    profile = prepared.real_hosts[host.name] if host.name in prepared.real_hosts \
+        else matrix_host_profile(host, prepared.real)
+    return stackcheck.check(found.stack, profile, scenario, c.observed is not None and c.observed.verdict == OK)
 
 
 def not_started(scope: Scope) -> tuple[CellResult, ...]:
@@ -289,5 +319,6 @@ __all__ = [
     "prepare_ldcache",
     "run_matrix",
     "settings_of",
+    "stack_of",
     "write_results",
 ]

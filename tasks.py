@@ -260,6 +260,7 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
           verbose: bool = False) -> None:
     """Build (or find) each environment's image; unchanged environments are not rebuilt."""
     from refenv.builder.environment import build_environment
+    from refenv.builder.team import team_image
     from refenv.engines.docker.sdk import Engine
     from refenv.model.builds import FAILED
     from refenv.run.progress import ConsoleUI
@@ -269,7 +270,8 @@ def build(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml",
     ui, failed = ConsoleUI(verbose=verbose), []
     for e in m.environments:
         ui.stage(f"environment {e.name}")
-        result = build_environment(engine, m, e, ui.build_line, relock=relock)
+        result = team_image(engine, e, ui.build_line) if e.team is not None else \
+            build_environment(engine, m, e, ui.build_line, relock=relock)
         ui.build_done(result)
         if result.status == FAILED:
             failed.append(f"{e.name}: {result.error}")
@@ -285,6 +287,9 @@ def lock(c: Context, env: list[str] | None = None, matrix: str = "matrix.yaml") 
 
     m = _matrix(matrix, env, None, None)
     for e in m.environments:
+        if e.team is not None:
+            print(f"{e.name}: a team's {e.source}: nothing to lock (its image holds what it installs)")
+            continue
         result = get_lock(m, e, functools.partial(_say, e.name), relock=True)
         print(f"{e.name}: {len(result.wheels)} wheels, lock {result.sha256[:16]}")
 

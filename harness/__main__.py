@@ -1,4 +1,4 @@
-"""`python -m harness <command>`: diagnose, probe, roofline, memory, cell, measure, bot."""
+"""`python -m harness <command>`: diagnose, stack, probe, roofline, memory, cell, measure, bot."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL
 # sets `func(args) -> int`. None imports torch at import time.
 COMMANDS = {
     "diagnose": "harness.diagnose",
+    "stack": "harness.stack_cli",
     "probe": "harness.probe_cli",
     "roofline": "harness.roofline_cli",
     "memory": "harness.memory_cli",
@@ -29,7 +30,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse whose usage errors are one line and exit 2 through main(), like every other bad input."""
 
     def error(self, message: str) -> NoReturn:
-        raise InputError(f"{without_prefix(self.prog, 'python -m harness ')}: {message}")
+        # argparse quotes what was typed: a line break in an argument must not break the one-line message.
+        flat = message if message.isprintable() else message.encode("unicode_escape").decode("ascii")
+        raise InputError(f"{without_prefix(self.prog, 'python -m harness ')}: {flat}")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -44,6 +44,8 @@ def register(sub: Any) -> None:
     p.add_argument("--probes", choices=("quick", "full", "off"), default="quick")
     p.add_argument("--memory", choices=("quick", "full", "off"), default="quick")
     p.add_argument("--torch-timeout", type=float_arg(1, 86400), default=180.0, metavar="S")
+    p.add_argument("--stack", choices=("on", "off"), default="off",
+                   help="inventory and judge the extensions beside torch against this cell's host (a `stack` section)")
     p.set_defaults(func=run)
 
 
@@ -94,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         diagnosis = diagnose_live(args.torch_timeout)
         doc = dataclasses.replace(doc, diagnosis=diagnosis)
+        if args.stack == "on":
+            from harness.stack.section import stack_section
+
+            doc = dataclasses.replace(doc, stack=stack_section(diagnosis.facts, args.torch_timeout))
         on_gpu = gpu_usable(diagnosis)
         doc = dataclasses.replace(doc, probes=run_probes(args.probes, on_gpu, waiver_reason(diagnosis)),
                                   memory=run_memory(args.memory, on_gpu))

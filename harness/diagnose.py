@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import document
 from harness.inputs import InputError, float_arg
-from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL, exit_code_for
+from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_INTERNAL, EXIT_OK, exit_code_for
 from harness.schema.envelope import DiagnoseDocument, ErrorRecord, ReportEnvironment, ReportInput, SourceLine
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ EPILOG = """\
 exit status: 0 when CUDA works (OK), 1 for a failing verdict, 2 for bad input or when the harness could
 not gather a layer (the JSON document is still written, with the error), 3 for an internal error. With
 --from, a report outside the seven verdicts (OTHER) or too thin to judge (CANNOT_TELL) exits 1, and text
-with no fact about the stack exits 2.
+with no fact about the stack exits 2. With --stack, an extension that cannot run here also exits 1.
 
 verdicts, in the order they are examined: NO_DRIVER, DRIVER_BROKEN (driver layer), CPU_WHEEL,
 DRIVER_TOO_OLD (wheel and runtime), NOT_VISIBLE (CUDA_VISIBLE_DEVICES, container GPU access),
@@ -31,6 +31,7 @@ ARCH_UNSUPPORTED (the GPU's architecture is not compiled into the wheel).
 examples:
   python -m harness diagnose
   python -m harness diagnose --json --out diagnosis.json
+  python -m harness diagnose --stack     # and every extension beside torch (python -m harness stack)
   python -m harness diagnose --from issue.txt --format markdown > comment.md
   python -m torch.utils.collect_env > report.txt 2>&1; python -m harness diagnose --from report.txt
 """
@@ -52,6 +53,9 @@ def register(sub: Any) -> None:
                         "report text, or a saved diagnose document ('-' reads standard input)")
     p.add_argument("--torch-timeout", type=float_arg(1, 86400), default=180.0, metavar="S",
                    help="seconds to wait for torch to import and answer (default 180)")
+    p.add_argument("--stack", action="store_true",
+                   help="also inventory and judge every distribution beside torch that ships CUDA code or pins torch, "
+                        "against this machine's GPUs and driver (a `stack` section; see `python -m harness stack`)")
     p.set_defaults(func=run)
 
 
@@ -122,11 +126,17 @@ def judge_report(report: ParsedReport, path: str) -> DiagnoseDocument:
 
 def run(args: argparse.Namespace) -> int:
     doc: DiagnoseDocument
+    if args.source and args.stack:
+        raise InputError("diagnose: --stack inventories this machine's environment; it does not apply to --from")
     if args.json and args.format not in (None, "json"):
         raise InputError(f"diagnose: --json and --format {args.format} ask for two outputs: give one")
     fmt = "json" if args.json else (args.format or "text")
     try:
         doc = diagnose_report(args.source) if args.source else diagnose_live(args.torch_timeout)
+        if args.stack:
+            from harness.stack.section import stack_section
+
+            doc = dataclasses.replace(doc, stack=stack_section(doc.facts, args.torch_timeout))
     except Exception as exc:
         from harness.intake import ReportError
 
@@ -153,6 +163,11 @@ def run(args: argparse.Namespace) -> int:
         from harness.diagnosis_text import render_diagnosis
 
         sys.stdout.write(render_diagnosis(doc))
+        if doc.stack is not None:
+            from harness.stack.text import render_stack
+
+            sys.stdout.write("\n" + render_stack(doc.stack, "stack"))
     if doc.error is not None or doc.diagnosis is None:
         return EXIT_HARNESS_ERROR
-    return exit_code_for(doc.diagnosis.verdict)
+    code = exit_code_for(doc.diagnosis.verdict)
+    return EXIT_FAILING if code == EXIT_OK and (doc.stack or {}).get("ready") is False else code

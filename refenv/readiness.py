@@ -18,6 +18,9 @@ from harness import compat, schema
 # Variables that change what a container sees; a scenario that sets one tests the diagnosis, not the host.
 VISIBILITY_VARIABLES = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
 PASS = "PASS"  # refenv.model.records.PASS: observed agreed with expected
+# Not a verdict of torch's: torch gets the GPU, but something else of the image cannot run there (an
+# extension that does not import, has no code for the GPU, needs a newer driver: harness/stack).
+STACK = "STACK"
 
 
 def plain_gpu_access(gpus: str, env: Mapping[str, str]) -> bool:
@@ -44,6 +47,8 @@ class CellFacts:
     capability: str | None = None      # the host's first GPU's compute capability, '9.0'
     reason: str = ""                   # the cell's reason, shown for a host that gave no answer
     remedy: str | None = None          # the fix the cell's diagnosis gave for its verdict, in words
+    stack_problem: str | None = None   # what of the image's stack cannot run on this host, in a sentence
+    stack_fix: str | None = None       # its fix, in words
 
 
 @dataclass(frozen=True)
@@ -120,8 +125,10 @@ def _alternative(c: CellFacts, ready_elsewhere: Mapping[str, tuple[str, ...]]) -
 
 
 def fix_for(c: CellFacts, ready_elsewhere: Mapping[str, tuple[str, ...]]) -> Fix:
-    """The smallest fix for the verdict torch gave on this host (pure)."""
+    """The smallest fix for the verdict torch gave on this host, or for the stack where torch got the GPU (pure)."""
     verdict, cuda = c.observed or "", c.cuda
+    if verdict == schema.OK and c.stack_problem:
+        return Fix(f"{c.stack_problem}" + (f"; {c.stack_fix}" if c.stack_fix else ""))
     if verdict == schema.CPU_WHEEL or cuda is None:
         other = next((e for e in ready_elsewhere.get(c.host, ()) if e != c.environment), None)
         build = f"use a CUDA build{f' ({other}, ready there)' if other else ''}"
@@ -154,7 +161,7 @@ def judge(cells: Iterable[CellFacts]) -> tuple[Readiness, ...]:
     envs = list(dict.fromkeys(c.environment for c in facts))
     ready_on: dict[tuple[str, str], ReadyHost] = {}
     for c in facts:
-        if c.observed == schema.OK and (c.environment, c.host) not in ready_on:
+        if c.observed == schema.OK and c.stack_problem is None and (c.environment, c.host) not in ready_on:
             ready_on[(c.environment, c.host)] = ReadyHost(c.host, c.simulated, c.scenario)
     ready_elsewhere: dict[str, tuple[str, ...]] = {}
     for env, host in ready_on:
@@ -174,7 +181,9 @@ def _one(env: str, cells: list[CellFacts], ready_on: Mapping[tuple[str, str], Re
         plain = [c for c in cells if c.host == host and c.gpu_access]
         answered = [c for c in plain if c.observed]
         if answered:
-            refused.append(RefusedHost(host, answered[0].observed or "", fix_for(answered[0], ready_elsewhere)))
+            first = answered[0]
+            verdict = STACK if first.observed == schema.OK and first.stack_problem else first.observed or ""
+            refused.append(RefusedHost(host, verdict, fix_for(first, ready_elsewhere)))
         elif plain:
             untested.append((host, f"{plain[0].status}: {plain[0].reason or 'no answer with GPU access'}"))
         else:
@@ -193,15 +202,21 @@ _VERDICT_TEXT = {
     schema.CPU_WHEEL: "a CPU-only build",
     schema.ARCH_UNSUPPORTED: "GPU architecture not in the build",
     schema.NOT_VISIBLE: "no GPU visible",
+    STACK: "torch gets the GPU, but the stack does not run",
 }
 
 
-def grouped(r: Readiness) -> tuple[str, ...]:
+def grouped(r: Readiness, stack: bool = False) -> tuple[str, ...]:
     """Refused hosts that share a verdict and a fix, one line each:
-    'r535, r570: driver too old for CUDA 13.0; install R580 (>= 580.65.06) or use the cu129 build (...)'."""
+    'r535, r570: driver too old for CUDA 13.0; install R580 (>= 580.65.06) or use the cu129 build (...)'.
+    With `stack`, the hosts where torch got the GPU and the stack beside it does not run: 'r580: torchvision ...'."""
     groups: dict[tuple[str, str], list[str]] = {}
     for h in r.refused:
+        if (h.verdict == STACK) != stack:
+            continue
         groups.setdefault((h.verdict, h.fix.text), []).append(h.host)
+    if stack:
+        return tuple(f"{', '.join(hosts)}: {text}" for (_, text), hosts in groups.items())
     return tuple(f"{', '.join(hosts)}: {_VERDICT_TEXT.get(verdict, verdict).format(cuda=r.cuda)}; {text}"
                  for (verdict, text), hosts in groups.items())
 

@@ -7,9 +7,12 @@ from dataclasses import dataclass, field
 
 from harness.schema import Remedy
 
-# Where a message comes from, in the order the stack is examined.
-# "framework": what the frameworks built on torch say when torch has no device (they decide nothing alone).
-LAYERS = ("kernel", "nvml", "nvidia_smi", "cuda_driver", "cuda_runtime", "torch", "container", "docker", "framework")
+# Where a message comes from, in the order the stack is examined. "framework": what the frameworks built on
+# torch say when torch has no device (they decide nothing alone); "extension": what is built on torch
+# (torchvision, xformers, flash-attn, bitsandbytes, triton: their own words and the loader's about them);
+# "pip": the installer's.
+LAYERS = ("kernel", "nvml", "nvidia_smi", "cuda_driver", "cuda_runtime", "torch", "container", "docker", "framework",
+          "extension", "pip")
 # Which error-code space a code belongs to (CUresult, cudaError_t, nvmlReturn_t).
 CODE_APIS = ("cuda_driver", "cuda_runtime", "nvml")
 # What a fix does; `remedies.render` has one renderer per kind, `refenv.reproduce.fix` acts on it.
@@ -17,7 +20,7 @@ REMEDY_KINDS = (
     "install_driver", "install_wheel", "reboot", "reload_modules", "load_module", "drop_from_library_path",
     "enable_gpu_access", "install_toolkit", "unset_variable", "add_capability", "expose_devices",
     "reinstall_libraries", "fix_loader_path", "start_service", "fix_permissions", "set_compute_mode", "check_logs",
-    "check_hardware", "restore_device_access", "generate_cdi_spec", "use_cdi_engine",
+    "check_hardware", "restore_device_access", "generate_cdi_spec", "use_cdi_engine", "install_matching",
 )
 
 

@@ -187,6 +187,10 @@ def _check_hardware(r: Remedy) -> list[str]:
             "says what each number means); reboot, and if it recurs check power, cooling and the card itself"]
 
 
+def _install_matching(r: Remedy) -> list[str]:
+    from harness.stack.advice import matching  # the pairing table is read only when a stack fix is rendered
+
+    return matching(r)
 def _restore_device_access(r: Remedy) -> list[str]:
     # NVIDIA/nvidia-container-toolkit#48: the toolkit's notice and its workarounds, in its order of preference.
     return ["in a container: it lost access to its GPU device nodes (the device cgroup allows only 'c 195:* m' "
@@ -222,7 +226,7 @@ RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
     "fix_loader_path": _fix_loader_path, "start_service": _start_service, "fix_permissions": _fix_permissions,
     "set_compute_mode": _set_compute_mode, "check_logs": _check_logs, "check_hardware": _check_hardware,
     "restore_device_access": _restore_device_access, "generate_cdi_spec": _generate_cdi_spec,
-    "use_cdi_engine": _use_cdi_engine,
+    "use_cdi_engine": _use_cdi_engine, "install_matching": _install_matching,
 }
 KINDS = tuple(RENDERERS)
 assert set(KINDS) == set(REMEDY_KINDS), "every remedy kind has one renderer"

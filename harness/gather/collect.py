@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from harness.facts import Facts, TorchFacts, empty_facts
@@ -20,12 +20,14 @@ TORCH_TIMEOUT_S = 180.0   # a cold import of a CUDA torch wheel from a slow disk
 NATIVE_TIMEOUT_S = 60.0
 
 
-def _spawn(module: str) -> subprocess.Popen[bytes]:
+def spawn(module: str, args: Sequence[str] = (), extra_env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """`python -m module args...` with this interpreter, its output piped, able to import this harness."""
     env = dict(os.environ)
+    env.update(extra_env or {})
     # The children import the harness by name: give them the folder this copy was imported from.
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return subprocess.Popen([sys.executable, "-m", module], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", module, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=env)
 
 
@@ -51,8 +53,8 @@ def gather(torch_timeout: float = TORCH_TIMEOUT_S,
            then: Callable[[], None] | None = None) -> tuple[Facts, list[str]]:
     """All facts of this machine, and the probe errors met on the way; `then` runs while the children work."""
     start = time.monotonic()
-    torch_proc = _spawn("harness.gather.torch_probe")
-    native_proc = _spawn("harness.gather.native")
+    torch_proc = spawn("harness.gather.torch_probe")
+    native_proc = spawn("harness.gather.native")
     if then is not None:
         then()
     facts = empty_facts("probed")

@@ -160,6 +160,12 @@ def _read_other(b: Builder, line: Line, found: dict[str, Found]) -> None:
     if no_runtime:
         b.note(f"line {line.number}: docker has no NVIDIA runtime on that host ('{no_runtime.hit.text}'): install "
                "the NVIDIA container toolkit")
+    for f in found.values():
+        if f.hit.entry.layer in ("extension", "pip"):
+            # The rest of the stack (harness/stack): not torch's verdict, but what the user will meet next.
+            b.note(f"line {line.number}: '{f.hit.text}': {f.hit.entry.meaning} (`python -m harness stack` in that "
+                   "environment names the distribution and its fix)")
+            b.clue("extension_failure", line)  # a report about the stack, though it names no torch fact
     for key in ("cdi.unresolvable", "cdi.missing_host_device", "docker.no_cdi"):
         refused = found.get(key)
         if refused:

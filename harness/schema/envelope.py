@@ -9,7 +9,7 @@ reads a cell's and a measurement's document through the same codec (harness/sche
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, Optional, Tuple, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 from harness.facts import Facts
 from harness.schema.jsondata import Record, optional_key
@@ -19,6 +19,7 @@ from harness.schema.verdicts import SCHEMA, SCHEMA_VERSION, Diagnosis
 
 CELL_SCHEMA = "refenv.cell"
 MEASURE_SCHEMA = "refenv.measure"
+STACK_SCHEMA = "refenv.stack"
 JOB_VERSION = 1
 
 
@@ -88,6 +89,7 @@ class DiagnoseDocument(Envelope):
     diagnosis: Optional[Diagnosis] = optional_key()
     input: Optional[ReportInput] = optional_key()             # from a report: what was read
     wall_s: Optional[float] = optional_key()
+    stack: Optional[Dict[str, Any]] = optional_key()          # --stack: harness/stack/section.py's section
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,16 @@ class CellDocument(Envelope):
     probes: Optional[ProbesSection] = None
     memory: Optional[MemorySection] = None
     wall_s: Optional[float] = None
+    stack: Optional[Dict[str, Any]] = optional_key()          # --stack on: harness/stack/section.py's section
+
+
+@dataclass(frozen=True)
+class StackDocument(Envelope):
+    """`stack`: the distributions beside torch, the host they were judged against, the judgement."""
+
+    schema: str = STACK_SCHEMA
+    version: int = JOB_VERSION
+    stack: Optional[Dict[str, Any]] = None    # harness/stack/section.py's section
 
 
 @dataclass(frozen=True)

@@ -43,17 +43,20 @@ def get_lock(matrix: Matrix | None, env: Environment, log: Callable[[str], None]
 
 
 class BuildLog:
-    """The build's log: each line to its file (unbuffered, so a full disk refuses the line it is written with),
-    to the tail kept for the record, and to the progress. The disk's first refusal fails the build with its
-    words (a BuildError, raised once); later lines go to the tail and the progress only."""
+    """An environment's build log: each line to `~/.cache/refenv/build-logs/ENV.log` (unbuffered, so a full disk
+    refuses the line it is written with), to the progress callback, and to a tail kept for the record of a
+    failure. The disk's first refusal fails the build with its words (a BuildError, raised once); later lines go
+    to the tail and the progress only. Opening the log raises OSError when the disk has no room for it."""
 
-    def __init__(self, path: Path, env: str, progress: Progress) -> None:
-        self.path, self.env, self.progress = path, env, progress
+    def __init__(self, environment: str, progress: Progress) -> None:
+        self.environment = environment
+        self.progress = progress
+        self.path = paths.build_logs() / f"{environment}.log"
         self.tail: list[str] = []
         self.refused: OSError | None = None
         self.said = False
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd: int | None = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fd: int | None = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
 
     def __call__(self, line: str) -> None:
         for part in line.splitlines() or [""]:
@@ -65,16 +68,33 @@ class BuildLog:
                 except OSError as exc:
                     self.refused = exc
                     self.close()
-        self.progress(self.env, line.splitlines()[-1] if line.strip() else line)
+        self.progress(self.environment, line.splitlines()[-1] if line.strip() else line)
         if self.refused is not None and not self.said:
             self.said = True
             raise BuildError(f"cannot write the build log {self.path}: {self.refused.strerror or self.refused}")
+
+    def failed(self, exc: Exception, start: float, tag: str | None = None, content_hash: str | None = None,
+               lock_sha256: str | None = None) -> EnvBuild:
+        """The FAILED record of an expected failure (the disk's own words for an OSError), with the log's tail."""
+        error = exc if not isinstance(exc, OSError) else \
+            BuildError(f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""))
+        with contextlib.suppress(BuildError):  # the log's own refusal is said once, by the error it raised
+            self(f"FAILED: {error}")
+        tail_text = getattr(error, "log_tail", "") or "\n".join(self.tail[-30:])
+        return EnvBuild(self.environment, FAILED, tag, content_hash, round(time.monotonic() - start, 1), self.path,
+                        str(error), tail_text, lock_sha256)
 
     def close(self) -> None:
         if self.fd is not None:
             with contextlib.suppress(OSError):
                 os.close(self.fd)
             self.fd = None
+
+    def __enter__(self) -> BuildLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environment, progress: Progress,
@@ -83,35 +103,28 @@ def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environmen
     log's tail."""
     start = time.monotonic()
     try:
-        log = BuildLog(paths.build_logs() / f"{env.name}.log", env.name, progress)
+        log = BuildLog(env.name, progress)
     except OSError as exc:
         return EnvBuild(env.name, FAILED, None, None, 0.0, None,
                         f"cannot write the build log in {paths.build_logs()}: {exc.strerror or exc}", "")
-    plan = lock = None
-    try:
-        base = baseimage.ensure(engine, env.base, log)
-        if base.python and base.python != env.python:
-            suite = baseimage.suite_for_python(env.python)
-            raise BuildError(f"{env.name} asks for Python {env.python}, but the base ({base.ref}) has "
-                             f"Python {base.python}",
-                             hint=f"use base.bootstrap.suite: {suite}" if suite
-                             else "name a base image with that Python")
-        lock = get_lock(matrix, env, log, relock, lock_file)
-        wheelhouse.ensure_wheels(lock, paths.wheelhouse(), log)
-        plan = images.plan(env, base.image_id, lock, images.tree_digest(paths.project_root() / "harness"))
-        built = images.ensure(engine, plan, base.ref, paths.wheelhouse(), uv_binary(), log, log.path)
-        log(f"{built.status.lower()}: {built.tag}")
-    except (BuildError, LockError, RefenvError, OSError) as exc:
-        error = exc if not isinstance(exc, OSError) else \
-            BuildError(f"{exc.strerror or exc}" + (f": {exc.filename}" if exc.filename else ""))
-        with contextlib.suppress(BuildError):
-            log(f"FAILED: {error}")
-        tail_text = getattr(error, "log_tail", "") or "\n".join(log.tail[-30:])
-        return EnvBuild(env.name, FAILED, plan.env_tag if plan else None, plan.content_hash if plan else None,
-                        round(time.monotonic() - start, 1), log.path, str(error), tail_text,
-                        lock.sha256 if lock else None)
-    finally:
-        log.close()
+    with log:
+        plan = lock = None
+        try:
+            base = baseimage.ensure(engine, env.base, log)
+            if base.python and base.python != env.python:
+                suite = baseimage.suite_for_python(env.python)
+                raise BuildError(f"{env.name} asks for Python {env.python}, but the base ({base.ref}) has "
+                                 f"Python {base.python}",
+                                 hint=f"use base.bootstrap.suite: {suite}" if suite else
+                                 "name a base image with that Python")
+            lock = get_lock(matrix, env, log, relock, lock_file)
+            wheelhouse.ensure_wheels(lock, paths.wheelhouse(), log)
+            plan = images.plan(env, base.image_id, lock, images.tree_digest(paths.project_root() / "harness"))
+            built = images.ensure(engine, plan, base.ref, paths.wheelhouse(), uv_binary(), log, log.path)
+            log(f"{built.status.lower()}: {built.tag}")
+        except (BuildError, LockError, RefenvError, OSError) as exc:
+            return log.failed(exc, start, plan.env_tag if plan else None, plan.content_hash if plan else None,
+                              lock.sha256 if lock else None)
     return EnvBuild(env.name, built.status, built.tag, plan.content_hash, round(time.monotonic() - start, 1),
                     log.path, None, None, lock.sha256)
 

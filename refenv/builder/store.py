@@ -31,8 +31,10 @@ class ImageStore(Protocol):
         ...
 
     def build(self, context: IO[bytes], tag: str, log: Callable[[str], None],
-              labels: dict[str, str] | None = None, timeout: float = 1800) -> str:
-        """Build `tag` from a tar context, each log line to `log`; its id (BuildError when it fails)."""
+              labels: dict[str, str] | None = None, timeout: float = 1800,
+              build_args: dict[str, str] | None = None, dockerfile: str | None = None) -> str:
+        """Build `tag` from a tar context (its Dockerfile at `dockerfile`, default `Dockerfile`), with `build_args`,
+        each log line to `log`; its id (BuildError when it fails)."""
         ...
 
     def commit_run(self, image: str, command: list[str], tag: str, changes: list[str], log: Callable[[str], None],

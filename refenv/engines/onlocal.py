@@ -6,7 +6,7 @@ as for a local run.
 
 from __future__ import annotations
 
-from refenv.engines.seam import CellEngine, ImageRequest, Inventory, Progress
+from refenv.engines.seam import CellEngine, ContainerSpec, ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime
 from refenv.model.builds import EnvBuild
 
@@ -25,6 +25,12 @@ class OnLocalEngine:
 
     def image_id(self, ref: str) -> str | None:
         return self.local.image_id(ref)
+
+    def image_labels(self, ref: str) -> dict[str, str] | None:
+        return self.local.image_labels(ref)
+
+    def run_here(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
+        return self.local.run_here(spec, timeout)
 
     def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
         return self.local.gpu_runtime_error(image)

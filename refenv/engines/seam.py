@@ -96,6 +96,14 @@ class CellEngine(Protocol):
         """The id of an image the engine holds, or None."""
         ...
 
+    def image_labels(self, ref: str) -> dict[str, str] | None:
+        """An image's labels, or None when the engine does not hold it."""
+        ...
+
+    def run_here(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
+        """Run a container beside the images, on this machine (reading an image), wherever the cells run."""
+        ...
+
     def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
         """Why a container of `image` cannot get a GPU here, or None when it can."""
         ...

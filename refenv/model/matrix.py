@@ -30,21 +30,52 @@ class Base:
     bootstrap: Bootstrap = field(default_factory=Bootstrap)
 
 
+RECIPE, IMAGE, DOCKERFILE = "recipe", "image", "dockerfile"
+SOURCES = (RECIPE, IMAGE, DOCKERFILE)
+
+
+@dataclass(frozen=True)
+class TeamImage:
+    """Where an environment that is not refenv's recipe comes from: an existing image, or a team's Dockerfile.
+
+    The harness is not baked into such an image: it is mounted read-only and run with the image's own Python
+    (`interpreter`)."""
+
+    source: str                                   # IMAGE or DOCKERFILE
+    image: str | None = None                      # image: REF
+    dockerfile: str | None = None                 # dockerfile: PATH (absolute, resolved beside matrix.yaml)
+    context: str | None = None                    # the build context (absolute); the Dockerfile's folder if unset
+    build_args: tuple[tuple[str, str], ...] = ()
+    interpreter: str = "python3"                  # the image's Python: a name on its PATH or an absolute path
+
+
 @dataclass(frozen=True)
 class Environment:
-    """One image: a Python, a torch build (version + variant), extra packages."""
+    """One image: a Python, a torch build (version + variant), extra packages; or a team's own image (`team`),
+    whose torch, variant, Python and architectures are read from the image itself (refenv/run/imagefacts.py)."""
 
     name: str
-    torch: str                   # "2.14.1"
-    variant: str                 # "cpu" or "cu130"
+    torch: str                   # "2.14.1"; "" for a team image not read yet
+    variant: str                 # "cpu" or "cu130"; "" for a team image not read yet
     python: str = "3.11"
     packages: tuple[str, ...] = ()
     index_url: str | None = None  # where the variant comes from; None = PyPI's default build
     base: Base = field(default_factory=Base)
+    team: TeamImage | None = None            # None: refenv's own recipe
+    arch: tuple[str, ...] | None = None      # read from the image; None: from harness.compat's tables
 
     @property
     def cuda(self) -> str | None:
         return compat.variant_cuda(self.variant)
+
+    @property
+    def source(self) -> str:
+        return self.team.source if self.team else RECIPE
+
+    @property
+    def known(self) -> bool:
+        """Whether its torch is known (a recipe's always; a team image's once read)."""
+        return bool(self.torch and self.variant)
 
     @property
     def requirements(self) -> tuple[str, ...]:

@@ -20,7 +20,20 @@ from harness import compat, inputs
 from harness.inputs import InputError, shorten
 from refenv.errors import MatrixError
 from refenv.model import accepts, yaml_tree
-from refenv.model.matrix import HOST_KINDS, MODES, Base, Bootstrap, Environment, Host, Matrix, RunSettings, Scenario
+from refenv.model.matrix import (
+    DOCKERFILE,
+    HOST_KINDS,
+    IMAGE,
+    MODES,
+    Base,
+    Bootstrap,
+    Environment,
+    Host,
+    Matrix,
+    RunSettings,
+    Scenario,
+    TeamImage,
+)
 from refenv.model.placement import BACKENDS, LAUNCHERS, KubePlacement, SlurmPlacement
 
 T = TypeVar("T")
@@ -186,8 +199,9 @@ def parse(text: str, path: str = "matrix.yaml") -> Matrix:
     if r.number(top["version"], "version", int, 0, 1000) != 1:
         raise r.fail(top["version"], "version", "expected 1 (the only version this refenv reads)")
     base = _base(r, top["base"], "base") if "base" in top else Base()
-    envs = _named(r, top["environments"], "environments", lambda n, name, f: _environment(r, n, name, f, base),
-                  accepts.environment_name)
+    folder = Path(path).resolve().parent  # where a dockerfile: and its context: are found
+    envs = _named(r, top["environments"], "environments",
+                  lambda n, name, f: _environment(r, n, name, f, base, folder), accepts.environment_name)
     hosts = _named(r, top["hosts"], "hosts", lambda n, name, f: _host(r, n, name, f))
     scenarios = _named(r, top["scenarios"], "scenarios", lambda n, name, f: _scenario(r, n, name, f))
     run = _run(r, top["run"], "run") if "run" in top else RunSettings()
@@ -226,8 +240,20 @@ def _base(r: _Reader, node: yaml.Node, field: str) -> Base:
     return Base(image, boot)
 
 
-def _environment(r: _Reader, node: yaml.Node, name: str, field: str, base: Base) -> Environment:
-    m = r.mapping(node, field, ("torch", "variant", "python", "packages", "index_url", "base"))
+RECIPE_KEYS = ("torch", "variant", "python", "packages", "index_url", "base")
+TEAM_KEYS = ("image", "dockerfile", "context", "build_args")
+BUILD_ARG_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,100}")
+INTERPRETER_RE = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}|/[A-Za-z0-9_.+/-]{1,255}")
+
+
+def _environment(r: _Reader, node: yaml.Node, name: str, field: str, base: Base, root: Path) -> Environment:
+    m = r.mapping(node, field, RECIPE_KEYS + TEAM_KEYS)
+    if "image" in m or "dockerfile" in m:
+        return _team_environment(r, node, m, name, field, base, root)
+    for key in ("context", "build_args"):
+        if key in m:
+            raise r.fail(m[key], f"{field}.{key}", "only a dockerfile: environment takes a build context and "
+                         "build arguments")
     if "torch" not in m:
         raise r.fail(node, f"{field}.torch", "missing; the torch release, e.g. \"2.14.1\"")
     torch = r.string(m["torch"], f"{field}.torch", VERSION_RE, "a torch release such as \"2.14.1\"")
@@ -246,6 +272,51 @@ def _environment(r: _Reader, node: yaml.Node, name: str, field: str, base: Base)
     index_url = r.check(m["index_url"], f"{field}.index_url", accepts.url) if "index_url" in m else None
     env_base = _base(r, m["base"], f"{field}.base") if "base" in m else base
     return Environment(name, torch, variant, python, packages, index_url, env_base)
+
+
+def _team_environment(r: _Reader, node: yaml.Node, m: dict[str, yaml.Node], name: str, field: str, base: Base,
+                      root: Path) -> Environment:
+    """`image: REF` or `dockerfile: PATH` (with `context:` and `build_args:`): torch is read from the image."""
+    if "image" in m and "dockerfile" in m:
+        raise r.fail(m["dockerfile"], f"{field}.dockerfile", "an environment is an image or a Dockerfile, not both")
+    for key in ("torch", "variant", "packages", "index_url", "base"):
+        if key in m:
+            raise r.fail(m[key], f"{field}.{key}", "an image or dockerfile environment takes its torch, CUDA and "
+                         "packages from the image itself: remove this key")
+    interpreter = r.string(m["python"], f"{field}.python", INTERPRETER_RE,
+                           "the image's Python: a command on its PATH such as python3, or an absolute path such as "
+                           "/opt/conda/bin/python", 256) if "python" in m else "python3"
+    if "image" in m:
+        for key in ("context", "build_args"):
+            if key in m:
+                raise r.fail(m[key], f"{field}.{key}", "only a dockerfile: environment is built: an image: is used as "
+                             "it is")
+        ref = r.check(m["image"], f"{field}.image", accepts.image_reference)
+        return Environment(name, "", "", "", base=base, team=TeamImage(IMAGE, image=ref, interpreter=interpreter))
+    dockerfile = _existing(r, m["dockerfile"], f"{field}.dockerfile", root, folder=False)
+    context = _existing(r, m["context"], f"{field}.context", root, folder=True) if "context" in m \
+        else str(Path(dockerfile).parent)
+    args: list[tuple[str, str]] = []
+    if "build_args" in m:
+        for key, (key_node, value) in r.entries(m["build_args"], f"{field}.build_args").items():
+            if not BUILD_ARG_RE.fullmatch(key):
+                raise r.fail(key_node, f"{field}.build_args.{_as_field(key)}", "a build argument name (letters, "
+                             "digits and _)")
+            args.append((key, r.check(value, f"{field}.build_args.{key}", accepts.env_value)))
+    return Environment(name, "", "", "", base=base, team=TeamImage(
+        DOCKERFILE, dockerfile=dockerfile, context=context, build_args=tuple(args), interpreter=interpreter))
+
+
+def _existing(r: _Reader, node: yaml.Node, field: str, root: Path, folder: bool) -> str:
+    """A file (or folder) named relative to the matrix file's folder, which must exist."""
+    text = r.string(node, field, max_len=1000)
+    if not text.strip() or not text.isprintable():
+        raise r.fail(node, field, f"expected a {'folder' if folder else 'file'} path, got {shorten(text)}")
+    path = (root / text).resolve()
+    ok = path.is_dir() if folder else path.is_file()
+    if not ok:
+        raise r.fail(node, field, f"{shorten(text)} is not a {'folder' if folder else 'file'} (looked for {path})")
+    return str(path)
 
 
 def _default_variant(r: _Reader, node: yaml.Node, field: str, torch: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
 
-from harness.schema import Finding
+from harness.schema import SEVERITY_ERROR, Finding
 from harness.schema.envelope import MemorySection, ProbesSection
 from refenv.model.status import BAD, BUILD_FAILED, ERROR, FAIL, NOT_RUN, OOM_KILLED, PASS, STATUSES, TIMEOUT, is_bad
 
@@ -30,6 +30,7 @@ __all__ = [
     "JobRecord",
     "MeasurementRecord",
     "Observed",
+    "StackCheck",
     "Summary",
     "cell_id",
     "summarize",
@@ -60,6 +61,20 @@ class Observed:
     device_count: int | None = None
     torch_message: str | None = None  # torch's warning or init error, verbatim
     findings: tuple[Finding, ...] = ()
+
+
+@dataclass(frozen=True)
+class StackCheck:
+    """The cell's image's stack (every extension beside torch: harness/stack) judged against the cell's host: its
+    GPUs' architectures, its driver's CUDA, and what holds on any host (imports, pins, CUDA majors)."""
+
+    ready: bool = True
+    findings: tuple[Finding, ...] = ()
+    status: dict[str, str] = field(default_factory=dict)   # distribution -> ok | warning | broken
+
+    @property
+    def errors(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.severity == SEVERITY_ERROR)
 
 
 @dataclass(frozen=True)
@@ -99,6 +114,7 @@ class CellResult(JobRecord):
     expected: Expected | None = None
     observed: Observed | None = None
     measurements: tuple[str, ...] = ()  # ids of the run's measurements that stand for this cell
+    stack: StackCheck | None = None     # None: the image's stack was not read
 
     @property
     def simulated(self) -> bool:

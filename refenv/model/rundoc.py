@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from refenv.errors import RefenvError
 from refenv.model import codec
@@ -36,6 +37,9 @@ class BuildRecord:
 
 @dataclass(frozen=True)
 class EnvironmentRecord:
+    """An environment as the run saw it. A team image's torch, CUDA, Python and architectures were read from the
+    image (`source` image or dockerfile); `stack` is the inventory of every distribution beside torch."""
+
     name: str
     torch: str | None = None
     variant: str | None = None
@@ -44,6 +48,14 @@ class EnvironmentRecord:
     image: str | None = None
     content_hash: str | None = None
     build: BuildRecord = field(default_factory=BuildRecord)
+    source: str = "recipe"                 # recipe, image or dockerfile (refenv/model/matrix.py)
+    dockerfile: str | None = None          # the Dockerfile a dockerfile: environment was built from
+    interpreter: str | None = None         # the image's Python the harness ran with
+    arch: tuple[str, ...] | None = None    # read from the image's torch
+    require_cuda: str | None = None        # the image's NVIDIA_REQUIRE_CUDA
+    labels: dict[str, str] = field(default_factory=dict)
+    stack: dict[str, Any] | None = None    # harness/stack/inventory.py's record
+    image_error: str | None = None         # why the image could not be read (no Python 3.8+, no torch)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from refenv import paths
-from refenv.builder import baseimage, images, wheelhouse
+from refenv.builder import baseimage, images, team, wheelhouse
 from refenv.engines.docker.sdk import Engine
 from refenv.errors import LockError, RefenvError
 from refenv.model.matrix import Environment, Matrix
@@ -22,8 +22,11 @@ def current_image(engine: Engine, matrix: Matrix, env: Environment) -> tuple[str
     """(content hash, tag) of the environment's image as the matrix defines it now, without building anything.
 
     The hash is planned the way `build_environment` plans it (base image, lock, harness tree, template),
-    so a changed harness or lock gives a new hash; the image must be in the engine with that hash.
+    so a changed harness or lock gives a new hash; the image must be in the engine with that hash. A team image's
+    is its image (or Dockerfile digest) and the harness mounted into it (refenv/builder/team.py).
     """
+    if env.team is not None:
+        return team.current(engine, env)
     base_ref = env.base.image or baseimage.bootstrap_tag(env.base.bootstrap)
     base_id = engine.image_id(base_ref)
     if base_id is None:

@@ -89,6 +89,7 @@ class ReleaseInfo:
     created: str                   # RFC 3339
     revision: str | None = None    # the project's git commit
     source: str | None = None      # the repository's remote URL, never a local path
+    stack: tuple[str, ...] = ()    # 'torchvision 0.29.1': what the image holds beside torch (harness/stack)
 
 
 def description(info: ReleaseInfo) -> str:
@@ -133,6 +134,8 @@ def labels(info: ReleaseInfo) -> tuple[tuple[str, str], ...]:
         ("refenv.runs", ", ".join(info.runs)),
         ("refenv.report-digest", f"sha256:{info.report_digest}"),
     ]
+    if info.stack:
+        out.append(("refenv.stack", ", ".join(info.stack)))
     return tuple(out)
 
 

@@ -27,6 +27,7 @@ from refenv.errors import RefenvError
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Environment, Matrix
 from refenv.model.records import ERROR, NOT_RUN, PASS, CellResult, MeasurementRecord
+from refenv.model.rundoc import EnvironmentRecord
 from refenv.publish import auth, evidence, history, manifest, publishable, release
 from refenv.publish.manifest import Published, PullCheck
 from refenv.readiness import Readiness, grouped
@@ -159,6 +160,12 @@ def tell(say: Say, info: release.ReleaseInfo, ready: Readiness) -> None:
         say(f"  untested hosts: {'; '.join(info.untested_hosts)}")
 
 
+def _beside_torch(record: EnvironmentRecord | None) -> tuple[str, ...]:
+    """'torchvision 0.29.1' for each extension the run's inventory found beside torch (not the CUDA library wheels)."""
+    dists = ((record.stack if record else None) or {}).get("distributions") or []
+    return tuple(f"{d['name']} {d['version']}" for d in dists if d.get("kind") == "extension")
+
+
 def publish_one(engine: Engine, settings: Settings, env: Environment, runs: list[history.Run],
                 creds: auth.Credentials | None, say: Say) -> Published | tuple[str, ...]:
     """One environment: published (or, in a dry run, planned), or the reasons it is refused."""
@@ -170,12 +177,16 @@ def publish_one(engine: Engine, settings: Settings, env: Environment, runs: list
     if not judged.ok or judged.run is None or judged.readiness is None or judged.pull_cell is None:
         return judged.reasons
     ready, report = judged.readiness, judged.run.path
+    record = judged.run.environment(env.name)
+    if env.team is not None and record is not None:  # a team image's torch was read from it in the run
+        env = replace(env, torch=record.torch or "", variant=record.variant or "", python=record.python or "")
     revision, source = evidence.git_info(paths.project_root())
     info = release.ReleaseInfo(
         env.name, env.torch, env.variant, env.python, content_hash, judged.run.run_id, evidence.sha256_of(report),
         tuple(h.label for h in ready.ready), tuple(h.label for h in ready.refused),
         tuple(f"{host}: {why}" for host, why in ready.untested), judged.runs_used,
-        datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), revision, source)
+        datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), revision, source,
+        _beside_torch(record))
     labels = release.labels(info)
     repository = settings.registry.repository(settings.repository or release.repository_name(env.name))
     tags = (release.release_tag(env.torch, env.variant, env.python), release.hash_tag(content_hash))

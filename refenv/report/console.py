@@ -15,7 +15,7 @@ from rich.text import Text
 
 from refenv.model.rundoc import RunDocument
 from refenv.model.status import look
-from refenv.report import measures, ready, view
+from refenv.report import measures, ready, stack, view
 from refenv.report.formats import fmt_seconds, text
 
 REASON_WIDTH = 160
@@ -24,6 +24,12 @@ REASON_WIDTH = 160
 def _one_line(value: str, width: int = REASON_WIDTH) -> str:
     flat = " ".join(value.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _kept_indent(line: str) -> str:
+    """_one_line that keeps the line's leading indentation (the stack's lines nest under their environment)."""
+    body = line.lstrip()
+    return " " * (len(line) - len(body)) + _one_line(body)
 
 
 def attention_lines(doc: RunDocument) -> list[str]:
@@ -46,6 +52,7 @@ def readiness_lines(doc: RunDocument) -> list[str]:
     for s in ready.sections(doc):
         lines.append(f"{s.environment} ({s.build}): GPU on {s.gpu_on}; {s.agreement}")
         lines += [f"  no GPU: {_one_line(line)}" for line in s.no_gpu]
+        lines += [f"  GPU, but the stack does not run: {_one_line(line)}" for line in s.stack_blocked]
         lines += [f"  not tested: {_one_line(line)}" for line in s.untested]
     return lines
 
@@ -56,6 +63,9 @@ def console_summary(doc: RunDocument, written: Mapping[str, Path] | None = None)
              f"in {fmt_seconds(doc.run.wall_s)}",
              view.counts_line(doc)]
     lines += ["", "upgrade readiness:"] + [f"  {line}" for line in readiness_lines(doc)]
+    beside = stack.lines(doc)
+    if beside:
+        lines += ["", "the stack beside torch:"] + [f"  {_kept_indent(line)}" for line in beside]
     once = measures.lines(doc)
     if once:
         lines += ["", "measured once (probes, memory):"] + [f"  {_one_line(line)}" for line in once]
@@ -100,7 +110,8 @@ def _readiness_table(doc: RunDocument) -> Table:
     table.add_column("no GPU: why, and the smallest fix")
     table.add_column("predictions")
     for s in ready.sections(doc):
-        no_gpu = [*s.no_gpu, *(f"not tested: {u}" for u in s.untested)]
+        no_gpu = [*s.no_gpu, *(f"the stack does not run: {b}" for b in s.stack_blocked),
+                  *(f"not tested: {u}" for u in s.untested)]
         table.add_row(Text(f"{s.environment}\n{s.build}"), Text(s.gpu_on, style="green" if s.ready else "bold red"),
                       Text("\n".join(_one_line(x) for x in no_gpu) or "—"),
                       Text(s.agreement, style="green" if s.agreed else "bold red"))
@@ -115,6 +126,10 @@ def console_table(doc: RunDocument) -> RenderableType:
     head.append(f"  ({fmt_seconds(doc.run.wall_s)})")
     parts: list[RenderableType] = [head, _counts(doc)]
     parts.append(_readiness_table(doc))
+    beside = stack.lines(doc)
+    if beside:
+        parts.append(Text("the stack beside torch", style="bold"))
+        parts.append(Text("\n".join(_kept_indent(line) for line in beside)))
     parts += [_grid_table(g) for g in view.grids(doc)]
     groups = view.attention_groups(doc)
     if groups:

@@ -17,7 +17,7 @@ from harness.schema.envelope import ProbesSection
 from refenv.model.records import CellResult
 from refenv.model.rundoc import EnvironmentRecord, HostRecord, RunDocument
 from refenv.model.status import FAIL, look
-from refenv.report import measures, ready, roofline_data, roofline_svg, view
+from refenv.report import measures, ready, roofline_data, roofline_svg, stack, view
 from refenv.report.formats import MISSING, fmt_bytes, fmt_seconds, text
 from refenv.report.memory import Ledger, MemorySummary, ledger_brief, memory_summary
 from refenv.report.page import (
@@ -94,6 +94,7 @@ def _evidence(cell: CellResult, anchor: str) -> Evidence:
         probes=probe_summary(cell.probes), memory=_memory(memory_summary(cell.memory)),
         log_tail=cell.log_tail, wall=fmt_seconds(cell.wall_s), cache_key=text(cell.cache_key),
         result_path=text(cell.result_path),
+        stack=tuple(_finding(f) for f in (cell.stack.findings if cell.stack else ())),
     )
 
 
@@ -201,6 +202,7 @@ def context(doc: RunDocument) -> Page:
         attention=attention, attention_total=len(view.attention(doc)), grids=grids,
         cells=tuple(_evidence(c, anchors[c.id]) for c in cells), builds=builds, rooflines=_rooflines(doc),
         measured=_measured(doc), tables=_tables(doc), readiness=tuple(ready.sections(doc)),
+        stacks=tuple(stack.sections(doc)),
     )
 
 

@@ -6,11 +6,11 @@ came out of a container is escaped or fenced (`mdtext`).
 
 from __future__ import annotations
 
-from harness.schema import Finding
+from harness.schema import SEVERITY_ERROR, Finding
 from refenv.model.records import CellResult
 from refenv.model.rundoc import RunDocument
 from refenv.report import mdtext as md
-from refenv.report import measures, ready, view
+from refenv.report import measures, ready, stack, view
 from refenv.report.formats import text
 from refenv.report.memory import ledger_brief, memory_summary
 from refenv.report.probes import brief, judged_rows, measurement_columns, probe_summary
@@ -36,9 +36,31 @@ def _readiness(doc: RunDocument) -> list[str]:
         lines += [f"### {md.code(s.environment)}: {md.inline(s.build)}", "",
                   f"- torch gets a GPU on: {md.inline(s.gpu_on)}"]
         lines += [f"- no GPU: {md.inline(line)}" for line in s.no_gpu]
+        lines += [f"- GPU, but the stack does not run: {md.inline(line)}" for line in s.stack_blocked]
         lines += [f"- not tested: {md.inline(line)}" for line in s.untested]
         lines.append(f"- {md.inline(s.agreement)}" + (
             f" ({', '.join(md.code(c) for c in s.disagreed)})" if s.disagreed else ""))
+        lines.append("")
+    return lines
+
+
+def _stack(doc: RunDocument) -> list[str]:
+    """Each environment's extensions beside torch, and what of them cannot run where."""
+    parts = stack.sections(doc)
+    if not parts:
+        return []
+    lines = ["## The stack beside torch", ""]
+    for s in parts:
+        lines += [f"### {md.code(s.environment)}: {md.inline(s.origin)}", ""]
+        if s.error:
+            lines += [f"- the image could not be read: {md.inline(s.error)}"]
+        lines += [f"- {md.inline(line)}" for line in s.lines]
+        lines += [f"- {md.inline(s.libraries)}", *([f"- {md.inline(s.read)}"] if s.read else []), ""]
+        for p in s.problems:
+            lines.append(f"- **{'ERROR' if p.severity == SEVERITY_ERROR else 'warning'}** {md.inline(p.title)} "
+                         f"(on {md.inline(p.hosts)})")
+            lines += [f"    - {md.inline(e)}" for e in p.evidence[:6]]
+            lines += [f"    - fix: {md.code(fix)}" for fix in p.fixes]
         lines.append("")
     return lines
 
@@ -109,6 +131,10 @@ def _cell_detail(cell: CellResult) -> list[str]:
                 lines += _finding_lines(f)
     else:
         lines.append("- observed: nothing (no result was written)")
+    if cell.stack is not None and cell.stack.findings:
+        lines.append("- the stack beside torch, on this host:")
+        for f in cell.stack.findings:
+            lines += _finding_lines(f)
     steps = view.fixes(cell)
     if steps:
         lines.append("- fix:")
@@ -216,7 +242,7 @@ def _memory(doc: RunDocument) -> list[str]:
 
 def render_markdown(doc: RunDocument) -> str:
     """The whole report.md for one cells.json document."""
-    lines = _header(doc) + _readiness(doc) + _grids(doc) + _attention(doc) + _builds(doc) + _measured(doc)
+    lines = _header(doc) + _readiness(doc) + _stack(doc) + _grids(doc) + _attention(doc) + _builds(doc) + _measured(doc)
     lines += _probes(doc) + _memory(doc)
     lines += _matrix(doc)
     return "\n".join(lines).rstrip() + "\n"

@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from refenv.report.probes import ProbeRow, ProbeSummary
 from refenv.report.ready import Section
+from refenv.report.stack import StackSection
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,7 @@ class Evidence:
     wall: str
     cache_key: str
     result_path: str
+    stack: tuple[FindingView, ...] = ()   # the stack beside torch on this cell's host (refenv/run/stackcheck.py)
 
 
 @dataclass(frozen=True)
@@ -220,3 +222,4 @@ class Page:
     measured: tuple[MeasuredRow, ...]
     tables: Tables
     readiness: tuple[Section, ...]
+    stacks: tuple[StackSection, ...] = ()  # each environment's stack beside torch (refenv/report/stack.py)

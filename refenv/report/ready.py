@@ -15,6 +15,7 @@ from refenv.model.records import CellResult
 from refenv.model.rundoc import RunDocument
 from refenv.model.status import AGREED, DISAGREED, FAMILIES, NO_ANSWER, SKIPPED, family
 from refenv.readiness import CellFacts, Readiness
+from refenv.report import stack
 
 
 def cell_facts(doc: RunDocument) -> tuple[CellFacts, ...]:
@@ -32,8 +33,18 @@ def cell_facts(doc: RunDocument) -> tuple[CellFacts, ...]:
             driver=host.driver if host else None, torch=(env.torch if env else None) or "",
             cuda=env.cuda if env else None, driver_cuda=host.cuda_driver_version if host else None,
             capability=next((g.compute_capability for g in host.gpus), None) if host else None, reason=c.reason,
-            remedy=_remedy(c)))
+            remedy=_remedy(c), **_stack(c)))
     return tuple(out)
+
+
+def _stack(cell: CellResult) -> dict[str, str | None]:
+    """The first error of the cell's stack and its first fix, for readiness."""
+    errors = cell.stack.errors if cell.stack else ()
+    if not errors:
+        return {"stack_problem": None, "stack_fix": None}
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return {"stack_problem": first.title + more, "stack_fix": first.remediation[0] if first.remediation else None}
 
 
 def _remedy(cell: CellResult) -> str | None:
@@ -58,6 +69,7 @@ class Section:
     ready: bool
     gpu_on: str                      # 'r580 (simulated), real (real GPU)' or 'no host'
     no_gpu: tuple[str, ...]          # 'r470, r535: driver too old for CUDA 13.0; install R580 (>= 580.65.06) ...'
+    stack_blocked: tuple[str, ...]   # 'r580: torchvision 0.28.0 does not import: ...; pip install torchvision==0.29.1'
     untested: tuple[str, ...]        # 'real: NOT_RUN: this Docker engine has no NVIDIA runtime'
     agreement: str                   # 'all 21 cells agreed with the predictions'
     agreed: bool                     # no cell of the environment disagreed or gave no answer
@@ -104,7 +116,7 @@ def sections(doc: RunDocument) -> list[Section]:
             environment=r.environment,
             build=f"torch {r.torch or '?'}, " + (f"CUDA {r.cuda}" if r.cuda else "CPU build"),
             ready=r.is_ready, gpu_on=", ".join(h.label for h in r.ready) or "no host",
-            no_gpu=readiness.grouped(r), untested=_grouped_untested(r),
+            no_gpu=readiness.grouped(r), stack_blocked=readiness.grouped(r, stack=True), untested=_grouped_untested(r),
             agreement=agreement(doc, r.environment), agreed=held(doc, r.environment),
             disagreed=r.disagreed))
     return out
@@ -131,6 +143,8 @@ def _state(r: Readiness | None, host: str) -> tuple[str, str]:
     if ready is not None:
         return f"GPU ({'simulated' if ready.simulated else 'real GPU'})", ""
     refused = next((h for h in r.refused if h.host == host), None)
+    if refused is not None and refused.verdict == readiness.STACK:
+        return "GPU, but the stack does not run", refused.fix.text
     if refused is not None:
         return f"no GPU: {refused.verdict}", refused.fix.text
     return "not tested", ""
@@ -157,4 +171,4 @@ def compare_lines(doc: RunDocument, old: str, new: str) -> list[str]:
         mark = "changes" if c.changed else "same"
         fix = f" ({c.fix})" if c.fix and c.changed else ""
         lines.append(f"  {c.host:<{width}}  {c.before} -> {c.after}  [{mark}]{fix}")
-    return lines
+    return lines + [f"  {line}" for line in stack.breaks(doc, old, new)]

@@ -135,6 +135,10 @@ def render(outcome: Outcome) -> str:
     if inf.reported and inf.reported.remediation and (o is None or inf.reported.verdict != o.verdict):
         fix_lines = list(inf.reported.remediation)  # the reporter's own machine is the one to fix
     lines += ["", *(_bullets("Fix", fix_lines) or ["Fix: nothing to fix"])]
+    beside = outcome.original.cell.stack
+    if beside is not None and beside.findings:
+        lines += _bullets("The stack beside torch", [f"{f.title}" + (f" (fix: {f.remediation[0]})" if f.remediation
+                                                                     else "") for f in beside.findings])
     if outcome.fix is not None and outcome.fixed is not None:
         lines += ["", f"Fix verified (--verify-fix, {outcome.fix.kind}): {outcome.fix.summary}", *describe(
             outcome.fixed.reproduction)]

@@ -24,7 +24,7 @@ from refenv.reproduce.fix import chosen_remedy, plan_fix
 from refenv.reproduce.offer import probe_offer
 from refenv.reproduce.values import FixPlan, Inferred, Reproduction
 from refenv.run import cells
-from refenv.run.pipeline import UI, Begun, conclude, connect
+from refenv.run.pipeline import UI, Begun, conclude, connect, stack_of
 from refenv.run.plan import Scope, plan_cell
 from refenv.run.prepare import prepare
 
@@ -106,9 +106,11 @@ def run_cell(engine: CellEngine, r: Reproduction, settings: Settings, run: RunSe
     plan = plan_cell(scope.cells()[0], prepared, begun.run_id, begun.folder, quick)
     ui.cells_start(1)
     done = cells.run_cells(engine, [plan], begun.run_id, use_cache=settings.use_cache, on_done=ui.cell_done)
-    conclude(begun, scope, engine.inventory(), prepared.builds, done.records, done.interrupted, prepared.real,
-             use_cache=settings.use_cache)
-    return CellRun(r, done.records[0], begun.folder)
+    # The reproduced image's stack beside torch, judged on the reproduced host, as a matrix cell's is.
+    results = tuple(replace(c, stack=stack_of(scope, prepared, c)) for c in done.records)
+    conclude(begun, scope, engine.inventory(), prepared.builds, results, done.interrupted, prepared.real,
+             use_cache=settings.use_cache, facts=prepared.facts)
+    return CellRun(r, results[0], begun.folder)
 
 
 def reproduce(inferred: Inferred, source: str, settings: Settings, ui: UI, engine: CellEngine | None = None) -> Outcome:

@@ -26,6 +26,7 @@ from refenv.model.rundoc import (
     RunInfo,
     ScenarioRecord,
 )
+from refenv.run.imagefacts import ImageFacts, interpreter_of
 from refenv.run.plan import Scope, matrix_host_profile
 
 
@@ -49,9 +50,15 @@ def host_record(host: Host, real: Profile | None) -> HostRecord:
         faults=faults)
 
 
-def environment_record(env: Environment, build: EnvBuild | None) -> EnvironmentRecord:
-    """The environment and how its image came to be (NOT_RUN when the run stopped before it)."""
-    record = EnvironmentRecord(name=env.name, torch=env.torch, variant=env.variant, cuda=env.cuda, python=env.python)
+def environment_record(env: Environment, build: EnvBuild | None, facts: ImageFacts | None = None) -> EnvironmentRecord:
+    """The environment, how its image came to be (NOT_RUN when the run stopped before it) and what it holds."""
+    record = EnvironmentRecord(name=env.name, torch=env.torch or None, variant=env.variant or None, cuda=env.cuda,
+                               python=env.python or None, source=env.source, arch=env.arch,
+                               dockerfile=env.team.dockerfile if env.team else None,
+                               interpreter=interpreter_of(env) if env.team else None)
+    if facts is not None:
+        record = replace(record, require_cuda=facts.require_cuda, labels=dict(facts.labels), stack=facts.stack,
+                         image_error=facts.error if env.team else None, interpreter=facts.interpreter)
     if build is None:
         return record
     return replace(record, image=build.tag, content_hash=build.content_hash,
@@ -75,7 +82,8 @@ def run_info(run_id: str, started: datetime.datetime, wall_s: float, scope: Scop
 
 def document(scope: Scope, run: RunInfo, builds: dict[str, EnvBuild], results: tuple[CellResult, ...],
              real: Profile | None, measurements: tuple[MeasurementRecord, ...] = (),
-             real_hosts: Mapping[str, Profile | None] | None = None) -> RunDocument:
+             real_hosts: Mapping[str, Profile | None] | None = None,
+             facts: Mapping[str, ImageFacts] | None = None) -> RunDocument:
     """The run document: the run, each environment's build, each host and scenario, the measurements, every cell.
 
     `real_hosts` (a cluster's probes, by host) stands for `real` (this machine's GPUs), as in the cells' plans."""
@@ -83,7 +91,8 @@ def document(scope: Scope, run: RunInfo, builds: dict[str, EnvBuild], results: t
     return RunDocument(
         measurements=measurements,
         run=run,
-        environments=tuple(environment_record(e, builds.get(e.name)) for e in scope.environments),
+        environments=tuple(environment_record(e, builds.get(e.name), (facts or {}).get(e.name))
+                           for e in scope.environments),
         hosts=tuple(host_record(h, probed.get(h.name, real)) for h in scope.hosts),
         scenarios=tuple(ScenarioRecord(s.name, s.description, s.gpus, s.env_dict, s.devices) for s in scope.scenarios),
         cells=tuple(results))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from harness.inputs import InputError
+from refenv import paths
 from refenv.engines.seam import OUT, RESULT, ContainerSpec
 from refenv.errors import RefenvError
 from refenv.model import accepts
@@ -18,7 +19,24 @@ from refenv.model.matrix import RunSettings, Scenario
 from refenv.run.toolkit import Injection
 
 LDCACHE = "/etc/ld.so.cache"
-__all__ = ["LDCACHE", "OUT", "RESULT", "ContainerSpec", "cell_spec", "container_env", "ldcache_spec", "measure_spec"]
+HARNESS_MOUNT = "/opt/refenv-harness"
+__all__ = ["HARNESS_MOUNT", "LDCACHE", "OUT", "RESULT", "ContainerSpec", "cell_spec", "container_env", "harness_bind",
+           "ldcache_spec", "measure_spec", "with_mounted_harness"]
+
+
+def harness_bind() -> tuple[str, str, bool]:
+    """This checkout's harness, read-only, where a team image's Python finds it."""
+    return (str(paths.project_root() / "harness"), f"{HARNESS_MOUNT}/harness", True)
+
+
+def with_mounted_harness(spec: ContainerSpec, interpreter: str) -> ContainerSpec:
+    """The container of a team image: the harness is not in it, so it is mounted and run with the image's own
+    Python (a recipe image has it baked in and as its entrypoint)."""
+    env = dict(spec.environment)
+    env["PYTHONPATH"] = HARNESS_MOUNT
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return replace(spec, entrypoint=(interpreter, "-m", "harness"), binds=(*spec.binds, harness_bind()),
+                   environment=tuple(sorted(env.items())))
 
 
 def container_env(scenario: Scenario, gpu_request: str | None) -> dict[str, str]:

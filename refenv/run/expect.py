@@ -124,7 +124,8 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
         reasons.append("the driver sees no GPU")
 
     # Compiled architectures (judged from NVML's capabilities and the wheel's list).
-    arches = compat.arch_list(env.torch, env.cuda) if env.cuda else None
+    # A team image's architectures were read from its torch (refenv/run/imagefacts.py); a recipe's are in the tables.
+    arches = env.arch or (compat.arch_list(env.torch, env.cuda) if env.cuda else None)
     if arches and nvml_works:
         for i in visible:
             _, cc = gpus[i]

@@ -26,7 +26,7 @@ from refenv.model.matrix import Environment, Host, RunSettings
 from refenv.model.records import CPU, CUDA, MeasurementRecord
 from refenv.model.status import BUILD_FAILED, ERROR, NOT_RUN, PASS
 from refenv.run import executor
-from refenv.run.containers import ContainerSpec, measure_spec
+from refenv.run.containers import ContainerSpec, measure_spec, with_mounted_harness
 from refenv.run.judge import Answer, log_tail, memory_problem, no_answer, probe_problem, read_answer, status_of
 from refenv.run.plan import cache_key
 
@@ -83,6 +83,8 @@ def plan_measurements(environments: tuple[Environment, ...], hosts: tuple[Host, 
                 continue
             assert build is not None and build.image is not None
             spec = measure_spec(build.image, mid, run_id, str(out_dir), settings, device, threads)
+            if env.team is not None:
+                spec = with_mounted_harness(spec, env.team.interpreter)
             # The CPU answer depends on the image and the settings only; a real GPU is measured every time.
             key = cache_key({"measure": device, "image": build.content_hash, "probes": settings.probes,
                              "memory": settings.memory_check}) if host is None else None

@@ -17,18 +17,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from harness.schema import OK
 from refenv.builder import wheelhouse
 from refenv.engines.seam import CellEngine, ImageRequest, Inventory
 from refenv.errors import RefenvError
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Matrix, RunSettings
 from refenv.model.profiles import Profile
-from refenv.model.records import NOT_RUN, CellResult, MeasurementRecord
+from refenv.model.records import NOT_RUN, CellResult, MeasurementRecord, StackCheck
 from refenv.model.rundoc import RunDocument, write_run
-from refenv.run import cells, measurements, owners
+from refenv.run import cells, imagefacts, measurements, owners, stackcheck
 from refenv.run.assemble import document, run_info
 from refenv.run.checkpoint import Checkpoint
-from refenv.run.plan import Scope, plan_cells
+from refenv.run.plan import Prepared, Scope, matrix_host_profile, plan_cells
 from refenv.run.prepare import prepare
 
 LOG = logging.getLogger(__name__)
@@ -116,11 +117,12 @@ def conclude(begun: Begun, scope: Scope, inventory: Inventory, builds: dict[str,
              results: tuple[CellResult, ...], interrupted: bool, real: Profile | None, *, parallel: int = 1,
              use_cache: bool = True, selection: dict[str, list[str]] | None = None,
              measurements: tuple[MeasurementRecord, ...] = (),
-             real_hosts: dict[str, Profile | None] | None = None) -> Outcome:
+             real_hosts: dict[str, Profile | None] | None = None,
+             facts: dict[str, imagefacts.ImageFacts] | None = None) -> Outcome:
     """Write the run document and its reports into the run's folder."""
     info = run_info(begun.run_id, begun.started, time.monotonic() - begun.t0, scope, selection or {}, interrupted,
                     inventory, parallel, use_cache)
-    doc = document(scope, info, builds, results, real, measurements, real_hosts)
+    doc = document(scope, info, builds, results, real, measurements, real_hosts, facts)
     written = write_results(begun.folder, doc)
     _link_latest(begun.folder.parent, begun.folder)
     return Outcome(begun.folder, doc, doc.summary.ok and not interrupted, interrupted, written)
@@ -158,13 +160,16 @@ def _run(matrix: Matrix, options: Options, ui: UI, engine: CellEngine, begun: Be
         # Interrupted while preparing: report every cell as not run.
         return conclude(begun, scope, inventory, {}, not_started(scope), True, None, parallel=parallel,
                         use_cache=options.use_cache, selection=options.selection)
+    # A team image's torch, CUDA, Python and architectures are known now: predicted as a built environment's.
+    scope = replace(scope, environments=tuple(imagefacts.resolve(e, prepared.facts.get(e.name))
+                                              for e in scope.environments))
     threads = max(1, (os.cpu_count() or 1) // parallel)
 
     def partial(cells_now: tuple[CellResult, ...], measured: tuple[MeasurementRecord, ...]) -> RunDocument:
         info = run_info(begun.run_id, begun.started, time.monotonic() - begun.t0, scope, options.selection, True,
                         inventory, parallel, options.use_cache)
-        return document(scope, info, prepared.builds, _covered(scope, cells_now, measured), prepared.real, measured,
-                        prepared.real_hosts)
+        return document(scope, info, prepared.builds, _covered(scope, prepared, cells_now, measured), prepared.real,
+                        measured, prepared.real_hosts, prepared.facts)
 
     progress = Checkpoint(begun.folder / "cells.json", scope, partial)
     # What does not depend on the cell is measured first, once per environment (and real GPU host);
@@ -182,10 +187,22 @@ def _run(matrix: Matrix, options: Options, ui: UI, engine: CellEngine, begun: Be
     ui.cells_start(len(plans))
     done = cells.run_cells(engine, plans, begun.run_id, parallel, options.use_cache,
                            _both(progress.cell, ui.cell_done))
-    results = _covered(scope, done.records, measures.records)
+    results = _covered(scope, prepared, done.records, measures.records)
     return conclude(begun, scope, inventory, prepared.builds, results, done.interrupted, prepared.real,
                     parallel=parallel, use_cache=options.use_cache, selection=options.selection,
-                    measurements=measures.records, real_hosts=prepared.real_hosts)
+                    measurements=measures.records, real_hosts=prepared.real_hosts, facts=prepared.facts)
+
+
+def stack_of(scope: Scope, prepared: Prepared, c: CellResult) -> StackCheck | None:
+    """The cell's environment's stack, judged against the cell's host."""
+    found = prepared.facts.get(c.environment)
+    host = next((h for h in scope.hosts if h.name == c.host), None)
+    scenario = next((s for s in scope.scenarios if s.name == c.scenario), None)
+    if found is None or host is None or scenario is None:
+        return None
+    profile = prepared.real_hosts[host.name] if host.name in prepared.real_hosts \
+        else matrix_host_profile(host, prepared.real)
+    return stackcheck.check(found.stack, profile, scenario, c.observed is not None and c.observed.verdict == OK)
 
 
 T = TypeVar("T")
@@ -199,10 +216,11 @@ def _both(first: Callable[[T], None], then: Callable[[T], None]) -> Callable[[T]
     return call
 
 
-def _covered(scope: Scope, results: tuple[CellResult, ...], measured: tuple[MeasurementRecord, ...]
-             ) -> tuple[CellResult, ...]:
-    """Each cell with the ids of the measurements that stand for it."""
-    return tuple(replace(c, measurements=measurements.covering(measured, c.environment, c.host, _kind(scope, c.host)))
+def _covered(scope: Scope, prepared: Prepared, results: tuple[CellResult, ...],
+             measured: tuple[MeasurementRecord, ...]) -> tuple[CellResult, ...]:
+    """Each cell with the ids of the measurements that stand for it, and its stack judged against its host."""
+    return tuple(replace(c, measurements=measurements.covering(measured, c.environment, c.host, _kind(scope, c.host)),
+                         stack=stack_of(scope, prepared, c))
                  for c in results)
 
 
@@ -263,5 +281,6 @@ __all__ = [
     "new_run_id",
     "run_matrix",
     "settings_of",
+    "stack_of",
     "write_results",
 ]

@@ -21,7 +21,8 @@ from refenv.model.profiles import Profile
 from refenv.model.records import BUILD_FAILED, NOT_RUN, Expected
 from refenv.run import cdi, devnodes, expect, glibc, toolkit
 from refenv.run import injection as injection_of
-from refenv.run.containers import ContainerSpec, cell_spec
+from refenv.run.containers import ContainerSpec, cell_spec, with_mounted_harness
+from refenv.run.imagefacts import ImageFacts
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Prepared:
     real_errors: dict[str, NoGpuRuntime] = field(default_factory=dict)    # GPUs, or why it has none
     engine: str = "docker"                          # the local engine the cells run in (docker or podman)
     glibc: dict[str, str | None] = field(default_factory=dict)  # environment -> its image's glibc (refenv.run.glibc)
+    facts: dict[str, ImageFacts] = field(default_factory=dict)  # environment -> what its image holds
 
 
 def matrix_host_profile(host: Host, real: Profile | None) -> Profile | None:
@@ -91,7 +93,8 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
     env, host, scenario = spec.environment, spec.host, spec.scenario
     profile = (prepared.real_hosts[host.name] if host.name in prepared.real_hosts
                else matrix_host_profile(host, prepared.real))
-    expected = expect.expect(env, host, profile, scenario)
+    expected = expect.expect(env, host, profile, scenario) if env.known else \
+        Expected("", (), None, "not predicted: torch was not read from the image")
     out_dir = folder / "cells" / env.name / host.name / scenario.name
     build = prepared.builds[env.name]
 
@@ -157,6 +160,8 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
     container = cell_spec(image, spec.id, run_id, str(out_dir), scenario, settings, injection,
                           prepared.ldcaches.get(env.name), real_host=engine_gpus, threads=threads,
                           cdi_specs=cdi_specs)
+    if env.team is not None:
+        container = with_mounted_harness(container, env.team.interpreter)
     # Real hardware is measured every time: it is never cached (nor is an engine's refusal of --gpus).
     key = None if engine_gpus else cache_key(key_parts)
     return CellPlan(spec.id, env.name, host.name, scenario.name, expected, container, None, key, out_dir,

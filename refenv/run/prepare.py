@@ -15,13 +15,14 @@ from typing import Protocol
 
 from refenv import paths
 from refenv.builder import simdriver
+from refenv.builder.images import tree_digest
 from refenv.engines import realhost
 from refenv.engines.seam import CellEngine, ImageRequest, ProbesRealHosts
 from refenv.errors import NoGpuRuntime
 from refenv.model import profiles
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Bootstrap, Host
-from refenv.run import devnodes, glibc, toolkit
+from refenv.run import devnodes, glibc, imagefacts, toolkit
 from refenv.run.containers import ldcache_spec
 from refenv.run.plan import Prepared
 
@@ -54,10 +55,21 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
             LOG.warning("cannot make the simulated device nodes (%s): the device-cgroup and stale-CDI faults "
                         "will not start", exc)
     builds: dict[str, EnvBuild] = {}
+    facts: dict[str, imagefacts.ImageFacts] = {}
+    harness = tree_digest(paths.project_root() / "harness")
     try:
         for request in requests:
-            ui.stage(f"environment {request.environment.name}")
-            builds[request.environment.name] = build = engine.ensure_image(request, ui.build_line)
+            env = request.environment
+            ui.stage(f"environment {env.name}")
+            build = engine.ensure_image(request, ui.build_line)
+            if build.image is not None:
+                ui.build_line(env.name, f"reading what {build.image} holds (Python, torch, the stack)")
+                facts[env.name] = found = imagefacts.read_image(
+                    engine, engine.image_labels(build.image) or {}, build.image, imagefacts.interpreter_of(env),
+                    harness, run_id)
+                if env.team is not None:
+                    build = imagefacts.unusable(build, found)  # no Python 3.8+, or no torch: its cells say so
+            builds[env.name] = build
             ui.build_done(build)
         ldcaches: dict[str, str | None] = {}
         glibcs: dict[str, str | None] = {}
@@ -82,7 +94,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         raise
     return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
                     {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error},
-                    engine=getattr(engine, "name", "docker"), glibc=glibcs)
+                    engine=getattr(engine, "name", "docker"), glibc=glibcs, facts=facts)
 
 
 def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,

@@ -156,3 +156,19 @@ def python_in_image(engine: Engine, image: str, code: str, timeout: float = 180.
     data = json.loads(lines[-1][len(JSON_MARK):])
     assert isinstance(data, dict)
     return data
+
+
+def wheel(requirement: str) -> Path:
+    """A cp311 manylinux wheel of `requirement` in the shared wheelhouse (downloaded once, without dependencies)."""
+    from refenv import paths
+    from refenv.builder.wheelhouse import pip_download
+
+    house = paths.wheelhouse()
+    name, _, version = requirement.partition("==")
+    pattern = f"{name.replace('-', '_')}-{version or ''}*.whl"
+    if not sorted(house.glob(pattern)):
+        pip_download(["--python-version", "3.11", "--abi", "cp311", "--abi", "abi3", "--abi", "none", "--no-deps",
+                      "--", requirement], house)
+    found = sorted(house.glob(pattern))
+    assert found, f"pip downloaded no wheel for {requirement}"
+    return found[-1]

@@ -62,6 +62,7 @@ class FakeEngine:
     hashes: dict[str, str] = field(default_factory=dict)  # environment -> its image's content hash, when not the usual
     specs: dict[str, ContainerSpec] = field(default_factory=dict)  # the last container of each cell or measurement
     libc: str | None = None   # what `getconf GNU_LIBC_VERSION` says in the images (None: the linker cache only)
+    image_docs: dict[str, dict[str, Any]] = field(default_factory=dict)  # image -> files its facts probe writes
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -76,11 +77,22 @@ class FakeEngine:
         progress(name, "building")
         if name in self.failed_builds:
             return EnvBuild(name, "FAILED", None, None, 0.1, None, self.failed_builds[name], "the log's tail")
-        tag = request.given or f"refenv/env-{name}:fake"
+        team = request.environment.team
+        tag = request.given or (team.image if team and team.image else f"refenv/env-{name}:fake")
         return EnvBuild(name, "CACHED", tag, self.hashes.get(name, f"hash-of-{name}"), 0.0, None)
 
     def image_id(self, ref: str) -> str | None:
         return f"sha256:{abs(hash(ref)):064x}"[:71]
+
+    def image_labels(self, ref: str) -> dict[str, str] | None:
+        return {}
+
+    def run_here(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
+        """Reading an image (refenv/run/imagefacts.py): the scripted facts, else nothing written."""
+        out = next(Path(host) for host, target, _ in spec.binds if target == OUT)
+        for name, doc in self.image_docs.get(spec.image, {}).items():
+            (out / name).write_text(json.dumps(doc), encoding="utf-8")
+        return RunOutcome(0, False, False, "")
 
     def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
         return None if self.gpu else NoGpuRuntime("this Docker engine has no NVIDIA runtime")

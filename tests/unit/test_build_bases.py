@@ -39,7 +39,8 @@ def test_each_base_takes_the_wheels_its_glibc_runs(suite: str, newest: str) -> N
 
 
 def test_the_default_base_resolves_as_it_always_did() -> None:
-    env = Environment("torch-2.14.1-cu130", "2.14.1", "cu130", "3.11", ("numpy",))
+    env = Environment("torch-2.14.1-cu130", "2.14.1", "cu130", "3.11",
+                      ("numpy", "torchvision==0.29.1", "torchaudio==2.11.1"))
     assert wheelhouse.inputs_of(env)["platform"] == "manylinux x86_64 (glibc 2.36)"
     lock = json.loads((wheelhouse.lock_path(paths.project_root() / "matrix.yaml", env.name)).read_text())
     assert wheelhouse.is_current(wheelhouse.Lock(env.name, lock["inputs"], lock["inputs_sha256"], ()), env)
@@ -72,3 +73,13 @@ def test_only_plain_pins_are_taken_from_uv() -> None:
     for bad in ("", "torch>=2\n", "-r /etc/passwd\n", "torch==2.5.1 ; python_version < '3'\n"):
         with pytest.raises(LockError):
             crossresolve.parse_pins(bad)
+
+
+def test_the_breadth_matrix_shares_the_default_environment_and_its_lock() -> None:
+    from refenv.model import matrix_yaml
+    default = {e.name: e for e in matrix_yaml.load(paths.project_root() / "matrix.yaml").environments}
+    breadth = {e.name: e for e in matrix_yaml.load(paths.project_root() / "breadth.yaml").environments}
+    shared = set(default) & set(breadth)
+    assert shared, "breadth.yaml proves the default matrix's newest environment too"
+    for name in shared:  # one lock file per name (locks/NAME.json): two definitions would relock each other's
+        assert default[name] == breadth[name], name

@@ -81,6 +81,14 @@ def test_labels() -> None:
     cu128 = dict(release.labels(release.ReleaseInfo("c", "2.10.0", "cu128", "3.11", "1" * 64, "r", "2" * 64, (),
                                                     (), (), ("r",), "t")))
     assert (cu128["refenv.min-driver"], cu128["refenv.min-driver-full"]) == ("525.60.13", "570.26")
+    assert "refenv.stack" not in cu128  # nothing beside torch was read: no label
+
+
+def test_the_stack_beside_torch_is_a_label() -> None:
+    from dataclasses import replace
+
+    labels = dict(release.labels(replace(INFO, stack=("torchvision 0.29.1", "torchaudio 2.11.1"))))
+    assert labels["refenv.stack"] == "torchvision 0.29.1, torchaudio 2.11.1"
 
 
 def test_dockerfile_is_from_and_one_label() -> None:

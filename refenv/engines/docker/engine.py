@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 
 from refenv.builder.environment import build_environment, given_image
+from refenv.builder.team import team_image
 from refenv.engines.docker.sdk import Engine
 from refenv.engines.seam import ContainerSpec, ImageRequest, Inventory, Progress, RunOutcome
 from refenv.errors import NoGpuRuntime
@@ -38,6 +39,8 @@ class DockerEngine:
         env = request.environment
         if request.given is not None:
             return given_image(self.engine, env, request.given)
+        if env.team is not None:
+            return team_image(self.engine, env, progress)
         with self._lock:
             self._building.add(env.name)
         try:
@@ -49,6 +52,12 @@ class DockerEngine:
 
     def image_id(self, ref: str) -> str | None:
         return self.engine.image_id(ref)
+
+    def image_labels(self, ref: str) -> dict[str, str] | None:
+        return self.engine.image_labels(ref)
+
+    def run_here(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
+        return self.engine.run(spec, timeout)
 
     def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
         return self.engine.gpu_runtime_error(image)

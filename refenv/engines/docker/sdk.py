@@ -113,10 +113,12 @@ class Engine:
         return str(self.client.images.get(tag).id)
 
     def build(self, context: IO[bytes], tag: str, log: Callable[[str], None],
-              labels: dict[str, str] | None = None, timeout: float = 1800) -> str:
+              labels: dict[str, str] | None = None, timeout: float = 1800,
+              build_args: dict[str, str] | None = None, dockerfile: str | None = None) -> str:
         """Build from a tar context with the classic builder, streaming each log line to `log`."""
         stream = self.api.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False,
-                                decode=True, network_mode="none", labels=labels, timeout=int(timeout))
+                                decode=True, network_mode="none", labels=labels, timeout=int(timeout),
+                                buildargs=build_args or None, dockerfile=dockerfile)
         image_id: str | None = None
         tail: list[str] = []
         try:

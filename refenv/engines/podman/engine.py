@@ -96,6 +96,13 @@ class PodmanEngine:
         done = podman("image", "inspect", "--format", "{{.Id}}", ref, timeout=60)
         return f"sha256:{done.stdout.strip()}" if done.returncode == 0 and done.stdout.strip() else None
 
+    def image_labels(self, ref: str) -> dict[str, str] | None:
+        return self.images.image_labels(ref)
+
+    def run_here(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
+        """Reading an image (refenv/run/imagefacts.py) goes to the Docker engine it came from."""
+        return self.images.run_here(spec, timeout)
+
     def remove_image(self, ref: str) -> None:
         podman("rmi", "--force", ref, timeout=300)
 

@@ -311,9 +311,10 @@ def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: boo
     if stale:
         old = [i for kind in ("environment", "deps")
                for i in stale_ids(engine.image_records({MANAGED: "true", "refenv.kind": kind}))]
-        for image_id in old:
-            engine.remove_image(image_id)
-        print(f"removed {len(old)} superseded image(s)")
+        removed_ids = [image_id for image_id in old if engine.remove_unused_image(image_id)]
+        kept = len(old) - len(removed_ids)
+        print(f"removed {len(removed_ids)} superseded image(s)"
+              + (f"; kept {kept} that a newer build still stands on" if kept else ""))
         return
     if not keep_images:
         # Environment images first, then the layers they stand on.

@@ -188,6 +188,16 @@ class Engine:
         with contextlib.suppress(NotFound, ImageNotFound):
             self.client.images.remove(ref, force=True)
 
+    def remove_unused_image(self, ref: str) -> bool:
+        """Remove an image unless another image stands on it (the engine answers 409): False when kept."""
+        try:
+            self.remove_image(ref)
+        except APIError as exc:
+            if exc.status_code == 409:  # "image has dependent child images": a kept build still uses it
+                return False
+            raise
+        return True
+
     # ---- containers -------------------------------------------------------------------------
 
     def run(self, spec: ContainerSpec, timeout: float) -> RunOutcome:

@@ -37,18 +37,26 @@ def test_the_engine_dying_mid_run(engine: Engine, env_builds: dict[str, EnvBuild
         second.copy_image(engine, image)
         monkeypatch.setenv("DOCKER_HOST", second.host)
         ran: list[Outcome] = []
-        runner = threading.Thread(target=lambda: ran.append(run_matrix(matrix, options, RecordingUI(),
-                                                                       DockerEngine.connect())))
+        raised: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                ran.append(run_matrix(matrix, options, RecordingUI(), DockerEngine.connect()))
+            except BaseException as exc:  # said by the assertions below, not lost in the thread
+                raised.append(exc)
+
+        runner = threading.Thread(target=run)
         runner.start()
         client = second.client()
         deadline = time.monotonic() + 300
         while runner.is_alive() and time.monotonic() < deadline and \
                 not client.containers.list(filters={"label": "refenv.kind=cell"}):
             time.sleep(0.05)
-        assert runner.is_alive(), "the run ended before the engine could die under it"
+        assert runner.is_alive(), \
+            f"the run ended before the engine could die under it: {raised[0] if raised else 'it finished first'!r}"
         second.kill()
         runner.join(timeout=300)
-        assert ran, "the run did not come back after its engine died"
+        assert ran, f"the run did not come back after its engine died: {raised}"
         outcome = ran[0]
         cells = codec.encode(outcome.document.cells)
         lost = [c for c in cells if c["status"] == "ERROR" and LOST in c["reason"]]

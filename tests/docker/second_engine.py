@@ -45,7 +45,9 @@ class SecondEngine:
         so the old one is given a few seconds and then ended."""
         self._end_containerd()
         log = (self.root / "dockerd.log").open("ab")
-        name = self.root.name
+        # containerd's namespace must match [A-Za-z0-9]+([._-][A-Za-z0-9]+)*; mkdtemp's suffix may hold '_'
+        # next to the prefix's '-' ('refenv-d-_4nly562'), which dockerd refuses for every container.
+        name = "refenvd" + "".join(ch for ch in self.root.name if ch.isalnum())
         self.process = subprocess.Popen(
             ["dockerd", "--data-root", str(self.root / "data"), "--exec-root", str(self.exec_root),
              "-H", self.host, "--pidfile", str(self.root / "docker.pid"), "--bridge=none", "--iptables=false",

@@ -52,8 +52,9 @@ def test_the_engine_dying_mid_run(engine: Engine, env_builds: dict[str, EnvBuild
         while runner.is_alive() and time.monotonic() < deadline and \
                 not client.containers.list(filters={"label": "refenv.kind=cell"}):
             time.sleep(0.05)
-        assert runner.is_alive(), \
-            f"the run ended before the engine could die under it: {raised[0] if raised else 'it finished first'!r}"
+        assert runner.is_alive(), "the run ended before the engine could die under it: " + (
+            repr(raised[0]) if raised else "it finished first: " + "; ".join(
+                describe(c) for c in codec.encode(ran[0].document.cells)))
         second.kill()
         runner.join(timeout=300)
         assert ran, f"the run did not come back after its engine died: {raised}"

@@ -112,6 +112,8 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
         raise Exit(f"refenv: --parallel {parallel}: expected 0 (the number of cores) to 1024", code=2)
     if compare and env:
         env = [*env, compare]
+    if engine is not None and engine not in ("docker", "podman"):
+        raise Exit(f"refenv: --engine {engine!r}: expected docker or podman", code=2)
     if not 0 <= max_cells <= 100_000_000:
         raise Exit(f"refenv: --max-cells {max_cells}: expected a number of cells up to 100000000", code=2)
     from refenv.model.matrix import MAX_CELLS, check_size
@@ -131,8 +133,6 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
                       use_cache=not rerun, relock=relock, probes=probes,
                       selection={"env": env or [], "host": host or [], "scenario": scenario or []})
-    if engine is not None and engine not in ("docker", "podman"):
-        raise Exit(f"refenv: --engine {engine!r}: expected docker or podman", code=2)
     try:
         try:
             outcome = run_matrix(m, options, ui, engine_for(where, m, engine))

@@ -38,6 +38,11 @@ def test_an_unknown_probes_mode_exits_2_before_anything_runs() -> None:
     assert err.code == 2 and "--probes 'bogus'" in str(err.message)
 
 
+def test_an_unknown_engine_exits_2_before_anything_runs() -> None:
+    err = exit_of(tasks.matrix, engine="lxc", dry_run=True)
+    assert err.code == 2 and "--engine 'lxc': expected docker or podman" in str(err.message)
+
+
 @pytest.mark.parametrize("parallel", [-3, 100_000])
 def test_a_parallel_out_of_bounds_exits_2(parallel: int) -> None:
     err = exit_of(tasks.matrix, parallel=parallel, dry_run=True)

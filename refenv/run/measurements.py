@@ -58,7 +58,8 @@ def wanted(settings: RunSettings) -> bool:
 
 def plan_measurements(environments: tuple[Environment, ...], hosts: tuple[Host, ...], builds: dict[str, EnvBuild],
                       real_error: NoGpuRuntime | None, run_id: str, folder: Path, settings: RunSettings,
-                      threads: int = 1, real_errors: Mapping[str, NoGpuRuntime] | None = None) -> list[MeasurePlan]:
+                      threads: int = 1, real_errors: Mapping[str, NoGpuRuntime] | None = None,
+                      engine: str = "docker") -> list[MeasurePlan]:
     """One CPU measurement per environment, and one GPU measurement per environment on each real host.
 
     `real_errors` (a cluster's probes, by host) overrides `real_error` (this machine's) as cell plans do."""
@@ -86,8 +87,12 @@ def plan_measurements(environments: tuple[Environment, ...], hosts: tuple[Host, 
             if env.team is not None:
                 spec = with_mounted_harness(spec, env.team.interpreter)
             # The CPU answer depends on the image and the settings only; a real GPU is measured every time.
-            key = cache_key({"measure": device, "image": build.content_hash, "probes": settings.probes,
-                             "memory": settings.memory_check}) if host is None else None
+            # Another engine's measurement does not stand for this one's (as for cells, refenv/run/plan.py).
+            parts: dict[str, object] = {"measure": device, "image": build.content_hash, "probes": settings.probes,
+                                        "memory": settings.memory_check}
+            if engine != "docker":
+                parts["engine"] = engine
+            key = cache_key(parts) if host is None else None
             plans.append(MeasurePlan(mid, env.name, host.name if host else None, device, spec, None, key, out_dir,
                                      settings.timeout_s))
     return plans

@@ -175,7 +175,8 @@ def _run(matrix: Matrix, options: Options, ui: UI, engine: CellEngine, begun: Be
     # What does not depend on the cell is measured first, once per environment (and real GPU host);
     # the cells then only diagnose.
     plans_m = measurements.plan_measurements(scope.environments, scope.hosts, prepared.builds, prepared.real_error,
-                                         begun.run_id, begun.folder, settings, threads, prepared.real_errors)
+                                         begun.run_id, begun.folder, settings, threads, prepared.real_errors,
+                                         prepared.engine)
     ui.measurements_start(len(plans_m))
     measures = measurements.run_measurements(engine, plans_m, begun.run_id, parallel, options.use_cache,
                                            _both(progress.measurement, ui.measurement_done))

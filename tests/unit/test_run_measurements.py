@@ -79,6 +79,17 @@ def test_an_unchanged_image_reuses_its_measurement_and_a_changed_one_measures_ag
     assert len(engine.measured) == 5
 
 
+def test_another_engine_does_not_reuse_this_ones_measurement(tmp_path: Path) -> None:
+    engine = FakeEngine()
+    run(engine, matrix(R580), tmp_path)
+    podman = FakeEngine()
+    podman.name = "podman"  # type: ignore[attr-defined]  # what the pipeline reads of a real engine
+    second = run(podman, matrix(R580), tmp_path)
+    assert not any(m.cached for m in second.document.measurements)
+    assert len(podman.measured) == 2
+    assert all(m.cached for m in run(FakeEngine(), matrix(R580), tmp_path).document.measurements)
+
+
 def test_a_real_gpu_host_is_measured_per_environment_every_time(tmp_path: Path) -> None:
     engine = FakeEngine(gpu=True)
     for _ in range(2):

@@ -23,7 +23,7 @@ def inventory(*dists: dict[str, Any]) -> dict[str, Any]:
 def test_the_host_is_the_profiles_gpus_with_access_and_none_without() -> None:
     p = profiles.get("r580")
     with_access, without = host_of(p, Scenario("gpu", "all")), host_of(p, Scenario("no-gpu", "none"))
-    assert [g.capability for g in with_access.gpus] == [g.compute_capability for g in p.gpus]
+    assert [g.compute_capability for g in with_access.gpus] == [g.compute_capability for g in p.gpus]
     assert without.gpus == () and without.driver_cuda == with_access.driver_cuda == p.cuda_driver_version
     assert host_of(None, Scenario("gpu", "all")).gpus == ()
 

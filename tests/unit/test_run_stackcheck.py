@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.schema.jsondata import decode
+from harness.schema.stack_document import Inventory
 from refenv.model import profiles
 from refenv.model.matrix import Scenario
 from refenv.run.stackcheck import check, host_of
@@ -16,8 +18,9 @@ TORCH = {"name": "torch", "key": "torch", "version": "2.10.0", "kind": "torch", 
          "built_for": {"cuda": "12.8"}, "import": {"ok": True}, "libraries": []}
 
 
-def inventory(*dists: dict[str, Any]) -> dict[str, Any]:
-    return {"distributions": [TORCH, *dists]}
+def inventory(*dists: dict[str, Any]) -> Inventory:
+    """The inventory as the stack document writes it, read back through the codec."""
+    return decode(Inventory, {"distributions": [TORCH, *dists]})
 
 
 def test_the_host_is_the_profiles_gpus_with_access_and_none_without() -> None:

@@ -16,6 +16,7 @@ from harness.schema.stack_document import Inventory
 from harness.stack import findings
 from harness.stack.findings import Gpu, Host, Judgement
 
+
 def judge(stack: dict[str, Any], host: Host | None = None) -> Judgement:
     """The inventory written as the document has it, read back, judged: the tests speak the document's keys."""
     return findings.judge(decode(Inventory, stack), host)

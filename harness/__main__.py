@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -11,6 +12,8 @@ from typing import NoReturn
 from harness import __version__
 from harness.inputs import InputError, shorten, without_prefix
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL
+
+EXIT_PIPE_CLOSED = 141  # as a shell reports a writer that SIGPIPE ended
 
 # Each command lives in its own module, which exposes `register(subparsers)`; the parser it adds
 # sets `func(args) -> int`. None imports torch at import time.
@@ -67,6 +70,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_HARNESS_ERROR
     except (KeyboardInterrupt, SystemExit):
         raise
+    except BrokenPipeError:
+        # The reader left (`... | head`): no error of ours. Python's own exit would flush into the closed pipe
+        # and complain again, so standard output goes to /dev/null first (Python docs, signal module, "Note
+        # on SIGPIPE"); the status is a shell's for a writer the pipe ended, 128 + SIGPIPE.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE_CLOSED
     except Exception as exc:  # a crash must never read as a verdict (exit 1 means failing or "does not fit")
         print(f"internal error: {type(exc).__name__}: {shorten(str(exc), 200)} (please report this)", file=sys.stderr)
         return EXIT_INTERNAL

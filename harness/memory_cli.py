@@ -105,7 +105,7 @@ def _check_text_options(args: argparse.Namespace) -> None:
 
 def _list(what: str, as_json: bool) -> str:
     """The named models or GPUs, as lines or (with --json) a versioned document of their rows."""
-    rows: list[dict[str, Any]]
+    rows: list[dict[str, str | int]]  # a name, a figure, its source
     if what == "models":
         rows = [{"name": name, "params": count_params(p.config).total, "source": p.source}
                 for name, p in presets().items()]
@@ -113,7 +113,7 @@ def _list(what: str, as_json: bool) -> str:
     else:
         gpus = sorted({display: (size, source) for display, size, source in gpu_table().values()}.items())
         rows = [{"name": n, "memory_bytes": size, "source": src} for n, (size, src) in gpus]
-        lines = [f"{r['name']:<18} {r['memory_bytes'] / (1 << 30):>7.2f} GiB  {r['source']}" for r in rows]
+        lines = [f"{n:<18} {size / (1 << 30):>7.2f} GiB  {src}" for n, (size, src) in gpus]
     if as_json:
         return dumps_json({"schema": "refenv.memory.list", "version": 1, "kind": what, what: rows}, indent=2)
     return "\n".join(lines)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -125,3 +128,16 @@ def test_verify_json_writes_an_infinite_ratio_as_null(monkeypatch: pytest.Monkey
     rc, doc = _json(capsys, "--verify", "--device", "cpu")
     assert rc == 1 and doc["cases"] == [{"name": "c", "status": "FAIL", "ledgers": {"activations": {
         "predicted_bytes": 0, "measured_bytes": 8, "ratio": None, "status": "FAIL", "tolerance": "within 5%"}}}]
+
+
+def test_a_reader_that_leaves_early_is_no_internal_error() -> None:
+    """`python -m harness memory --list models | head -1`: the pipe closed under the writer ends it quietly,
+    with a shell's status for SIGPIPE, not 'internal error ... please report this'."""
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line
+    try:
+        done = subprocess.run([sys.executable, "-m", "harness", "memory", "--list", "models"], stdout=write,
+                              stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")

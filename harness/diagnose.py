@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from harness import document
 from harness.inputs import InputError, float_arg
 from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_INTERNAL, EXIT_OK, exit_code_for
-from harness.schema.envelope import DiagnoseDocument, ErrorRecord, ReportEnvironment, ReportInput, SourceLine
+from harness.schema.envelope import DiagnoseDocument, ErrorRecord, ReportInput, SourceLine
+from harness.schema.stack_document import JudgedStack
 
 if TYPE_CHECKING:
     from harness.intake.parsed import ParsedReport
@@ -118,8 +119,7 @@ def judge_report(report: ParsedReport, path: str) -> DiagnoseDocument:
         notes=tuple(report.notes),
         # A report of several environments: the one the answer is about, and each with its own verdict.
         environment=report.environment or None,
-        environments=tuple(ReportEnvironment(str(e["name"]), tuple(e["lines"]), str(e["verdict"]),
-                                             str(e["confidence"])) for e in report.environments),
+        environments=report.environments,
     )
     return dataclasses.replace(opened, facts=report.facts, input=read, diagnosis=diagnosis)
 
@@ -170,4 +170,5 @@ def run(args: argparse.Namespace) -> int:
     if doc.error is not None or doc.diagnosis is None:
         return EXIT_HARNESS_ERROR
     code = exit_code_for(doc.diagnosis.verdict)
-    return EXIT_FAILING if code == EXIT_OK and (doc.stack or {}).get("ready") is False else code
+    stack_broken = isinstance(doc.stack, JudgedStack) and not doc.stack.ready
+    return EXIT_FAILING if code == EXIT_OK and stack_broken else code

@@ -83,4 +83,4 @@ def run(args: argparse.Namespace) -> int:
         document.write(doc, None)
     else:
         sys.stdout.write(render_stack(section))
-    return EXIT_OK if section["ready"] else EXIT_FAILING
+    return EXIT_OK if section.ready else EXIT_FAILING

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, cast
 
 from harness.facts import Facts, GpuFact, empty_facts
+from harness.schema.envelope import ReportEnvironment
 
 MAX_NOTES = 200  # a report's notes are read by a person: the first ones say what the rest would
 
@@ -48,7 +49,7 @@ class ParsedReport:
     clues: dict[str, tuple[int, str]] = field(default_factory=dict)
     # When the report holds several environments: the one these facts are about, and each with its verdict.
     environment: str = ""
-    environments: tuple[dict[str, Any], ...] = ()
+    environments: tuple[ReportEnvironment, ...] = ()
 
 
 class Builder:

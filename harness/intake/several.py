@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable
-from typing import Any
 
 from harness import compat
 from harness.classify import classify
@@ -22,6 +21,7 @@ from harness.intake.assess import CANNOT_TELL, CONFLICT, HIGH, LOW, MEDIUM, OTHE
 from harness.intake.environments import Environment
 from harness.intake.parsed import Line, ParsedReport, ReportError
 from harness.schema import OK
+from harness.schema.envelope import ReportEnvironment
 
 _RANK = {HIGH: 3, MEDIUM: 2, LOW: 1}
 OLDER_CUDA = "works_with_older_cuda"
@@ -78,9 +78,9 @@ def _where(lines: list[Line], env: Environment) -> str:
 
 
 def _listed(lines: list[Line],
-            judged: list[tuple[Environment, ParsedReport, Assessment]]) -> tuple[dict[str, Any], ...]:
-    return tuple({"name": env.name, "lines": [lines[env.lines[0]].number, lines[env.lines[-1]].number],
-                  "verdict": a.verdict, "confidence": a.confidence} for env, _, a in judged)
+            judged: list[tuple[Environment, ParsedReport, Assessment]]) -> tuple[ReportEnvironment, ...]:
+    return tuple(ReportEnvironment(env.name, (lines[env.lines[0]].number, lines[env.lines[-1]].number), a.verdict,
+                                   a.confidence) for env, _, a in judged)
 
 
 def _noted(whole: ParsedReport, judged: list[tuple[Environment, ParsedReport, Assessment]]) -> ParsedReport:

@@ -2,8 +2,8 @@
 
 `verdicts` holds the diagnosis vocabulary (verdicts, severities, findings, exit codes); `outcomes` the one
 status vocabulary of every check (PASS, WARN, FAIL, SKIP, ERROR, NOT_RUN); `probe_document`,
-`memory_document` and `envelope` the documents the commands write, as records; `jsondata` the codec that
-writes and reads them. refenv reads what the harness writes through these, never through a dict.
+`memory_document`, `stack_document` and `envelope` the documents the commands write, as records; `jsondata`
+the codec that writes and reads them. refenv reads what the harness writes through these, never through a dict.
 """
 
 from harness.schema.jsondata import DecodeError, Record, decode, decode_optional, encode, optional_key

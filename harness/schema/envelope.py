@@ -9,12 +9,13 @@ reads a cell's and a measurement's document through the same codec (harness/sche
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Tuple, Union
+from typing import Dict, Optional, Tuple, Union
 
 from harness.facts import Facts
 from harness.schema.jsondata import Record, optional_key
 from harness.schema.memory_document import MemoryVerification
 from harness.schema.probe_document import ProbeDocument
+from harness.schema.stack_document import JudgedStack
 from harness.schema.verdicts import SCHEMA, SCHEMA_VERSION, Diagnosis
 
 CELL_SCHEMA = "refenv.cell"
@@ -89,7 +90,7 @@ class DiagnoseDocument(Envelope):
     diagnosis: Optional[Diagnosis] = optional_key()
     input: Optional[ReportInput] = optional_key()             # from a report: what was read
     wall_s: Optional[float] = optional_key()
-    stack: Optional[Dict[str, Any]] = optional_key()          # --stack: harness/stack/section.py's section
+    stack: Optional[StackSection] = optional_key()            # --stack: harness/stack/section.py's section
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,7 @@ class ProbePair:
 # and needs an error record, which neither document has.
 ProbesSection = Union[Failed, ProbePair]
 MemorySection = Union[Failed, MemoryVerification]
+StackSection = Union[Failed, JudgedStack]
 
 
 @dataclass(frozen=True)
@@ -127,7 +129,7 @@ class CellDocument(Envelope):
     probes: Optional[ProbesSection] = None
     memory: Optional[MemorySection] = None
     wall_s: Optional[float] = None
-    stack: Optional[Dict[str, Any]] = optional_key()          # --stack on: harness/stack/section.py's section
+    stack: Optional[StackSection] = optional_key()            # --stack on: harness/stack/section.py's section
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,7 @@ class StackDocument(Envelope):
 
     schema: str = STACK_SCHEMA
     version: int = JOB_VERSION
-    stack: Optional[Dict[str, Any]] = None    # harness/stack/section.py's section
+    stack: Optional[StackSection] = None      # harness/stack/section.py's section
 
 
 @dataclass(frozen=True)

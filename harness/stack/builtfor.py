@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from harness.schema.stack_document import BuiltFor
 from harness.stack.installed import Installed
 
 _LABEL_CUDA_RE = re.compile(r"(?:^|[^a-z])cu(\d{2,3})(?![0-9])")
@@ -31,19 +31,6 @@ _NAME_CUDA_RE = re.compile(r"-cu(?:da)?(\d{2})(?:x)?$")
 _CUDART_RE = re.compile(r"^libcudart(?:\.[0-9a-f]{8})?\.so\.(\d{2})")
 _PER_CUDA_RE = re.compile(r"_cuda(\d{2,3})(?:_[a-z]{1,20})?\.so$")
 _RUNTIME_WHEELS = ("nvidia-cuda-runtime", "nvidia-cuda-nvrtc", "nvidia-cuda-cupti")
-
-
-@dataclass(frozen=True)
-class BuiltFor:
-    cuda: str | None = None           # '13.0', or a major alone ('12') when only that is known
-    cuda_from: str | None = None
-    torch: str | None = None          # the torch release it was built against, where it records one
-    torch_from: str | None = None
-    per_cuda: tuple[str, ...] = ()    # CUDA versions it ships a library for, each its own file
-
-    def to_dict(self) -> dict[str, object]:
-        return {"cuda": self.cuda, "cuda_from": self.cuda_from, "torch": self.torch, "torch_from": self.torch_from,
-                "per_cuda": list(self.per_cuda)}
 
 
 def cuda_of_digits(digits: str) -> str:

@@ -103,10 +103,6 @@ class Archs:
     ptx_isa: str | None       # the newest PTX ISA among its PTX entries, e.g. "9.0" (CUDA 13.0's nvcc)
     sets: tuple[tuple[str, ...], ...] = ()
 
-    def to_dict(self) -> dict[str, object]:
-        return {"containers": self.containers, "arch": list(self.baseline), "extra": list(self.extra),
-                "ptx_isa": self.ptx_isa, "sets": [list(s) for s in self.sets]}
-
 
 def summarize(found: Iterable[tuple[Code, ...]]) -> Archs:
     found = [codes for codes in found if codes]

@@ -10,9 +10,6 @@ repeats nothing it says.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from harness import catalogue, compat
 from harness.catalogue.remedies import render
 from harness.classify.context import Context
@@ -20,36 +17,13 @@ from harness.facts import Facts
 from harness.schema import ARCH_UNSUPPORTED, DRIVER_TOO_OLD, Finding, Remedy
 from harness.schema import SEVERITY_ERROR as ERROR
 from harness.schema import SEVERITY_WARNING as WARNING
+from harness.schema.stack_document import Distribution, Gpu, Host, Inventory, Judgement
 from harness.stack.versions import VersionError, satisfies
 
+__all__ = ["LAYER", "Gpu", "Host", "Judgement", "host_of", "judge"]
+
 LAYER = "stack"
-
-
-@dataclass(frozen=True)
-class Gpu:
-    name: str
-    capability: str  # '8.9'
-
-
-@dataclass(frozen=True)
-class Host:
-    """What of the host the stack is judged against; empty when judged without one."""
-
-    gpus: tuple[Gpu, ...] = ()
-    driver_cuda: int | None = None   # cuDriverGetVersion, e.g. 12080
-
-
-@dataclass(frozen=True)
-class Judgement:
-    findings: tuple[Finding, ...]
-    status: dict[str, str] = field(default_factory=dict)  # distribution -> ok | warning | broken
-
-    @property
-    def ready(self) -> bool:
-        return not any(f.severity == ERROR for f in self.findings)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ready": self.ready, "status": dict(self.status), "findings": [f.to_dict() for f in self.findings]}
+_NOTHING = Distribution("", "", "", kind="torch")  # torch where the inventory has none
 
 
 def _major(cuda: str | None) -> int | None:
@@ -59,9 +33,9 @@ def _major(cuda: str | None) -> int | None:
         return None
 
 
-def _remedy(d: dict[str, Any], torch: dict[str, Any], **params: object) -> Remedy:
-    return Remedy("install_matching").with_params(dist=d["key"], torch=torch.get("version"),
-                                                  torch_cuda=(torch.get("built_for") or {}).get("cuda"), **params)
+def _remedy(d: Distribution, torch: Distribution, **params: object) -> Remedy:
+    return Remedy("install_matching").with_params(dist=d.key, torch=torch.version or None,
+                                                  torch_cuda=torch.built_for.cuda, **params)
 
 
 def _finding(severity: str, title: str, evidence: list[str], remedy: Remedy | None, verdict: str = "") -> Finding:
@@ -79,172 +53,170 @@ def _said(texts: list[str]) -> list[str]:
     return list(out.values())
 
 
-def _import(d: dict[str, Any], torch: dict[str, Any]) -> list[Finding]:
+def _import(d: Distribution, torch: Distribution) -> list[Finding]:
     """A failed import; or one that succeeded while saying one of the catalogue's extension failures (xFormers only
     logs that its C++/CUDA part did not load)."""
-    tried = d.get("import") or {}
-    if not tried:
+    tried = d.trial
+    if tried is None:
         return []
-    error = tried.get("error")
-    texts = [str(error or ""), *tried.get("causes", []), *tried.get("loader", []), *tried.get("warnings", []),
-             *tried.get("log", []), *tried.get("output", [])]
+    error = tried.error
+    texts = [str(error or ""), *tried.causes, *tried.loader, *tried.warnings, *tried.log, *tried.output]
     hits = [h for h in catalogue.scan_text("\n".join(texts)) if h.entry.layer == "extension"]
-    if tried.get("ok") is not False and not hits:
+    if tried.ok and not hits:
         return []
-    evidence = [*([f"import {d.get('module')}: {error}"] if error else []),
-                *[f"caused by {c}" for c in tried.get("causes", [])],
-                *[f"the loader: {line}" for line in tried.get("loader", [])[:2]], *_said(texts)]
-    wants = next((r["spec"] for r in d.get("requires", []) if r["name"] == "torch"), None)
-    if wants is not None and torch.get("version"):
-        evidence.append(f"it requires torch{wants or ' (any)'}; torch {torch['version']} is installed")
-    evidence += [f"another install of {d['name']} is here too: {other} (the files of one may have overwritten the "
-                 "other's)" for other in d.get("also_installed") or []]
+    evidence = [*([f"import {d.module}: {error}"] if error else []),
+                *[f"caused by {c}" for c in tried.causes],
+                *[f"the loader: {line}" for line in tried.loader[:2]], *_said(texts)]
+    wants = d.requires_torch()
+    if wants is not None and torch.version:
+        evidence.append(f"it requires torch{wants or ' (any)'}; torch {torch.version} is installed")
+    evidence += [f"another install of {d.name} is here too: {other} (the files of one may have overwritten the "
+                 "other's)" for other in d.also_installed]
     why = "cuda" if any(h.id in ("extension.cuda_major_mismatch", "extension.cuda_library_missing") for h in hits) \
         else "torch"
     remedy = _remedy(d, torch, why=why)
-    if tried.get("ok") is False:
-        return [_finding(ERROR, f"{d['name']} {d['version']} does not import: {error}", evidence, remedy)]
+    if not tried.ok:
+        return [_finding(ERROR, f"{d.name} {d.version} does not import: {error}", evidence, remedy)]
     severity = ERROR if any(h.entry.remedy is not None for h in hits) else WARNING
-    return [_finding(severity, f"{d['name']} {d['version']} imports, but says: {hits[0].text}", evidence,
+    return [_finding(severity, f"{d.name} {d.version} imports, but says: {hits[0].text}", evidence,
                      remedy if severity == ERROR else None)]
 
 
-def _twice(d: dict[str, Any], broken: bool) -> list[Finding]:
+def _twice(d: Distribution, broken: bool) -> list[Finding]:
     """A distribution installed twice (two dist-info folders of one name): which one imports is luck."""
-    others = d.get("also_installed") or []
+    others = d.also_installed
     if not others or broken:
         return []
-    remedy = Remedy("install_matching").with_params(dist=d["key"], why="reinstall", have=d["version"])
-    return [_finding(WARNING, f"{d['name']} is installed more than once: {d['version']} and {', '.join(others)}",
-                     [f"{d['name']} {d['version']} is the one Python finds first",
-                      *[f"also: {d['name']} {o}" for o in others],
+    remedy = Remedy("install_matching").with_params(dist=d.key, why="reinstall", have=d.version)
+    return [_finding(WARNING, f"{d.name} is installed more than once: {d.version} and {', '.join(others)}",
+                     [f"{d.name} {d.version} is the one Python finds first",
+                      *[f"also: {d.name} {o}" for o in others],
                       "`pip install --no-deps` over an install (or conda and pip both) leaves both records, and "
                       "files of both versions"], remedy)]
 
 
-def _requirements(d: dict[str, Any], members: dict[str, dict[str, Any]], torch: dict[str, Any],
+def _requirements(d: Distribution, members: dict[str, Distribution], torch: Distribution,
                   broken: bool) -> list[Finding]:
     out = []
-    for req in d.get("requires", []):
-        other = members.get(req["name"])
-        if other is None or not req["spec"] or (broken and req["name"] == "torch"):
+    for req in d.requires:
+        other = members.get(req.name)
+        if other is None or not req.spec or (broken and req.name == "torch"):
             continue
         try:
-            met = satisfies(other["version"], req["spec"])
+            met = satisfies(other.version, req.spec)
         except VersionError:
             continue
         if met:
             continue
         # torch's own pins (triton) are its contract; a library linking libtorch breaks on another torch's ABI.
-        links = any(lib.get("links_torch") for lib in d["libraries"])
-        severity = ERROR if d["kind"] == "torch" or (req["name"] == "torch" and links) else WARNING
-        target = other if req["name"] != "torch" else d
-        remedy = (_remedy(other, torch, why="requirement", wanted=req["spec"], by=f"{d['name']} {d['version']}")
+        links = any(lib.links_torch for lib in d.libraries)
+        severity = ERROR if d.kind == "torch" or (req.name == "torch" and links) else WARNING
+        target = other if req.name != "torch" else d
+        remedy = (_remedy(other, torch, why="requirement", wanted=req.spec, by=f"{d.name} {d.version}")
                   if target is other else _remedy(d, torch, why="torch"))
-        out.append(_finding(severity, f"{d['name']} {d['version']} requires {req['name']}{req['spec']}; "
-                            f"{other['name']} {other['version']} is installed",
-                            [f"{d['name']}'s metadata: Requires-Dist {req['name']}{req['spec']}",
-                             f"installed: {other['name']} {other['version']}"], remedy))
+        out.append(_finding(severity, f"{d.name} {d.version} requires {req.name}{req.spec}; "
+                            f"{other.name} {other.version} is installed",
+                            [f"{d.name}'s metadata: Requires-Dist {req.name}{req.spec}",
+                             f"installed: {other.name} {other.version}"], remedy))
     return out
 
 
-def _cuda(d: dict[str, Any], torch: dict[str, Any], broken: bool) -> list[Finding]:
-    built = d.get("built_for") or {}
-    torch_built = torch.get("built_for") or {}
-    mine, theirs = built.get("cuda"), torch_built.get("cuda")
+def _cuda(d: Distribution, torch: Distribution, broken: bool) -> list[Finding]:
+    built, torch_built = d.built_for, torch.built_for
+    mine, theirs = built.cuda, torch_built.cuda
     out = []
-    per_cuda = built.get("per_cuda") or []
+    per_cuda = built.per_cuda
     if per_cuda and theirs and theirs not in per_cuda:
-        out.append(_finding(ERROR, f"{d['name']} {d['version']} has no library for torch's CUDA {theirs}",
+        out.append(_finding(ERROR, f"{d.name} {d.version} has no library for torch's CUDA {theirs}",
                             [f"it ships libraries for CUDA {', '.join(per_cuda)} and loads the one for torch's CUDA",
-                             f"torch {torch.get('version')} is built with CUDA {theirs}"],
+                             f"torch {torch.version or None} is built with CUDA {theirs}"],
                             _remedy(d, torch, why="per_cuda", have=", ".join(per_cuda))))
-    if broken or not mine or per_cuda or d["kind"] != "extension":
+    if broken or not mine or per_cuda or d.kind != "extension":
         return out
-    if theirs is None and torch.get("version"):
-        out.append(_finding(WARNING, f"{d['name']} {d['version']} was built for CUDA {mine}; torch is a CPU build",
-                            [f"{d['name']}: CUDA {mine} ({built.get('cuda_from')})",
-                             f"torch {torch.get('version')} has no CUDA"], None))
+    if theirs is None and torch.version:
+        out.append(_finding(WARNING, f"{d.name} {d.version} was built for CUDA {mine}; torch is a CPU build",
+                            [f"{d.name}: CUDA {mine} ({built.cuda_from})",
+                             f"torch {torch.version} has no CUDA"], None))
     elif theirs and _major(mine) != _major(theirs):
-        out.append(_finding(ERROR, f"{d['name']} {d['version']} was built for CUDA {mine}; torch uses CUDA {theirs}",
-                            [f"{d['name']}: CUDA {mine} ({built.get('cuda_from')})",
-                             f"torch {torch.get('version')}: CUDA {theirs} ({torch_built.get('cuda_from')})",
+        out.append(_finding(ERROR, f"{d.name} {d.version} was built for CUDA {mine}; torch uses CUDA {theirs}",
+                            [f"{d.name}: CUDA {mine} ({built.cuda_from})",
+                             f"torch {torch.version or None}: CUDA {theirs} ({torch_built.cuda_from})",
                              "a CUDA major is a different runtime library (libcudart.so.N): one process loads one"],
                             _remedy(d, torch, why="cuda")))
     return out
 
 
-def _driver(d: dict[str, Any], torch: dict[str, Any], host: Host) -> list[Finding]:
+def _driver(d: Distribution, torch: Distribution, host: Host) -> list[Finding]:
     """An extension built with a newer CUDA than the driver's (where torch's own is not: that is torch's verdict)."""
-    mine = (d.get("built_for") or {}).get("cuda")
-    theirs = (torch.get("built_for") or {}).get("cuda")
-    if host.driver_cuda is None or not mine or d["kind"] != "extension" or "." not in mine:
+    mine = d.built_for.cuda
+    theirs = torch.built_for.cuda
+    if host.driver_cuda is None or not mine or d.kind != "extension" or "." not in mine:
         return []
     driver = compat.int_to_cuda(host.driver_cuda)
     if compat.parse_version(mine)[:2] <= compat.parse_version(driver)[:2]:
         return []
     if theirs and "." in theirs and compat.parse_version(mine)[:2] <= compat.parse_version(theirs)[:2]:
         return []
-    evidence = [f"{d['name']}: CUDA {mine} ({(d.get('built_for') or {}).get('cuda_from')})",
+    evidence = [f"{d.name}: CUDA {mine} ({d.built_for.cuda_from})",
                 f"the driver supports CUDA {driver} ({host.driver_cuda})"]
     if _major(mine) == _major(driver):
         evidence.append("minor-version compatibility runs it, but its PTX cannot be JIT-compiled by an older driver")
-        return [_finding(WARNING, f"{d['name']} {d['version']} was built with CUDA {mine}, newer than the driver's "
+        return [_finding(WARNING, f"{d.name} {d.version} was built with CUDA {mine}, newer than the driver's "
                          f"{driver}", evidence, None)]
     remedy = Remedy("install_driver").with_params(action="upgrade", cuda=mine)
-    return [_finding(ERROR, f"{d['name']} {d['version']} needs a driver for CUDA {mine}; this one supports {driver}",
+    return [_finding(ERROR, f"{d.name} {d.version} needs a driver for CUDA {mine}; this one supports {driver}",
                      evidence, remedy, DRIVER_TOO_OLD)]
 
 
-def _arch(d: dict[str, Any], torch: dict[str, Any], host: Host) -> list[Finding]:
-    own = [lib for lib in d.get("libraries", []) if not lib.get("bundled")]
+def _arch(d: Distribution, torch: Distribution, host: Host) -> list[Finding]:
+    own = d.own_libraries
     if not own:
         return []
     out = []
-    for gpu in {g.capability: g for g in host.gpus}.values():
-        cc, sm = gpu.capability, compat.sm_name(gpu.capability)
-        served = {lib["path"]: [compat.arch_supports(cc, s) for s in lib.get("sets") or [lib["arch"]]] for lib in own}
-        missing = [lib for lib in own if not all(served[lib["path"]])]
+    for gpu in {g.compute_capability: g for g in host.gpus}.values():
+        cc, sm = gpu.compute_capability, compat.sm_name(gpu.compute_capability)
+        served = {lib.path: [compat.arch_supports(cc, s) for s in lib.sets or [lib.arch]] for lib in own}
+        missing = [lib for lib in own if not all(served[lib.path])]
         if not missing:
             continue
-        none = [lib for lib in missing if not any(served[lib["path"]])]
+        none = [lib for lib in missing if not any(served[lib.path])]
         evidence = [f"{gpu.name}: compute capability {cc} ({sm})",
-                    *[f"{lib['path']}: {' '.join(lib['arch']) or 'no common architecture'}" for lib in missing[:4]],
+                    *[f"{lib.path}: {' '.join(lib.arch) or 'no common architecture'}" for lib in missing[:4]],
                     "no cubin of the same major at or below it, and no PTX at or below it to JIT (kernels fail: "
                     f"'{catalogue.entry('cuda.no_kernel_image').text}')"]
-        if len(none) == len(own) and d["kind"] != "torch":
-            out.append(_finding(ERROR, f"{d['name']} {d['version']} has no code for {gpu.name} ({sm})", evidence,
+        if len(none) == len(own) and d.kind != "torch":
+            out.append(_finding(ERROR, f"{d.name} {d.version} has no code for {gpu.name} ({sm})", evidence,
                                 _remedy(d, torch, why="arch", capability=cc), ARCH_UNSUPPORTED))
         else:
-            out.append(_finding(WARNING, f"{d['name']} {d['version']}: {len(missing)} of {len(own)} libraries lack "
+            out.append(_finding(WARNING, f"{d.name} {d.version}: {len(missing)} of {len(own)} libraries lack "
                                 f"code for {gpu.name} ({sm}) in some kernels", evidence, None))
     return out
 
 
-def judge(stack: dict[str, Any], host: Host | None = None) -> Judgement:
+def judge(stack: Inventory, host: Host | None = None) -> Judgement:
     """Every finding on this inventory, worst first, and each distribution's status."""
     host = host or Host()
-    dists = list(stack.get("distributions") or [])
-    members = {d["key"]: d for d in dists}
-    torch = members.get("torch") or {}
-    torch_broken = (torch.get("import") or {}).get("ok") is False
+    dists = stack.distributions
+    members = {d.key: d for d in dists}
+    torch = members.get("torch") or _NOTHING
+    torch_broken = torch.trial is not None and not torch.trial.ok
     status: dict[str, str] = {}
     findings: list[Finding] = []
     for d in dists:
         mine: list[Finding] = []
-        if d["kind"] != "torch" and not torch_broken:
+        if d.kind != "torch" and not torch_broken:
             mine += _import(d, torch)
         broken = bool(mine)
         mine += _twice(d, broken)
         mine += _requirements(d, members, torch, broken)
-        if d["kind"] != "cuda-library":
+        if d.kind != "cuda-library":
             mine += _cuda(d, torch, broken)
             mine += _driver(d, torch, host)
             mine += _arch(d, torch, host)
-        status[d["name"]] = "broken" if any(f.severity == ERROR for f in mine) else "warning" if mine else "ok"
+        status[d.name] = "broken" if any(f.severity == ERROR for f in mine) else "warning" if mine else "ok"
         findings += mine
     findings.sort(key=lambda f: f.severity != ERROR)
-    return Judgement(tuple(findings), status)
+    return Judgement.of(tuple(findings), status)
 
 
 def host_of(facts: Facts) -> Host:

@@ -14,9 +14,10 @@ import platform
 import re
 import sys
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, replace
+from threading import Thread
 
+from harness.schema.stack_document import Distribution, ImportTrial, Inventory, Library, Requirement, Tally
 from harness.stack import builtfor, elf, fatbin, requirements, trials
 from harness.stack.installed import Installed, distributions
 
@@ -74,9 +75,8 @@ class _Tally:
     objects: set[str] = field(default_factory=set)
     containers: int = 0
 
-    def to_dict(self) -> dict[str, int]:
-        return {"distributions": self.distributions, "shared_objects": len(self.objects),
-                "fatbin_containers": self.containers}
+    def record(self) -> Tally:
+        return Tally(self.distributions, len(self.objects), self.containers)
 
 
 def _ships_kernels(d: Installed, tally: _Tally) -> bool:
@@ -100,10 +100,9 @@ def _module(d: Installed) -> str | None:
     return next((m for m in d.modules if not m.startswith("_") and m not in ("tests", "test")), None)
 
 
-def _libraries(d: Installed, tally: _Tally) -> tuple[list[dict[str, Any]], dict[str, tuple[str, ...]],
-                                                            list[str]]:
+def _libraries(d: Installed, tally: _Tally) -> tuple[list[Library], dict[str, tuple[str, ...]], list[str]]:
     """Each shared object with GPU code (its architectures), every object's DT_NEEDED, and what could not be read."""
-    libs: list[dict[str, Any]] = []
+    libs: list[Library] = []
     needed: dict[str, tuple[str, ...]] = {}
     errors: list[str] = []
     for rel in d.shared_objects:
@@ -120,27 +119,26 @@ def _libraries(d: Installed, tally: _Tally) -> tuple[list[dict[str, Any]], dict[
             errors.append(f"{rel}: {exc}")
             continue
         tally.containers += archs.containers
-        libs.append({"path": rel, **archs.to_dict(), "bundled": bundled(rel),
-                     "links_torch": any(n.startswith(TORCH_LINKS) for n in image.needed),
-                     "cudart": next((n for n in image.needed if n.startswith("libcudart")), None)})
+        libs.append(Library(rel, archs.containers, archs.baseline, archs.extra, archs.ptx_isa, archs.sets,
+                            bundled(rel), any(n.startswith(TORCH_LINKS) for n in image.needed),
+                            next((n for n in image.needed if n.startswith("libcudart")), None)))
     return libs, needed, errors
 
 
-def _arch_union(libs: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+def _arch_union(libs: list[Library]) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The distribution's architectures: those of its main library (the one with the most kernels: for torch,
     libtorch_cuda.so, whose list is what torch.cuda.get_arch_list() reports; its magma library has its own);
     what its other libraries or some kernels carry besides, apart. Each library keeps its own list."""
-    own = [lib for lib in libs if not lib["bundled"]]
+    own = [lib for lib in libs if not lib.bundled]
     if not own:
-        return [], []
-    main = max(own, key=lambda lib: lib["containers"])
-    arch = fatbin.sort_names(main["arch"])
-    extra = fatbin.sort_names(a for lib in own for a in (*lib["arch"], *lib["extra"]) if a not in arch)
-    return list(arch), list(extra)
+        return (), ()
+    main = max(own, key=lambda lib: lib.containers)
+    arch = fatbin.sort_names(main.arch)
+    return arch, fatbin.sort_names(a for lib in own for a in (*lib.arch, *lib.extra) if a not in arch)
 
 
 def inventory(path: list[str] | None = None, import_timeout: float = trials.TIMEOUT_S,
-              imports: bool = True) -> dict[str, Any]:
+              imports: bool = True) -> Inventory:
     """The stack of this interpreter's environment (or of the site folders in `path`), as a JSON-able record."""
     start = time.monotonic()
     found = distributions(path)
@@ -160,28 +158,25 @@ def inventory(path: list[str] | None = None, import_timeout: float = trials.TIME
     with _Imports(plan if imports else [], import_timeout) as pending:
         records = [_record(d, why, torch_pins, tally) for d, why in members]
         tried = pending.results()
-    for rec in records:
-        rec["import"] = tried.get(rec["module"]) if rec["module"] else None
-    return {"python": platform.python_version(), "executable": sys.executable, "distributions": records,
-            "read": tally.to_dict(), "imports_tried": bool(imports), "wall_s": round(time.monotonic() - start, 3)}
+    records = [replace(rec, trial=tried.get(rec.module) if rec.module else None) for rec in records]
+    return Inventory(platform.python_version(), sys.executable, tuple(records), tally.record(), bool(imports),
+                     round(time.monotonic() - start, 3))
 
 
 def _record(d: Installed, why: list[str], torch_pins: dict[str, requirements.Requirement],
-            tally: _Tally) -> dict[str, Any]:
+            tally: _Tally) -> Distribution:
     kind = "torch" if d.key == "torch" else "cuda-library" if _library_kind(d) else "extension"
-    libs: list[dict[str, Any]] = []
+    libs: list[Library] = []
     needed: dict[str, tuple[str, ...]] = {}
     errors: list[str] = []
     if kind != "cuda-library":
         libs, needed, errors = _libraries(d, tally)
     arch, extra = _arch_union(libs)
-    reqs = [{"name": r.key, "spec": r.spec} for r in requirements.active(list(d.requires))]
-    return {"name": d.name, "key": d.key, "version": d.version, "version_label": builtfor.labelled_version(d),
-            "kind": kind, "why": why,
-            "requires": reqs, "pinned_by_torch": torch_pins[d.key].spec if d.key in torch_pins else None,
-            "built_for": builtfor.built_for(d, needed).to_dict(), "arch": arch, "extra_arch": extra,
-            "libraries": libs, "shared_objects": len(d.shared_objects), "module": _module(d),
-            "files_listed": d.listed, "also_installed": list(d.also), "errors": errors}
+    reqs = tuple(Requirement(r.key, r.spec) for r in requirements.active(list(d.requires)))
+    return Distribution(d.name, d.key, d.version, builtfor.labelled_version(d), kind, tuple(why), reqs,
+                        torch_pins[d.key].spec if d.key in torch_pins else None, builtfor.built_for(d, needed),
+                        arch, extra, tuple(libs), len(d.shared_objects), _module(d), d.listed, tuple(d.also),
+                        tuple(errors))
 
 
 class _Imports:
@@ -190,21 +185,19 @@ class _Imports:
     def __init__(self, plan: list[tuple[str, list[str]]], timeout: float) -> None:
         self.plan = plan
         self.timeout = timeout
-        self._done: dict[str, dict[str, Any]] | None = None
-        self._thread: Any = None
+        self._done: dict[str, ImportTrial] | None = None
+        self._thread: Thread | None = None
 
     def __enter__(self) -> _Imports:
         if self.plan:
-            import threading
-
             def work() -> None:
                 self._done = trials.import_all(self.plan, self.timeout)
 
-            self._thread = threading.Thread(target=work, name="stack-imports", daemon=True)
+            self._thread = Thread(target=work, name="stack-imports", daemon=True)
             self._thread.start()
         return self
 
-    def results(self) -> dict[str, dict[str, Any]]:
+    def results(self) -> dict[str, ImportTrial]:
         if self._thread is not None:
             self._thread.join()
         return self._done or {}

@@ -22,7 +22,10 @@ import os
 import sys
 import time
 import warnings
-from typing import Any, TextIO
+from typing import TextIO
+
+from harness.schema.jsondata import encode
+from harness.schema.stack_document import ImportTrial
 
 PREFIX = "@@stack "
 MAX_LINES = 20
@@ -75,14 +78,13 @@ def _load(paths: list[str]) -> list[str]:
     return out
 
 
-def attempt(module: str, libraries: list[str] | None = None) -> dict[str, Any]:
+def attempt(module: str, libraries: list[str] | None = None) -> ImportTrial:
     """Import `module` here, recording everything it says; on failure, load `libraries` one by one."""
     records = _Records()
     root = logging.getLogger()
     root.addHandler(records)
     printed = io.StringIO()
-    result: dict[str, Any] = {"module": module, "ok": False, "error": None, "causes": [], "warnings": [],
-                              "log": [], "output": []}
+    ok, error, causes, said = False, None, [], []
     start = time.monotonic()
     try:
         with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(printed), \
@@ -90,22 +92,21 @@ def attempt(module: str, libraries: list[str] | None = None) -> dict[str, Any]:
             warnings.simplefilter("always")
             try:
                 importlib.import_module(module)
-                result["ok"] = True
+                ok = True
             except BaseException as exc:  # SystemExit and KeyboardInterrupt from an import are its result too
-                result["error"] = _text(exc)[:MAX_CHARS]
-                result["causes"] = _causes(exc)
-        result["warnings"] = [f"{w.category.__name__}: {w.message}"[:MAX_CHARS] for w in caught][:MAX_LINES]
+                error = _text(exc)[:MAX_CHARS]
+                causes = _causes(exc)
+        said = [f"{w.category.__name__}: {w.message}"[:MAX_CHARS] for w in caught][:MAX_LINES]
     finally:
         root.removeHandler(records)
-    result["loader"] = _load(libraries or []) if not result["ok"] else []
-    result["log"] = records.lines[:MAX_LINES]
-    result["output"] = _tail(printed.getvalue())
-    result["seconds"] = round(time.monotonic() - start, 3)
-    return result
+    loader = _load(libraries or []) if not ok else []
+    return ImportTrial(module, ok, error, tuple(causes), tuple(said), tuple(records.lines[:MAX_LINES]),
+                       tuple(_tail(printed.getvalue())), tuple(loader), round(time.monotonic() - start, 3))
 
 
-def emit(out: TextIO, payload: dict[str, Any]) -> None:
-    out.write(PREFIX + json.dumps(payload) + "\n")
+def emit(out: TextIO, payload: object) -> None:
+    """One line of the protocol: `{"begin": name}`, or a module's ImportTrial."""
+    out.write(PREFIX + json.dumps(encode(payload)) + "\n")
     out.flush()
 
 

@@ -11,9 +11,10 @@ import json
 import signal
 import subprocess
 import time
-from typing import Any
 
 from harness.gather.collect import spawn
+from harness.schema.jsondata import DecodeError, decode
+from harness.schema.stack_document import ImportTrial
 from harness.stack.trial import PREFIX
 
 # Switches that make extensions say why their compiled part did not load, instead of swallowing it:
@@ -27,9 +28,9 @@ TELL_ME_WHY = {
 TIMEOUT_S = 180.0
 
 
-def _read(out: bytes) -> tuple[list[dict[str, Any]], str | None]:
+def _read(out: bytes) -> tuple[list[ImportTrial], str | None]:
     """The results in a child's output, and the module it had begun and not finished, if any."""
-    results: list[dict[str, Any]] = []
+    results: list[ImportTrial] = []
     begun = None
     for line in out.decode("utf-8", "replace").splitlines():
         at = line.find(PREFIX)
@@ -44,7 +45,10 @@ def _read(out: bytes) -> tuple[list[dict[str, Any]], str | None]:
         if "begin" in payload:
             begun = str(payload["begin"])
         elif "module" in payload:
-            results.append(payload)
+            try:
+                results.append(decode(ImportTrial, payload))
+            except DecodeError:
+                continue  # a line that only looks like the protocol's (a module printing the prefix)
             begun = None
     return results, begun
 
@@ -62,16 +66,15 @@ def _how_it_ended(rc: int | None, err: bytes) -> str:
     return how + (f": {' | '.join(tail)}" if tail else "")
 
 
-def _failed(module: str, error: str) -> dict[str, Any]:
-    return {"module": module, "ok": False, "error": error, "causes": [], "warnings": [], "log": [], "output": [],
-            "loader": [], "seconds": None}
+def _failed(module: str, error: str) -> ImportTrial:
+    return ImportTrial(module, False, error)
 
 
-def import_all(plan: list[tuple[str, list[str]]], timeout: float = TIMEOUT_S) -> dict[str, dict[str, Any]]:
+def import_all(plan: list[tuple[str, list[str]]], timeout: float = TIMEOUT_S) -> dict[str, ImportTrial]:
     """Each module's import result, by module, for (module, its own shared objects) in order; a module not reached
     in time says so."""
     deadline = time.monotonic() + timeout
-    done: dict[str, dict[str, Any]] = {}
+    done: dict[str, ImportTrial] = {}
     libraries = dict(plan)
     todo = [module for module, _ in plan]
     while todo:
@@ -91,7 +94,7 @@ def import_all(plan: list[tuple[str, list[str]]], timeout: float = TIMEOUT_S) ->
             ended = f"timed out after {timeout:g} s"
         results, begun = _read(out)
         for r in results:
-            done[str(r["module"])] = r
+            done[r.module] = r
         if begun is not None:
             done[begun] = _failed(begun, f"importing it ended the process: {ended}")
         todo = [m for m in todo if m not in done]

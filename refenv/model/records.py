@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import KW_ONLY, dataclass, field
 
-from harness.schema import SEVERITY_ERROR, Finding
+from harness.schema import Finding
 from harness.schema.envelope import MemorySection, ProbesSection
+from harness.schema.stack_document import Judgement
 from refenv.model.status import BAD, BUILD_FAILED, ERROR, FAIL, NOT_RUN, OOM_KILLED, PASS, STATUSES, TIMEOUT, is_bad
 
 __all__ = [
@@ -63,18 +64,10 @@ class Observed:
     findings: tuple[Finding, ...] = ()
 
 
-@dataclass(frozen=True)
-class StackCheck:
-    """The cell's image's stack (every extension beside torch: harness/stack) judged against the cell's host: its
-    GPUs' architectures, its driver's CUDA, and what holds on any host (imports, pins, CUDA majors)."""
-
-    ready: bool = True
-    findings: tuple[Finding, ...] = ()
-    status: dict[str, str] = field(default_factory=dict)   # distribution -> ok | warning | broken
-
-    @property
-    def errors(self) -> tuple[Finding, ...]:
-        return tuple(f for f in self.findings if f.severity == SEVERITY_ERROR)
+# The cell's image's stack (every extension beside torch: harness/stack) judged against the cell's host: its
+# GPUs' architectures, its driver's CUDA, and what holds on any host (imports, pins, CUDA majors). The record is
+# the harness's own judgement (harness/schema/stack_document.py), so the run document keeps its keys.
+StackCheck = Judgement
 
 
 @dataclass(frozen=True)

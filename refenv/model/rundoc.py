@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
+from harness.schema.stack_document import Inventory
 from refenv.errors import RefenvError
 from refenv.model import codec
 from refenv.model.records import CellResult, MeasurementRecord, Summary, summarize
@@ -54,7 +54,7 @@ class EnvironmentRecord:
     arch: tuple[str, ...] | None = None    # read from the image's torch
     require_cuda: str | None = None        # the image's NVIDIA_REQUIRE_CUDA
     labels: dict[str, str] = field(default_factory=dict)
-    stack: dict[str, Any] | None = None    # harness/stack/inventory.py's record
+    stack: Inventory | None = None         # harness/stack/inventory.py's record
     image_error: str | None = None         # why the image could not be read (no Python 3.8+, no torch)
 
 

@@ -162,8 +162,8 @@ def tell(say: Say, info: release.ReleaseInfo, ready: Readiness) -> None:
 
 def _beside_torch(record: EnvironmentRecord | None) -> tuple[str, ...]:
     """'torchvision 0.29.1' for each extension the run's inventory found beside torch (not the CUDA library wheels)."""
-    dists = ((record.stack if record else None) or {}).get("distributions") or []
-    return tuple(f"{d['name']} {d['version']}" for d in dists if d.get("kind") == "extension")
+    dists = record.stack.distributions if record and record.stack else ()
+    return tuple(f"{d.name} {d.version}" for d in dists if d.kind == "extension")
 
 
 def publish_one(engine: Engine, settings: Settings, env: Environment, runs: list[history.Run],

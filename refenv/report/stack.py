@@ -9,10 +9,10 @@ own (an import, a pin, a CUDA major); one found on some hosts only is theirs (an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from harness.schema import SEVERITY_ERROR as ERROR
-from harness.stack.text import distribution_line
+from harness.schema import Finding
+from harness.stack.text import distribution_line, read_line
 from refenv.model.rundoc import EnvironmentRecord, RunDocument
 
 
@@ -47,16 +47,10 @@ def _origin(e: EnvironmentRecord) -> str:
     return what + (f", run with {e.interpreter}" if e.interpreter else "")
 
 
-def _read(stack: dict[str, Any]) -> str:
-    read = stack.get("read") or {}
-    return (f"read {read.get('distributions', 0)} distributions, {read.get('shared_objects', 0)} shared objects "
-            f"({read.get('fatbin_containers', 0)} fatbin containers) in {stack.get('wall_s', 0)} s")
-
-
 def _problems(doc: RunDocument, environment: str) -> tuple[Problem, ...]:
     cells = [c for c in doc.cells if c.environment == environment and c.stack is not None]
     hosts_of_env = list(dict.fromkeys(c.host for c in cells))
-    found: dict[str, tuple[Any, list[str]]] = {}
+    found: dict[str, tuple[Finding, list[str]]] = {}
     for c in cells:
         assert c.stack is not None
         for f in c.stack.findings:
@@ -74,12 +68,12 @@ def sections(doc: RunDocument) -> list[StackSection]:
     for e in doc.environments:
         if e.stack is None and e.image_error is None:
             continue
-        dists = (e.stack or {}).get("distributions") or []
-        libs = [f"{d['name']} {d['version']}" for d in dists if d.get("kind") == "cuda-library"]
+        dists = e.stack.distributions if e.stack else ()
+        libs = [f"{d.name} {d.version}" for d in dists if d.kind == "cuda-library"]
         out.append(StackSection(
-            e.name, _origin(e), tuple(distribution_line(d) for d in dists if d.get("kind") != "cuda-library"),
+            e.name, _origin(e), tuple(distribution_line(d) for d in dists if d.kind != "cuda-library"),
             f"{len(libs)} CUDA library wheel(s): {', '.join(libs)}" if libs else "no CUDA library wheel",
-            _read(e.stack) if e.stack else "", _problems(doc, e.name), e.image_error))
+            read_line(e.stack) if e.stack else "", _problems(doc, e.name), e.image_error))
     return out
 
 
@@ -115,15 +109,15 @@ def breaks(doc: RunDocument, old: str, new: str) -> list[str]:
     under `new` and not under `old` (the reason: the torch it was built for, the torch it requires, or its error)."""
     before, after = _broken(doc, old), _broken(doc, new)
     env = doc.environment(new)
-    dists = {d["name"]: d for d in ((env.stack if env else None) or {}).get("distributions") or []}
+    dists = {d.name: d for d in (env.stack.distributions if env and env.stack else ())}
     torch = (env.torch if env else None) or "?"
     out = []
     for name, title in after.items():
         if name in before:
             continue
-        d = dists.get(name, {})
-        built = (d.get("built_for") or {}).get("torch")
-        wants = next((r["spec"] for r in d.get("requires") or [] if r["name"] == "torch" and r["spec"]), None)
+        d = dists.get(name)
+        built = d.built_for.torch if d else None
+        wants = d.requires_torch() if d else None
         why = f"built for {built}" if built else f"requires torch{wants}" if wants else title
-        out.append(f"moving to torch {torch} breaks {name} {d.get('version', '')}: {why}".replace("  ", " "))
+        out.append(f"moving to torch {torch} breaks {name} {d.version if d else ''}: {why}".replace("  ", " "))
     return out

@@ -14,19 +14,23 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from harness import compat
+from harness.schema.envelope import StackDocument
+from harness.schema.stack_document import Distribution, Inventory, JudgedStack
 from refenv import paths
 from refenv.engines.seam import OUT, CellEngine, ContainerSpec
 from refenv.errors import RefenvError
+from refenv.model import codec
 from refenv.model.builds import FAILED, EnvBuild
 from refenv.model.labels import KIND, MANAGED, RUN
 from refenv.model.matrix import Environment
 from refenv.run.containers import HARNESS_MOUNT, harness_bind
 
+T = TypeVar("T")
 RECIPE_PYTHON = "python"   # the recipe images put their venv first on PATH (images/env.Dockerfile.j2)
 TIMEOUT_S = 600.0
 # Any Python, even 2.7, runs this far: it says what it is; 3.8 and newer then take the inventory.
@@ -47,6 +51,15 @@ if sys.version_info >= (3, 8):
 
 
 @dataclass(frozen=True)
+class ImageSays:
+    """image.json, what PROBE writes before the harness runs: the image's Python and its NVIDIA_REQUIRE_CUDA."""
+
+    python: str = ""
+    executable: str | None = None
+    require_cuda: str | None = None
+
+
+@dataclass(frozen=True)
 class ImageFacts:
     """What the image said about itself; `error` is why it cannot run the harness or has no torch."""
 
@@ -57,7 +70,7 @@ class ImageFacts:
     arch: tuple[str, ...] | None = None
     require_cuda: str | None = None     # the image's NVIDIA_REQUIRE_CUDA
     labels: dict[str, str] = field(default_factory=dict)
-    stack: dict[str, Any] | None = None  # the inventory (harness/stack/inventory.py)
+    stack: Inventory | None = None      # the inventory (harness/stack/inventory.py)
     error: str | None = None
 
 
@@ -72,33 +85,42 @@ def probe_spec(image: str, interpreter: str, out_dir: str, run_id: str) -> Conta
                          binds=((out_dir, OUT, False), harness_bind()), mem_limit="6g")
 
 
-def _torch(stack: dict[str, Any]) -> dict[str, Any] | None:
-    return next((d for d in stack.get("distributions") or [] if d.get("key") == "torch"), None)
+def _read(cls: type[T], data: object) -> T | None:
+    """`data` as `cls`, or None when the probe wrote nothing, or what it wrote does not fit (a cut-short file)."""
+    try:
+        return None if data is None else codec.decode(cls, data)
+    except codec.DecodeError:
+        return None
 
 
-def read_facts(interpreter: str, image_doc: dict[str, Any] | None, stack_doc: dict[str, Any] | None,
-               labels: dict[str, str], logs: str = "") -> ImageFacts:
-    """The facts from what the probe wrote (pure)."""
+def _inventory(stack_doc: object) -> Inventory | None:
+    doc = _read(StackDocument, stack_doc)
+    return doc.stack.inventory if doc is not None and isinstance(doc.stack, JudgedStack) else None
+
+
+def read_facts(interpreter: str, image_doc: object, stack_doc: object, labels: dict[str, str],
+               logs: str = "") -> ImageFacts:
+    """The facts from what the probe wrote, as parsed JSON: image.json and the harness's stack document (pure)."""
     facts = ImageFacts(interpreter, labels=labels)
-    if image_doc is None:
+    said = _read(ImageSays, image_doc)
+    if said is None:
         tail = " | ".join(line for line in logs.strip().splitlines()[-3:] if line.strip())
         return replace(facts, error=f"the image's Python ({interpreter}) did not run" + (f": {tail}" if tail else ""))
-    python = str(image_doc.get("python") or "")
-    facts = replace(facts, python=python, require_cuda=image_doc.get("require_cuda"))
+    python = said.python
+    facts = replace(facts, python=python, require_cuda=said.require_cuda)
     if tuple(int(p) for p in python.split(".")[:2] if p.isdigit()) < (3, 8):
         return replace(facts, error=f"the image's Python ({interpreter}) is {python}: the harness needs 3.8 or newer "
                        "(name another with python: in matrix.yaml)")
-    stack = ((stack_doc or {}).get("stack") or {}).get("inventory")
-    if not isinstance(stack, dict):
+    stack = _inventory(stack_doc)
+    if stack is None:
         return replace(facts, error=f"the stack inventory did not complete under {interpreter} {python}"
                        + (f": {logs.strip().splitlines()[-1]}" if logs.strip() else ""))
-    torch = _torch(stack)
+    torch: Distribution | None = stack.member("torch")
     facts = replace(facts, stack=stack)
     if torch is None:
         return replace(facts, error=f"no torch in the image ({interpreter}, Python {python})")
-    built = torch.get("built_for") or {}
-    version = str(torch.get("version_label") or torch.get("version"))
-    return replace(facts, torch=version, cuda=built.get("cuda"), arch=tuple(torch.get("arch") or ()) or None)
+    return replace(facts, torch=torch.version_label or torch.version, cuda=torch.built_for.cuda,
+                   arch=torch.arch or None)
 
 
 def _cache_file(image_id: str, interpreter: str, harness_digest: str) -> Path:
@@ -113,9 +135,8 @@ def read_image(engine: CellEngine, labels: dict[str, str], image: str, interpret
     cached = _cache_file(image_id, interpreter, harness_digest)
     if cached.is_file():
         try:
-            data = json.loads(cached.read_text(encoding="utf-8"))
-            return ImageFacts(**{**data, "arch": tuple(data["arch"]) if data.get("arch") else None})
-        except (ValueError, TypeError, KeyError):
+            return codec.decode(ImageFacts, json.loads(cached.read_text(encoding="utf-8")))
+        except (ValueError, codec.DecodeError):
             pass  # an unreadable cache entry is read again
     with tempfile.TemporaryDirectory(prefix="refenv-facts-") as out:
         Path(out).chmod(0o777)  # the image's own user writes here
@@ -128,16 +149,17 @@ def read_image(engine: CellEngine, labels: dict[str, str], image: str, interpret
     facts = read_facts(interpreter, docs[0], docs[1], labels, logs)
     if facts.error is None or facts.python:  # a container that could not start at all is tried again next run
         cached.parent.mkdir(parents=True, exist_ok=True)
-        cached.write_text(json.dumps(asdict(facts)), encoding="utf-8")
+        cached.write_text(json.dumps(codec.encode(facts)), encoding="utf-8")
     return facts
 
 
-def _json(path: Path) -> dict[str, Any] | None:
+def _json(path: Path) -> object:
+    """The file as parsed JSON, not yet trusted (read_facts reads it as its record); None when unreadable."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data: object = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    return data
 
 
 def resolve(env: Environment, facts: ImageFacts | None) -> Environment:

@@ -9,9 +9,8 @@ an extension's needs on that host would only repeat it (pure).
 
 from __future__ import annotations
 
-from typing import Any
-
-from harness.stack.findings import Gpu, Host, judge
+from harness.schema.stack_document import Gpu, Host, Inventory
+from harness.stack.findings import judge
 from refenv.model.matrix import Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import StackCheck
@@ -26,10 +25,9 @@ def host_of(profile: Profile | None, scenario: Scenario) -> Host:
     return Host(gpus, profile.cuda_driver_version)
 
 
-def check(inventory: dict[str, Any] | None, profile: Profile | None, scenario: Scenario,
+def check(inventory: Inventory | None, profile: Profile | None, scenario: Scenario,
           torch_ok: bool = True) -> StackCheck | None:
     """The cell's stack judgement (against its host where `torch_ok`); None when the stack was not read."""
-    if not inventory:
+    if inventory is None:
         return None
-    judged = judge(inventory, host_of(profile, scenario) if torch_ok else Host())
-    return StackCheck(judged.ready, judged.findings, dict(judged.status))
+    return judge(inventory, host_of(profile, scenario) if torch_ok else Host())

@@ -22,9 +22,11 @@ import json
 import torch
 from harness.stack.inventory import inventory
 from harness.stack.findings import judge
+from harness.schema.jsondata import decode, encode
+from harness.schema.stack_document import Inventory
 listed = torch.cuda.get_arch_list() or torch._C._cuda_getArchFlags().split()
-found = inventory(imports=IMPORTS)
-print({JSON_MARK!r} + json.dumps({{"listed": listed, "inventory": found, "judged": judge(found).to_dict(),
+found = encode(inventory(imports=IMPORTS))
+print({JSON_MARK!r} + json.dumps({{"listed": listed, "inventory": found, "judged": encode(judge(decode(Inventory, found))),
                                    "dists": {{d["key"]: d for d in found["distributions"]}}}}))
 """
 

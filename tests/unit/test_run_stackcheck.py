@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.schema.jsondata import decode
+from harness.schema.stack_document import Inventory
 from refenv.model import profiles
 from refenv.model.matrix import Scenario
 from refenv.run.stackcheck import check, host_of
@@ -16,14 +18,15 @@ TORCH = {"name": "torch", "key": "torch", "version": "2.10.0", "kind": "torch", 
          "built_for": {"cuda": "12.8"}, "import": {"ok": True}, "libraries": []}
 
 
-def inventory(*dists: dict[str, Any]) -> dict[str, Any]:
-    return {"distributions": [TORCH, *dists]}
+def inventory(*dists: dict[str, Any]) -> Inventory:
+    """The inventory as the stack document writes it, read back through the codec."""
+    return decode(Inventory, {"distributions": [TORCH, *dists]})
 
 
 def test_the_host_is_the_profiles_gpus_with_access_and_none_without() -> None:
     p = profiles.get("r580")
     with_access, without = host_of(p, Scenario("gpu", "all")), host_of(p, Scenario("no-gpu", "none"))
-    assert [g.capability for g in with_access.gpus] == [g.compute_capability for g in p.gpus]
+    assert [g.compute_capability for g in with_access.gpus] == [g.compute_capability for g in p.gpus]
     assert without.gpus == () and without.driver_cuda == with_access.driver_cuda == p.cuda_driver_version
     assert host_of(None, Scenario("gpu", "all")).gpus == ()
 

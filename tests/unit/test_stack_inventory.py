@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.schema.jsondata import encode
 from harness.stack.findings import Gpu, Host, judge
 from harness.stack.inventory import inventory
 from tests.unit.stack_samples import PTX, SASS, container, entry, install, shared_object
@@ -34,21 +35,22 @@ def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_the_stack_is_found_by_what_it_ships_and_requires(site: Path) -> None:
     found = inventory(path=[str(site)], import_timeout=60)
-    by = {d["key"]: d for d in found["distributions"]}
+    by = {d.key: d for d in found.distributions}
     assert set(by) == {"kernelext", "badext", "crasher", "nvidia-cuda-runtime-cu12"}  # not `plain`
     k = by["kernelext"]
-    assert k["why"] == ["ships CUDA kernels"]
-    assert k["arch"] == ["sm_80", "sm_90", "compute_90"]
-    assert k["libraries"][0]["ptx_isa"] == "8.4" and k["libraries"][0]["links_torch"]
-    assert k["built_for"]["cuda"] == "12" and "libcudart.so.12" in k["built_for"]["cuda_from"]
-    assert by["nvidia-cuda-runtime-cu12"]["kind"] == "cuda-library"
-    assert by["nvidia-cuda-runtime-cu12"]["built_for"]["cuda"] == "12"
-    assert found["read"]["distributions"] == 5
-    assert found["read"]["shared_objects"] == 1  # NVIDIA's own wheels are listed, not read
+    assert k.why == ("ships CUDA kernels",)
+    assert k.arch == ("sm_80", "sm_90", "compute_90")
+    assert k.libraries[0].ptx_isa == "8.4" and k.libraries[0].links_torch
+    assert k.built_for.cuda == "12" and "libcudart.so.12" in (k.built_for.cuda_from or "")
+    assert by["nvidia-cuda-runtime-cu12"].kind == "cuda-library"
+    assert by["nvidia-cuda-runtime-cu12"].built_for.cuda == "12"
+    assert found.read.distributions == 5
+    assert found.read.shared_objects == 1  # NVIDIA's own wheels are listed, not read
 
 
 def test_each_import_is_tried_in_a_child_with_its_exact_words(site: Path) -> None:
-    by = {d["key"]: d for d in inventory(path=[str(site)], import_timeout=60)["distributions"]}
+    # read back as the document has it: the import trial is written under `import`
+    by = {d["key"]: d for d in encode(inventory(path=[str(site)], import_timeout=60))["distributions"]}
     assert by["kernelext"]["import"]["ok"] is True
     assert by["badext"]["import"]["error"] == "RuntimeError: operator badext::fused does not exist"
     crashed = by["crasher"]["import"]
@@ -68,8 +70,8 @@ def test_judged_the_failures_are_named_and_a_gpu_the_kernels_miss_is_found(site:
 
 def test_without_imports_nothing_is_run(site: Path) -> None:
     found = inventory(path=[str(site)], imports=False)
-    assert found["imports_tried"] is False
-    assert all(d["import"] is None for d in found["distributions"])
+    assert found.imports_tried is False
+    assert all(d.trial is None for d in found.distributions)
 
 
 def test_a_distribution_installed_twice_is_named_with_both_versions(tmp_path: Path) -> None:
@@ -77,8 +79,8 @@ def test_a_distribution_installed_twice_is_named_with_both_versions(tmp_path: Pa
     install(site, "kernelext", "1.2.0", {"kernelext/__init__.py": ""}, requires=("torch>=1",))
     install(site, "kernelext", "1.1.0", {"kernelext/old.py": ""}, requires=("torch>=1",))
     found = inventory(path=[str(site)], imports=False)
-    (d,) = found["distributions"]
-    assert len(d["also_installed"]) == 1 and d["also_installed"][0].startswith(("1.1.0 in ", "1.2.0 in "))
+    (d,) = found.distributions
+    assert len(d.also_installed) == 1 and d.also_installed[0].startswith(("1.1.0 in ", "1.2.0 in "))
     (f,) = judge(found).findings
     assert f.title.startswith("kernelext is installed more than once")
     assert f.remediation[0].startswith("pip uninstall -y kernelext (again, until pip finds none)")

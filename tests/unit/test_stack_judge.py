@@ -11,7 +11,16 @@ from typing import Any
 from harness.schema import ARCH_UNSUPPORTED, DRIVER_TOO_OLD
 from harness.schema import SEVERITY_ERROR as ERROR
 from harness.schema import SEVERITY_WARNING as WARNING
-from harness.stack.findings import Gpu, Host, judge
+from harness.schema.jsondata import decode, encode
+from harness.schema.stack_document import Inventory
+from harness.stack import findings
+from harness.stack.findings import Gpu, Host, Judgement
+
+
+def judge(stack: dict[str, Any], host: Host | None = None) -> Judgement:
+    """The inventory written as the document has it, read back, judged: the tests speak the document's keys."""
+    return findings.judge(decode(Inventory, stack), host)
+
 
 TORCH_ARCH = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"]
 
@@ -152,4 +161,4 @@ def test_a_healthy_stack_is_ready() -> None:
     verdict = judge({"distributions": [torch(), tv, dist("nvidia-cuda-runtime", "13.0.96", "cuda-library")]},
                     Host((Gpu("NVIDIA H100", "9.0"),), 13000))
     assert verdict.ready and verdict.findings == ()
-    assert verdict.to_dict()["status"] == {"torch": "ok", "torchvision": "ok", "nvidia-cuda-runtime": "ok"}
+    assert encode(verdict)["status"] == {"torch": "ok", "torchvision": "ok", "nvidia-cuda-runtime": "ok"}

@@ -9,7 +9,7 @@ document are judged by the same code.
 from __future__ import annotations
 
 import re
-from typing import TypedDict
+from typing import Dict, List, Optional, TypedDict
 
 
 class SimulatedStage(TypedDict, total=False):
@@ -17,14 +17,14 @@ class SimulatedStage(TypedDict, total=False):
 
     driver_version_queried: bool
     cuinit_called: bool
-    cuinit_result: int | None
+    cuinit_result: Optional[int]
     device_count_queried: bool
-    device_count: int | None
+    device_count: Optional[int]
     export_table_requested: bool
     runtime_accepted: bool       # the runtime read the driver's version and went on to cuInit
     proc_address_requests: int
     unsupported_calls: int
-    first_unsupported_call: str | None
+    first_unsupported_call: Optional[str]
 
 
 class SimulatedLibrary(TypedDict, total=False):
@@ -35,109 +35,109 @@ class SimulatedLibrary(TypedDict, total=False):
     library: str
     config_path: str
     config_found: bool
-    config_error: str | None
+    config_error: Optional[str]
     profile: str
     driver_version: str
     cuda_driver_version: int
     gpu_count: int
-    visible_devices: list[int] | None   # libcuda: the ordinals CUDA_VISIBLE_DEVICES left this process
+    visible_devices: Optional[List[int]]   # libcuda: the ordinals CUDA_VISIBLE_DEVICES left this process
     stage: SimulatedStage               # libcuda
     init_calls: int                     # NVML
-    init_result: int | None             # NVML
+    init_result: Optional[int]             # NVML
     device_count_queried: bool          # NVML
     unparsable: str
 
 
 class SimulatedDriver(TypedDict, total=False):
-    libcuda: SimulatedLibrary | None
-    nvml: SimulatedLibrary | None
+    libcuda: Optional[SimulatedLibrary]
+    nvml: Optional[SimulatedLibrary]
 
 
 class GpuFact(TypedDict, total=False):
-    index: int | None
-    name: str | None
-    memory_total_bytes: int | None
-    uuid: str | None
-    compute_capability: str | None  # "9.0"
-    pci_bus_id: str | None
+    index: Optional[int]
+    name: Optional[str]
+    memory_total_bytes: Optional[int]
+    uuid: Optional[str]
+    compute_capability: Optional[str]  # "9.0"
+    pci_bus_id: Optional[str]
 
 
 class LibcudaFact(TypedDict, total=False):
-    loaded: bool | None          # libcuda.so.1 could be dlopen'ed
-    path: str | None
-    error: str | None            # the dlopen error
-    file: str | None             # when it did not load: a libcuda.so.1 on the loader's path all the same
-    driver_version: int | None   # cuDriverGetVersion, e.g. 12080
-    cuinit: int | None           # cuInit(0) result, 0 = CUDA_SUCCESS
-    cuinit_name: str | None      # cuGetErrorName, e.g. CUDA_ERROR_NO_DEVICE
-    cuinit_message: str | None   # cuGetErrorString
-    device_count: int | None     # cuDeviceGetCount after a successful cuInit
+    loaded: Optional[bool]          # libcuda.so.1 could be dlopen'ed
+    path: Optional[str]
+    error: Optional[str]            # the dlopen error
+    file: Optional[str]             # when it did not load: a libcuda.so.1 on the loader's path all the same
+    driver_version: Optional[int]   # cuDriverGetVersion, e.g. 12080
+    cuinit: Optional[int]           # cuInit(0) result, 0 = CUDA_SUCCESS
+    cuinit_name: Optional[str]      # cuGetErrorName, e.g. CUDA_ERROR_NO_DEVICE
+    cuinit_message: Optional[str]   # cuGetErrorString
+    device_count: Optional[int]     # cuDeviceGetCount after a successful cuInit
 
 
 class NvmlFact(TypedDict, total=False):
-    loaded: bool | None          # libnvidia-ml.so.1 found
-    init_error: str | None       # e.g. "Driver/library version mismatch"
-    init_error_code: int | None  # e.g. 18 (NVML_ERROR_LIB_RM_VERSION_MISMATCH)
-    driver_version: str | None   # "535.247.01"
-    cuda_driver_version: int | None
-    devices: list[GpuFact] | None
-    source: str | None           # "pynvml" or "ctypes"
+    loaded: Optional[bool]          # libnvidia-ml.so.1 found
+    init_error: Optional[str]       # e.g. "Driver/library version mismatch"
+    init_error_code: Optional[int]  # e.g. 18 (NVML_ERROR_LIB_RM_VERSION_MISMATCH)
+    driver_version: Optional[str]   # "535.247.01"
+    cuda_driver_version: Optional[int]
+    devices: Optional[List[GpuFact]]
+    source: Optional[str]           # "pynvml" or "ctypes"
 
 
 class SmiFact(TypedDict, total=False):
-    path: str | None
-    rc: int | None
-    output: str | None           # the first lines of what it printed
-    works: bool | None
+    path: Optional[str]
+    rc: Optional[int]
+    output: Optional[str]           # the first lines of what it printed
+    works: Optional[bool]
 
 
 class DriverFacts(TypedDict, total=False):
-    dev_nodes: list[str] | None          # /dev/nvidia*
-    dev_access: dict[str, str] | None    # node -> "ok", or why it cannot be opened ("EPERM: Operation not permitted")
-    proc_version: str | None             # first line of /proc/driver/nvidia/version
-    kernel_module_version: str | None    # parsed from proc_version
+    dev_nodes: Optional[List[str]]          # /dev/nvidia*
+    dev_access: Optional[Dict[str, str]]  # node -> "ok", or why it cannot be opened ("EPERM: Operation not permitted")
+    proc_version: Optional[str]             # first line of /proc/driver/nvidia/version
+    kernel_module_version: Optional[str]    # parsed from proc_version
     libcuda: LibcudaFact
     nvml: NvmlFact
     nvidia_smi: SmiFact
-    simulated: SimulatedDriver | None    # what refenv's simulated driver says of itself
+    simulated: Optional[SimulatedDriver]    # what refenv's simulated driver says of itself
 
 
 class TorchFacts(TypedDict, total=False):
-    importable: bool | None
-    import_error: str | None
-    version: str | None            # torch.__version__
-    cuda: str | None               # torch.version.cuda; None with importable=True means a CPU wheel
-    hip: str | None
-    cudart_version: int | None     # cudaRuntimeGetVersion of the bundled runtime
-    cuda_runtime_package: str | None  # e.g. "nvidia-cuda-runtime-cu12 12.8.90"
-    arch_list: list[str] | None    # torch._C._cuda_getArchFlags()
-    is_available: bool | None
-    device_count: int | None
-    init_warning: str | None       # the "CUDA initialization: ..." text, without the prefix
-    init_error: str | None         # what torch.cuda.init() raised
-    nvml_based_check: bool | None  # PYTORCH_NVML_BASED_CUDA_CHECK=1
-    simulated_stage: SimulatedLibrary | None  # the simulated libcuda's record, read in torch's process
-    warnings: list[str] | None     # other warnings torch raised (e.g. "... sm_120 is not compatible ...")
-    error: str | None              # why the torch facts could not be gathered (timeout, crash)
-    devices: list[GpuFact] | None
+    importable: Optional[bool]
+    import_error: Optional[str]
+    version: Optional[str]            # torch.__version__
+    cuda: Optional[str]               # torch.version.cuda; None with importable=True means a CPU wheel
+    hip: Optional[str]
+    cudart_version: Optional[int]     # cudaRuntimeGetVersion of the bundled runtime
+    cuda_runtime_package: Optional[str]  # e.g. "nvidia-cuda-runtime-cu12 12.8.90"
+    arch_list: Optional[List[str]]    # torch._C._cuda_getArchFlags()
+    is_available: Optional[bool]
+    device_count: Optional[int]
+    init_warning: Optional[str]       # the "CUDA initialization: ..." text, without the prefix
+    init_error: Optional[str]         # what torch.cuda.init() raised
+    nvml_based_check: Optional[bool]  # PYTORCH_NVML_BASED_CUDA_CHECK=1
+    simulated_stage: Optional[SimulatedLibrary]  # the simulated libcuda's record, read in torch's process
+    warnings: Optional[List[str]]     # other warnings torch raised (e.g. "... sm_120 is not compatible ...")
+    error: Optional[str]              # why the torch facts could not be gathered (timeout, crash)
+    devices: Optional[List[GpuFact]]
 
 
 class VisibilityFacts(TypedDict, total=False):
-    cuda_visible_devices: str | None        # None = unset
-    nvidia_visible_devices: str | None
-    nvidia_driver_capabilities: str | None
-    cuda_device_order: str | None
-    in_container: bool | None
-    container_evidence: str | None
+    cuda_visible_devices: Optional[str]        # None = unset
+    nvidia_visible_devices: Optional[str]
+    nvidia_driver_capabilities: Optional[str]
+    cuda_device_order: Optional[str]
+    in_container: Optional[bool]
+    container_evidence: Optional[str]
 
 
 class HostFacts(TypedDict, total=False):
-    os: str | None        # "Linux", "Windows", "Darwin"
-    platform: str | None
-    python: str | None
-    machine: str | None
-    hostname: str | None
-    libc: str | None      # "glibc 2.31" (confstr CS_GNU_LIBC_VERSION); None without glibc
+    os: Optional[str]        # "Linux", "Windows", "Darwin"
+    platform: Optional[str]
+    python: Optional[str]
+    machine: Optional[str]
+    hostname: Optional[str]
+    libc: Optional[str]      # "glibc 2.31" (confstr CS_GNU_LIBC_VERSION); None without glibc
 
 
 class Facts(TypedDict, total=False):

@@ -99,6 +99,10 @@ def _check_value(value: Any, where: str) -> None:
 def _check(value: Any, annotation: str, where: str, extra: list[str]) -> None:
     """Check a value against its facts.py annotation and format; unknown keys are listed, not refused."""
     text = annotation.replace(" ", "")
+    # facts.py spells its records as Python 3.8 evaluates them: Optional[List[X]] reads as list[X] | None.
+    if text.startswith("Optional[") and text.endswith("]"):
+        text = text[len("Optional["):-1] + "|None"
+    text = re.sub(r"\b(List|Dict)\[", lambda m: m.group(1).lower() + "[", text)
     base = text[:-len("|None")] if text.endswith("|None") else text
     if value is None or base == "Any":
         return

@@ -14,18 +14,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.engine_rounds import RunFailed, alternating, ratio_lines  # noqa: E402
 from refenv.engines.docker.engine import DockerEngine  # noqa: E402
 from refenv.engines.podman.engine import PodmanEngine  # noqa: E402
-from refenv.engines.seam import CellEngine  # noqa: E402
 from refenv.run.pipeline import Options, run_matrix  # noqa: E402
 from tests.docker.support import CPU, DIAGNOSIS_ONLY, RecordingUI, small_matrix  # noqa: E402
 
@@ -43,30 +41,20 @@ def main() -> int:
     podman = PodmanEngine(docker)
     parallel = os.cpu_count() or 1
     cells = len(matrix.environments) * len(matrix.hosts) * len(matrix.scenarios)
-    times: dict[str, list[float]] = {"docker": [], "podman": []}
     with tempfile.TemporaryDirectory(prefix="refenv-bench-") as tmp:
         for name, engine in (("docker", docker), ("podman", podman)):  # images built, copied, caches warm
             run_matrix(matrix, Options(Path(tmp) / f"warm-{name}", parallel=parallel, use_cache=False),
                        RecordingUI(), engine)
-        for i in range(args.rounds):
-            order: list[tuple[str, CellEngine]] = [("docker", docker), ("podman", podman)]
-            if i % 2:
-                order.reverse()
-            for name, engine in order:
-                t0 = time.perf_counter()
-                outcome = run_matrix(matrix, Options(Path(tmp) / f"{name}-{i}", parallel=parallel, use_cache=False),
-                                     RecordingUI(), engine)
-                times[name].append(time.perf_counter() - t0)
-                if not outcome.ok:
-                    print(f"{name}: the run did not pass: {[(c.id, c.status) for c in outcome.document.cells]}")
-                    return 1
-    dk, pm = statistics.median(times["docker"]), statistics.median(times["podman"])
-    ratio = pm / dk
+        try:
+            times = alternating(matrix, [("docker", docker, parallel), ("podman", podman, parallel)], args.rounds,
+                                Path(tmp))
+        except RunFailed as exc:
+            print(exc)
+            return 1
+    ratio, lines = ratio_lines(times, "docker", "podman", TARGET)
     print(f"{cells} cells ({CPU} on {', '.join(h.name for h in matrix.hosts)}), parallel {parallel}, "
           f"{args.rounds} rounds")
-    print(f"docker: median {dk:.1f} s  samples {[round(x, 1) for x in times['docker']]}")
-    print(f"podman: median {pm:.1f} s  samples {[round(x, 1) for x in times['podman']]}")
-    print(f"ratio {ratio:.2f}x (target <= {TARGET}x): {'PASS' if ratio <= TARGET else 'FAIL'}")
+    print("\n".join(lines))
     return 0 if ratio <= TARGET else 1
 
 

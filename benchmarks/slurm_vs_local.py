@@ -17,18 +17,16 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.engine_rounds import RunFailed, alternating, ratio_lines  # noqa: E402
 from refenv.engines.connect import parallel_for  # noqa: E402
 from refenv.engines.docker.engine import DockerEngine  # noqa: E402
-from refenv.engines.seam import CellEngine  # noqa: E402
 from refenv.engines.slurm.engine import SlurmEngine  # noqa: E402
 from refenv.run.pipeline import Options, run_matrix  # noqa: E402
 from tests.docker.support import CPU, DIAGNOSIS_ONLY, RecordingUI, small_matrix  # noqa: E402
@@ -47,30 +45,19 @@ def main() -> int:
     slurm = SlurmEngine(local, matrix.hosts)
     parallel = os.cpu_count() or 1
     cells = len(matrix.environments) * len(matrix.hosts) * len(matrix.scenarios)
-    times: dict[str, list[float]] = {"local": [], "slurm": []}
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="refenv-bench-") as tmp:
         run_matrix(matrix, Options(Path(tmp) / "warm", parallel=parallel, use_cache=False), RecordingUI(), local)
-        for i in range(args.rounds):
-            order: list[tuple[str, CellEngine]] = [("local", local), ("slurm", slurm)]
-            if i % 2:
-                order.reverse()
-            for name, engine in order:
-                t0 = time.perf_counter()
-                width = parallel if name == "local" else parallel_for("slurm", cells, 0)
-                outcome = run_matrix(matrix, Options(Path(tmp) / f"{name}-{i}", parallel=width, use_cache=False),
-                                     RecordingUI(), engine)
-                times[name].append(time.perf_counter() - t0)
-                if not outcome.ok:
-                    print(f"{name}: the run did not pass: {[(c.id, c.status) for c in outcome.document.cells]}")
-                    return 1
-    lo, sl = statistics.median(times["local"]), statistics.median(times["slurm"])
-    ratio = sl / lo
+        try:
+            times = alternating(matrix, [("local", local, parallel),
+                                         ("slurm", slurm, parallel_for("slurm", cells, 0))], args.rounds, Path(tmp))
+        except RunFailed as exc:
+            print(exc)
+            return 1
+    ratio, lines = ratio_lines(times, "local", "slurm", TARGET, {"local": "local engine"})
     print(f"{cells} cells ({CPU} on {', '.join(h.name for h in matrix.hosts)}), parallel {parallel}, "
           f"{args.rounds} rounds; load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after")
-    print(f"local engine: median {lo:.1f} s  samples {[round(x, 1) for x in times['local']]}")
-    print(f"slurm:        median {sl:.1f} s  samples {[round(x, 1) for x in times['slurm']]}")
-    print(f"ratio {ratio:.2f}x (target <= {TARGET}x): {'PASS' if ratio <= TARGET else 'FAIL'}")
+    print("\n".join(lines))
     return 0 if ratio <= TARGET else 1
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import functools
 import re
-from typing import Any, ForwardRef, cast
+import typing
+from typing import Any, cast
 
 from harness import facts as facts_module
 from harness.facts import Facts, empty_facts
@@ -15,7 +17,8 @@ from harness.schema import SCHEMA, SCHEMA_VERSION
 
 _SOURCES = {"probed": "gathered live on that machine", "collect_env": "read from a collect_env output",
             "document": "read from an earlier saved document"}
-_KINDS = {"str": "a string", "int": "an integer", "bool": "true or false", "list": "a list", "dict": "an object"}
+_KINDS: dict[Any, str] = {str: "a string", int: "an integer", bool: "true or false", list: "a list",
+                          dict: "an object"}
 
 
 def parse_document(data: dict[str, Any]) -> ParsedReport:
@@ -38,7 +41,7 @@ def parse_document(data: dict[str, Any]) -> ParsedReport:
     if not isinstance(raw, dict):
         raise ReportError(f"field 'facts' must be an object, not {type(raw).__name__}")
     extra: list[str] = []
-    _check(raw, "Facts", "facts", extra)
+    _check(raw, Facts, "facts", extra)
     facts = cast("dict[str, Any]", empty_facts("document"))
     for key, value in copy.deepcopy(raw).items():
         if isinstance(value, dict) and isinstance(facts.get(key), dict):
@@ -71,11 +74,18 @@ def _input_of(data: dict[str, Any]) -> tuple[dict[str, tuple[int, str]], list[st
     return provenance, notes
 
 
-def _annotation(tp: Any) -> str:
-    """A facts.py annotation as text ('int | None'): forward references stay unevaluated on 3.8."""
-    if isinstance(tp, ForwardRef):
-        return str(tp.__forward_arg__)
-    return tp if isinstance(tp, str) else str(getattr(tp, "__name__", tp))
+@functools.lru_cache(maxsize=None)  # noqa: UP033  (functools.cache is 3.9+; the harness runs on 3.8)
+def _fields(record: type) -> dict[str, Any]:
+    """A facts.py record's fields and their types, evaluated once (facts.py spells them as 3.8 evaluates)."""
+    return typing.get_type_hints(record)
+
+
+def _required(tp: Any) -> Any:
+    """Optional[X] -> X: null is allowed wherever a fact is optional, and checked as absent."""
+    if typing.get_origin(tp) is typing.Union:
+        kinds = [a for a in typing.get_args(tp) if a is not type(None)]
+        return kinds[0] if len(kinds) == 1 else tp
+    return tp
 
 
 def _pattern_key(where: str) -> str:
@@ -96,36 +106,29 @@ def _check_value(value: Any, where: str) -> None:
             raise ReportError(f"{where}: {shorten(value, 40)} is out of range; expected {lo} to {hi}")
 
 
-def _check(value: Any, annotation: str, where: str, extra: list[str]) -> None:
-    """Check a value against its facts.py annotation and format; unknown keys are listed, not refused."""
-    text = annotation.replace(" ", "")
-    # facts.py spells its records as Python 3.8 evaluates them: Optional[List[X]] reads as list[X] | None.
-    if text.startswith("Optional[") and text.endswith("]"):
-        text = text[len("Optional["):-1] + "|None"
-    text = re.sub(r"\b(List|Dict)\[", lambda m: m.group(1).lower() + "[", text)
-    base = text[:-len("|None")] if text.endswith("|None") else text
-    if value is None or base == "Any":
+def _check(value: Any, tp: Any, where: str, extra: list[str]) -> None:
+    """Check a value against its facts.py type and format; unknown keys are listed, not refused."""
+    tp = _required(tp)
+    if value is None or tp is Any:
         return
-    kind = base.split("[", 1)[0]
-    typed = getattr(facts_module, base, None)
+    kind = typing.get_origin(tp) or tp
     if kind in _KINDS:
-        expected: type = {"str": str, "int": int, "bool": bool, "list": list, "dict": dict}[kind]
-        if not isinstance(value, expected) or (kind == "int" and isinstance(value, bool)):
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             raise ReportError(f"{where}: expected {_KINDS[kind]} or null, got {shorten(value, 40)}")
         _check_value(value, where)
-        if kind == "list":
-            item_type = base[len("list["):-1]
+        if kind is list:
+            (item_type,) = typing.get_args(tp)
             for i, item in enumerate(cast("list[Any]", value)):
                 if item is None:  # a list holds values; null stands for an unknown list, never an item
-                    item_kind = _KINDS.get(item_type.split("[", 1)[0], "an object")
+                    item_kind = _KINDS.get(typing.get_origin(item_type) or item_type, "an object")
                     raise ReportError(f"{where}[{i}]: expected {item_kind}, got null")
                 _check(item, item_type, f"{where}[{i}]", extra)
-    elif isinstance(typed, type) and hasattr(typed, "__annotations__"):
+    elif isinstance(tp, type) and hasattr(tp, "__annotations__"):  # a facts.py record (a TypedDict)
         if not isinstance(value, dict):
             raise ReportError(f"{where}: expected an object, got {type(value).__name__}")
+        fields = _fields(tp)
         for key, item in value.items():
-            tp = typed.__annotations__.get(key)
-            if tp is None:
+            if key not in fields:
                 extra.append(f"{where}.{key}")
             else:
-                _check(item, _annotation(tp), f"{where}.{key}", extra)
+                _check(item, fields[key], f"{where}.{key}", extra)

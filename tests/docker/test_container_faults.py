@@ -8,12 +8,13 @@ runtime's doing and runs.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from refenv.model.builds import EnvBuild
 from refenv.model.records import NOT_RUN, PASS
 from tests.docker.support import CU130, DIAGNOSIS_ONLY, cell, describe, run_grid, small_matrix
 
-SCENARIOS = {"gpu": {"gpus": "all"}, "cdi-all": {"devices": ["nvidia.com/gpu=all"]},
+SCENARIOS: dict[str, dict[str, Any]] = {"gpu": {"gpus": "all"}, "cdi-all": {"devices": ["nvidia.com/gpu=all"]},
              "nvd-cdi": {"gpus": "all", "env": {"NVIDIA_VISIBLE_DEVICES": "nvidia.com/gpu=all"}}}
 HOSTS = ["r580-cgroup-reload", "r580-stale-cdi", "r580-no-cdi", "r580-no-runtime"]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ from tests.docker.fault_support import own_cache
 from tests.docker.second_engine import second_engine
 from tests.docker.support import CPU, DIAGNOSIS_ONLY, RecordingUI, describe, small_matrix
 
-SCENARIOS = {"gpu": {"gpus": "all"}, "cvd-empty": {"env": {"CUDA_VISIBLE_DEVICES": ""}},
+SCENARIOS: dict[str, dict[str, Any]] = {"gpu": {"gpus": "all"}, "cvd-empty": {"env": {"CUDA_VISIBLE_DEVICES": ""}},
              "no-gpu": {"gpus": "none"}}
 LOST = "the Docker engine stopped answering"
 

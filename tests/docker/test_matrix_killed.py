@@ -7,6 +7,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,7 @@ from tests.docker.fault_support import invoke, own_cache, project
 from tests.docker.support import CPU, DIAGNOSIS_ONLY, leftovers
 
 HOSTS = ["r535", "r580"]
-SCENARIOS = {"gpu": {"gpus": "all"}, "cvd-empty": {"env": {"CUDA_VISIBLE_DEVICES": ""}}}
+SCENARIOS: dict[str, dict[str, Any]] = {"gpu": {"gpus": "all"}, "cvd-empty": {"env": {"CUDA_VISIBLE_DEVICES": ""}}}
 
 
 def _running_cells(engine: Engine, run_id: str) -> list[str]:

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from refenv.builder.environment import EnvBuild
 from refenv.engines.docker.sdk import Engine
+from refenv.model.builds import EnvBuild
 from tests.docker.support import CU128, CU130, JSON_MARK, python_in_image
 
 INVENTORY = f"""

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 import pytest
 
 from refenv.builder.baseimage import bootstrap_tag
-from refenv.builder.environment import EnvBuild
 from refenv.engines.docker.sdk import Engine
+from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Matrix
 from refenv.report.ready import sections
 from refenv.run.pipeline import Outcome

@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 
 from refenv.model import codec
-from refenv.run.measurements import MeasurementRecord, judge_measurement
+from refenv.model.records import MeasurementRecord
+from refenv.run.measurements import judge_measurement
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).resolve().parents[2]

@@ -57,7 +57,8 @@ def quick(require_cuda: None, tmp_path_factory: pytest.TempPathFactory) -> tuple
 def _m(doc: dict[str, Any], mid: str) -> dict[str, Any]:
     found = [m for m in doc["measurements"] if m["id"] == mid]
     assert found, f"{mid} missing"
-    return found[0]
+    one: dict[str, Any] = found[0]
+    return one
 
 
 def _is_h200(doc: dict[str, Any]) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from refenv.engines.podman.engine import CDI_DIR, PodmanEngine, podman
 from refenv.model.records import NOT_RUN, PASS
@@ -15,7 +16,7 @@ from refenv.run.pipeline import Options, run_matrix
 from tests.docker.support import CU130, DIAGNOSIS_ONLY, RecordingUI, cell, describe, small_matrix
 
 CDI_ALL = {"devices": ["nvidia.com/gpu=all"]}
-SCENARIOS = {"gpu": {"gpus": "all"}, "cdi-all": CDI_ALL, "cdi-1": {"devices": ["nvidia.com/gpu=1"]},
+SCENARIOS: dict[str, dict[str, Any]] = {"gpu": {"gpus": "all"}, "cdi-all": CDI_ALL, "cdi-1": {"devices": ["nvidia.com/gpu=1"]},
              "nvd-cdi": {"gpus": "all", "env": {"NVIDIA_VISIBLE_DEVICES": "nvidia.com/gpu=all"}}}
 HOSTS = ["r580", "r535", "r580-cgroup-reload", "r580-stale-cdi", "r580-no-cdi"]
 
@@ -24,7 +25,7 @@ def test_cdi_scenarios_and_container_faults_on_podman(podman: PodmanEngine, tmp_
     matrix = small_matrix([CU130], HOSTS, SCENARIOS, run=DIAGNOSIS_ONLY)
     before = set(os.listdir(CDI_DIR)) if CDI_DIR.is_dir() else set()
     outcome = run_matrix(matrix, Options(results_root=tmp_path, use_cache=False), RecordingUI(), podman)
-    assert outcome.document.run.docker.server_version.startswith("podman"), outcome.document.run.docker
+    assert (outcome.document.run.docker.server_version or "").startswith("podman"), outcome.document.run.docker
     # Every cell agrees with its prediction, or was refused by the engine as predicted.
     for c in outcome.document.cells:
         assert c.status in (PASS, NOT_RUN), describe(cell(outcome, c.environment, c.host, c.scenario))
@@ -49,6 +50,7 @@ def test_cdi_scenarios_and_container_faults_on_podman(podman: PodmanEngine, tmp_
     assert "podman" in refused["reason"]
     # Nothing of refenv's is left in podman's CDI directory, and no container of the run.
     assert (set(os.listdir(CDI_DIR)) if CDI_DIR.is_dir() else set()) - before <= {".refenv.lock"}
+    assert outcome.document.run.id is not None
     left = podman_ps(outcome.document.run.id)
     assert left == [], left
 

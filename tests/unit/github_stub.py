@@ -68,9 +68,10 @@ def _handler(state: State) -> type[BaseHTTPRequestHandler]:
         def _serve(self) -> None:
             parts = urlsplit(self.path)
             length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length)) if length else None
+            sent: Any = json.loads(self.rfile.read(length)) if length else None
             state.requests.append(Request(self.command, parts.path, parse_qs(parts.query),
-                                          {k.lower(): v for k, v in self.headers.items()}, body))
+                                          {k.lower(): v for k, v in self.headers.items()}, sent))
+            body: dict[str, Any] = sent if isinstance(sent, dict) else {}
             if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                 return self._answer(401, {"message": "Bad credentials"})
             if state.refuse:

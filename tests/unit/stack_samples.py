@@ -49,9 +49,9 @@ def shared_object(fatbin: bytes | None = None, needed: Sequence[str] = (), sonam
         sections.append((".nv_fatbin", 1, fatbin, 0))
     names = b"\0"
     name_at = []
-    for name, *_ in [*sections, (".shstrtab",)]:
+    for section in [*(s[0] for s in sections), ".shstrtab"]:
         name_at.append(len(names))
-        names += name.encode() + b"\0"
+        names += section.encode() + b"\0"
     blobs = [blob for _, _, blob, _ in sections] + [names]
     offset = HEADER.size
     data = b""

@@ -30,7 +30,7 @@ QUOTED = re.compile(r"^\s*line (\d+) \| (.*)$")
 def fenced(text: str) -> list[tuple[str, list[str]]]:
     """(info string, lines) of every fenced block, a fence closing only at a backtick run of its own length."""
     blocks: list[tuple[str, list[str]]] = []
-    fence, info, body = "", "", []
+    fence, info, body = "", "", list[str]()
     for line in text.splitlines():
         stripped = line.strip()
         if not fence:

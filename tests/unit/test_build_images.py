@@ -10,7 +10,7 @@ import pytest
 from harness import __version__ as harness_version
 from harness import compat
 from refenv.builder import images
-from refenv.builder.wheelhouse import Lock, Wheel
+from refenv.builder.wheelhouse import Lock, LockInputs, Wheel
 from refenv.model.labels import MANAGED
 from refenv.model.matrix import Environment
 
@@ -23,7 +23,9 @@ HARNESS = "h" * 64
 def lock(env: Environment, torch_version: str, sha: str = "a" * 64) -> Lock:
     wheels = (Wheel("numpy", "2.3.0", "numpy-2.3.0-cp311-cp311-manylinux_2_28_x86_64.whl", "c" * 64, 10),
               Wheel("torch", torch_version, f"torch-{torch_version}-cp311-cp311-manylinux_2_28_x86_64.whl", sha, 20))
-    return Lock(env.name, {"requirements": ["torch"]}, "i" * 64, wheels)
+    inputs: LockInputs = {"requirements": ["torch"], "python": "3.11", "platform": "manylinux x86_64 (glibc 2.36)",
+                          "extra_index_url": None}
+    return Lock(env.name, inputs, "i" * 64, wheels)
 
 
 def plan(env: Environment = CU128, lk: Lock | None = None, base: str = BASE_ID, harness: str = HARNESS,

@@ -42,7 +42,7 @@ def sources(root: Path) -> list[Path]:
 
 
 def occurrences(root: Path, wanted: dict[str, str]) -> list[str]:
-    out = []
+    out: list[str] = []
     for path in sources(root):
         text = path.read_text(encoding="utf-8", errors="replace")
         out.extend(f"{path.relative_to(root)}: {piece!r} ({ident})" for piece, ident in wanted.items() if piece in text)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 
-from harness.classify import classify
+from harness.classify import classify as classify_facts
+from harness.facts import Facts
 from harness.schema import (
     ARCH_UNSUPPORTED,
     CPU_WHEEL,
@@ -13,19 +16,26 @@ from harness.schema import (
     NO_DRIVER,
     NOT_VISIBLE,
     OK,
+    Diagnosis,
+    Finding,
 )
 from tests.unit.facts_builder import A100, H100, NO_LIBCUDA, NO_NVML, P40, UNAVAILABLE, healthy, merge, no_driver
 
 
-def verdicts(diag):  # type: ignore[no-untyped-def]
+def classify(facts: dict[str, Any]) -> Diagnosis:
+    """The classifier over a record of facts_builder's (plain dicts, as a saved document holds them)."""
+    return classify_facts(cast(Facts, facts))
+
+
+def verdicts(diag: Diagnosis) -> list[str]:
     return [f.verdict for f in diag.findings if f.severity == "error"]
 
 
-def finding(diag, verdict):  # type: ignore[no-untyped-def]
+def finding(diag: Diagnosis, verdict: str) -> Finding:
     return next(f for f in diag.findings if f.verdict == verdict)
 
 
-def text(f) -> str:  # type: ignore[no-untyped-def]
+def text(f: Finding) -> str:
     return "\n".join((f.title, *f.evidence, *f.remediation))
 
 

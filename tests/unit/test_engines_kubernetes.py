@@ -99,6 +99,12 @@ class _Local:
     def image_id(self, ref: str) -> str | None:
         return None
 
+    def image_labels(self, ref: str) -> dict[str, str] | None:
+        return None
+
+    def run_here(self, spec: ContainerSpec, timeout: float) -> RunOutcome:
+        raise AssertionError("no image is read in these tests")
+
     def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:
         return None
 

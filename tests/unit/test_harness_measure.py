@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from refenv.model import codec
-from refenv.run.measurements import MeasurementRecord, judge_measurement
+from refenv.model.records import MeasurementRecord
+from refenv.run.measurements import judge_measurement
 
 ROOT = Path(__file__).resolve().parents[2]
 

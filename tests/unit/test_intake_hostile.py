@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -154,12 +155,12 @@ _VALUES = st.one_of(st.none(), st.booleans(), st.integers(-(10 ** 25), 10 ** 25)
 
 @given(st.dictionaries(st.sampled_from(_LEAVES), _VALUES, max_size=4))
 def test_any_saved_document_gives_a_verdict_or_one_line(changes: dict[str, object]) -> None:
-    facts: dict[str, dict[str, object]] = {}
+    facts: dict[str, Any] = {}
     for path, value in changes.items():
         node = facts
         *parents, leaf = path.split(".")
         for key in parents:
-            node = node.setdefault(key, {})  # type: ignore[assignment]
+            node = node.setdefault(key, {})
         node[leaf] = value
     outcome(json.dumps({"schema": "refenv.diagnosis", "version": 1, "facts": facts}).encode())
 

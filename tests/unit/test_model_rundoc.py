@@ -125,7 +125,7 @@ def test_a_new_field_on_the_cell_record_is_one_declaration() -> None:
     assert data["gpu_seconds"] == 4.5
     assert codec.decode(grown, data) == cell
     old = {k: v for k, v in data.items() if k != "gpu_seconds"}  # a document written before the field existed
-    assert codec.decode(grown, old).gpu_seconds is None  # type: ignore[attr-defined]
+    assert codec.decode(grown, old).gpu_seconds is None
 
 
 def test_every_status_has_one_look_used_by_every_renderer() -> None:

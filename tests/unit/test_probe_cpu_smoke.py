@@ -25,7 +25,8 @@ def tiny_doc() -> dict[str, Any]:
     plan = dataclasses.replace(make_plan("quick", "cpu"), cache_multiple=1, buffer_floor_bytes=MIB, memory=TINY,
                                gemm_n=64, gemm=TINY, sweep_n=128, sweep_ms=(1, 16, 128), sweep=TINY)
     target = dataclasses.replace(devices.cpu_target(), cache_bytes=MIB)
-    return encode(run_suite(plan, target))  # the document as the harness writes it
+    doc: dict[str, Any] = encode(run_suite(plan, target))  # the document as the harness writes it
+    return doc
 
 
 def _figures(record: dict[str, Any]) -> list[float]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from invoke.context import Context
@@ -125,7 +126,8 @@ def test_a_memory_prediction_that_fails_fails_the_run_once_not_every_cell(tmp_pa
 
 def test_a_memory_check_that_could_not_run_is_an_error_with_its_text_not_a_disagreement(tmp_path: Path) -> None:
     missing = "ModuleNotFoundError: No module named 'pkg_resources'"
-    cases = [{"name": n, "status": "ERROR", "error": missing, "ledgers": {}} for n in ("tiny", "small")]
+    cases: list[dict[str, Any]] = [{"name": n, "status": "ERROR", "error": missing, "ledgers": {}}
+                                   for n in ("tiny", "small")]
     engine = no_driver_engine()
     engine.scripts["cu130/cpu"] = Script({**MEASURE_DOC, "memory": {"status": "ERROR", "cases": cases}})
     outcome = run(engine, matrix(NONE, envs=(CU130,)), tmp_path)

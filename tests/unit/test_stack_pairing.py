@@ -10,7 +10,7 @@ import pytest
 
 from harness.stack import pairing
 
-RAW = json.loads(pairing.DATA_FILE.read_text(encoding="utf-8"))
+RAW: dict[str, Any] = json.loads(pairing.DATA_FILE.read_text(encoding="utf-8"))
 
 
 @pytest.mark.parametrize(("dist", "torch", "requirement"), [
@@ -31,7 +31,8 @@ def test_unpaired_and_unknown_say_none() -> None:
     assert pairing.paired("torchvision", "3.0.0") is None
     assert pairing.paired("xformers", "2.6.0") is None        # its build is had from PyTorch's index
     assert pairing.paired("left-pad", "2.6.0") is None
-    assert pairing.rule("cupy-cuda12x") is not None and pairing.rule("cupy-cuda12x").how == "cuda-named"
+    rule = pairing.rule("cupy-cuda12x")
+    assert rule is not None and rule.how == "cuda-named"
 
 
 def _broken(path: list[Any], value: Any) -> dict[str, Any]:

@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from refenv.builder import simdriver  # noqa: E402
 from refenv.builder.environment import build_environment  # noqa: E402
+from refenv.engines.docker.engine import DockerEngine  # noqa: E402
 from refenv.engines.docker.sdk import Engine  # noqa: E402
 from refenv.model import profiles  # noqa: E402
 from refenv.model.matrix import Scenario  # noqa: E402
@@ -90,7 +91,7 @@ def capture(engine: Engine, name: str, case: Case) -> Path:
         libs = {f"{toolkit.LIB_DIR}/libcuda.so.1": str(driver.libcuda),
                 f"{toolkit.LIB_DIR}/libnvidia-ml.so.1": str(driver.libnvidia_ml)}
         image_id = engine.image_id(build.tag) or build.tag
-        ldcache = prepare.prepare_ldcache(engine, build.tag, image_id, libs, driver.digest, "capture")
+        ldcache = prepare.prepare_ldcache(DockerEngine(engine), build.tag, image_id, libs, driver.digest, "capture")
         spec = cell_spec(build.tag, f"capture/{name}", "capture", str(out), scenario, matrix.run, injection, ldcache)
         spec = dataclasses.replace(spec, entrypoint=("sh", "-c"), command=(transcript(case.commands),))
         outcome = engine.run(spec, timeout=300)

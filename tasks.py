@@ -329,9 +329,12 @@ def clean(c: Context, cache: bool = False, keep_images: bool = False, stale: boo
 
         containers, images = remove_labelled({MANAGED: "true"}, images=not keep_images)
         print(f"podman: removed {containers} container(s), {images} image(s)")
-    if cache and paths.cache_root().exists():
-        shutil.rmtree(paths.cache_root())
-        print(f"removed {paths.cache_root()}")
+    if cache:
+        # The wheelhouse and the build root too where REFENV_WHEELHOUSE / REFENV_BUILDROOT keep them elsewhere.
+        for folder in dict.fromkeys((paths.cache_root(), paths.wheelhouse(), paths.build_root())):
+            if folder.exists():
+                shutil.rmtree(folder)
+                print(f"removed {folder}")
 
 
 def _has_gpu() -> bool:

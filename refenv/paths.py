@@ -1,4 +1,11 @@
-"""Where refenv keeps what it makes: caches under ~/.cache/refenv, results beside the matrix."""
+"""Where refenv keeps what it makes: caches under ~/.cache/refenv, results beside the matrix.
+
+Two of its caches may live apart from the rest, shared by several cache roots: the wheelhouse
+(REFENV_WHEELHOUSE: every wheel is checked against its lock's sha256 before use) and the simulated driver's
+build root (REFENV_BUILDROOT: a Debian tree named by its recipe's digest). Both are read through and filled by
+what needs them; everything else under the cache root (cells, image facts, run records, linker caches) is the
+root's own, so a run given an empty REFENV_CACHE depends on nothing an earlier run left (tests/conftest.py).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +22,18 @@ def cache_root() -> Path:
 
 
 def wheelhouse() -> Path:
+    """REFENV_WHEELHOUSE, else `wheelhouse/` under the cache root."""
+    if os.environ.get("REFENV_WHEELHOUSE"):
+        return Path(os.environ["REFENV_WHEELHOUSE"])
     return cache_root() / "wheelhouse"
+
+
+def build_root() -> Path:
+    """Where the simulated driver's Debian build roots are made: REFENV_BUILDROOT, else `buildroot/` under the
+    cache root."""
+    if os.environ.get("REFENV_BUILDROOT"):
+        return Path(os.environ["REFENV_BUILDROOT"])
+    return cache_root() / "buildroot"
 
 
 def build_logs() -> Path:

@@ -1,4 +1,5 @@
-"""What every tier shares: the Docker engine, which the docker tier needs and CI must provide.
+"""What every tier shares: a cache root of the session's own, and the Docker engine, which the docker tier
+needs and CI must provide.
 
 With CI=true a missing engine FAILS the tests that need it, with the engine's own message: a CI run
 that quietly skipped its containers would prove nothing. Anywhere else they skip and say how to start one.
@@ -7,6 +8,9 @@ that quietly skipped its containers would prove nothing. Anywhere else they skip
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,6 +18,32 @@ from hypothesis import HealthCheck, settings
 
 if TYPE_CHECKING:
     from refenv.engines.docker.sdk import Engine
+
+
+SESSION_CACHE = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """REFENV_CACHE at an empty folder of this session's, so no test reads cells, image facts, measurements,
+    run records, linker caches or a simulated driver that an earlier run left (the child processes a test
+    starts inherit it). The wheelhouse and the simulated driver's build root stay the user's: they are read
+    through, every wheel checked against its lock, and filled by the paths the tests exercise
+    (tests/docker/test_fill_caches.py fills each from empty)."""
+    from refenv import paths
+
+    shared_wheels, shared_build_root = paths.wheelhouse(), paths.build_root()
+    own = Path(tempfile.mkdtemp(prefix="refenv-test-cache-"))
+    own.chmod(0o755)  # as ~/.cache/refenv is: containers of other users read the simulated driver built here
+    os.environ["REFENV_CACHE"] = str(own)
+    os.environ["REFENV_WHEELHOUSE"] = str(shared_wheels)
+    os.environ["REFENV_BUILDROOT"] = str(shared_build_root)
+    config.stash[SESSION_CACHE] = own
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    own = config.stash.get(SESSION_CACHE, None)
+    if own is not None:
+        shutil.rmtree(own, ignore_errors=True)
 
 
 def in_ci() -> bool:

@@ -76,7 +76,7 @@ def recipe_digest(boot: Bootstrap) -> str:
 
 
 def default_root() -> Path:
-    return paths.cache_root() / "buildroot"
+    return paths.build_root()
 
 
 @contextlib.contextmanager

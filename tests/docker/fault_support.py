@@ -1,8 +1,9 @@
 """What the docker tier's fault tests share: a cache of their own, a small disk of their own to fill, a small
 project folder with its own matrix, and the runner as a user starts it (`invoke matrix` in a process).
 
-The machine's real disk and its shared caches are never filled: a small tmpfs is mounted for the folder a
-test fills, and the compiled simulated driver, the linker caches and the wheelhouse are linked, not copied.
+The machine's real disk and the session's caches are never filled: a small tmpfs is mounted for the folder a
+test fills, and the compiled simulated driver and the linker caches are linked, not copied (the wheelhouse is
+REFENV_WHEELHOUSE's, tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,11 +25,12 @@ from refenv.builder.wheelhouse import lock_path
 from tests.conftest import in_ci
 from tests.docker.support import ROOT, matrix_text
 
-SHARED = ("simdriver", "ldcache", "wheelhouse")
+SHARED = ("simdriver", "ldcache")
 
 
 def own_cache(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """REFENV_CACHE at `root`: cells, builds' logs and run records of the test's own; the rest linked."""
+    """REFENV_CACHE at `root`: cells, builds' logs and run records of the test's own; the session's compiled
+    driver and linker caches linked."""
     shared = paths.cache_root()
     root.mkdir(parents=True, exist_ok=True)
     for name in SHARED:
@@ -74,8 +77,8 @@ def fill(folder: Path) -> Path:
     return filler
 
 
-def project(folder: Path, envs: list[str], hosts: list[str], scenarios: dict[str, dict[str, str]],
-            run: dict[str, object]) -> Path:
+def project(folder: Path, envs: list[str], hosts: list[str], scenarios: Mapping[str, Mapping[str, Any]],
+            run: Mapping[str, Any]) -> Path:
     """A folder with its own matrix.yaml and the default matrix's locks of its environments."""
     (folder / "locks").mkdir(parents=True, exist_ok=True)
     for env in envs:

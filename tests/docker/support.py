@@ -139,8 +139,9 @@ def describe(c: Mapping[str, Any]) -> str:
             f"{observed.get('torch_message')!r}; log: {(c.get('log_tail') or '')[-400:]}")
 
 
-def leftovers(engine: Engine, run_id: str) -> list[str]:
+def leftovers(engine: Engine, run_id: str | None) -> list[str]:
     """Containers of a run still in the engine, running or not (`docker ps -a --filter label=refenv.run=ID`)."""
+    assert run_id is not None, "the run has no id"
     found = engine.client.containers.list(all=True, filters={"label": [f"refenv.run={run_id}"]})
     return [str(c.name) for c in found]
 
@@ -158,17 +159,28 @@ def python_in_image(engine: Engine, image: str, code: str, timeout: float = 180.
     return data
 
 
-def wheel(requirement: str) -> Path:
-    """A cp311 manylinux wheel of `requirement` in the shared wheelhouse (downloaded once, without dependencies)."""
+def wheels_folder() -> Path:
+    """Where `wheel` downloads: a folder of the session's own cache root (tests/conftest.py), empty when the
+    session starts, so every run downloads what it needs and the download itself is tested each time (a wheel
+    a shared wheelhouse already held once hid a call that no longer fitted `pip_download`)."""
     from refenv import paths
-    from refenv.builder.wheelhouse import pip_download
 
-    house = paths.wheelhouse()
+    return paths.cache_root() / "test-wheels"
+
+
+def wheel(requirement: str, house: Path | None = None) -> Path:
+    """A cp311 manylinux wheel of `requirement` for the default base (bookworm's glibc), downloaded without its
+    dependencies into `house` (default: `wheels_folder()`) once per session."""
+    from refenv.builder.wheelhouse import pip_download
+    from refenv.model import suites
+
+    house = house or wheels_folder()
+    house.mkdir(parents=True, exist_ok=True)
     name, _, version = requirement.partition("==")
     pattern = f"{name.replace('-', '_')}-{version or ''}*.whl"
     if not sorted(house.glob(pattern)):
         pip_download(["--python-version", "3.11", "--abi", "cp311", "--abi", "abi3", "--abi", "none", "--no-deps",
-                      "--", requirement], house)
+                      "--", requirement], house, suites.DEFAULT_GLIBC)
     found = sorted(house.glob(pattern))
     assert found, f"pip downloaded no wheel for {requirement}"
     return found[-1]

@@ -407,7 +407,7 @@ def _slurm_up(c: Context) -> None:
     "cuda-visible-devices": "with --torch: CUDA_VISIBLE_DEVICES as set on that machine (\"\" for empty)",
     "python": "with --torch: the Python, e.g. 3.10",
     "no-gpus": "with --torch: the container was started without GPU access",
-    "fault": "with --torch: mismatch, not-loaded, stub, cuinit-3, cuinit-803, cuinit-804 or cuinit-999",
+    "fault": "with --torch: mismatch, not-loaded, stub, cuinit-3, cuinit-803, cuinit-804, cuinit-999 or cuinit-hang",
     "verify-fix": "apply the fix (wheel, driver or scenario) and show that the cell turns OK",
     "fix": "which fix of DRIVER_TOO_OLD to verify: auto (the driver), driver or wheel",
     "matrix": "the matrix whose environments and base a reproduction reuses (default: matrix.yaml)",

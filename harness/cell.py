@@ -20,6 +20,7 @@ from typing import Any
 
 from harness import document
 from harness.facts import torch_of
+from harness.gather.bounded import INIT_TIMEOUT_S
 from harness.inputs import float_arg
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK, OK
 from harness.schema.envelope import (
@@ -44,6 +45,8 @@ def register(sub: Any) -> None:
     p.add_argument("--probes", choices=("quick", "full", "off"), default="quick")
     p.add_argument("--memory", choices=("quick", "full", "off"), default="quick")
     p.add_argument("--torch-timeout", type=float_arg(1, 86400), default=180.0, metavar="S")
+    p.add_argument("--init-timeout", type=float_arg(1, 86400), default=INIT_TIMEOUT_S, metavar="S",
+                   help="seconds the driver's initialisation may take before it is reported hung")
     p.add_argument("--stack", choices=("on", "off"), default="off",
                    help="inventory and judge the extensions beside torch against this cell's host (a `stack` section)")
     p.set_defaults(func=run)
@@ -94,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.monotonic()
     code = EXIT_OK
     try:
-        diagnosis = diagnose_live(args.torch_timeout)
+        diagnosis = diagnose_live(args.torch_timeout, args.init_timeout)
         doc = dataclasses.replace(doc, diagnosis=diagnosis)
         if args.stack == "on":
             from harness.stack.section import stack_section

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import document
+from harness.gather.bounded import INIT_TIMEOUT_S
 from harness.inputs import InputError, float_arg
 from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_INTERNAL, EXIT_OK, exit_code_for
 from harness.schema.envelope import DiagnoseDocument, ErrorRecord, ReportInput, SourceLine
@@ -54,13 +55,16 @@ def register(sub: Any) -> None:
                         "report text, or a saved diagnose document ('-' reads standard input)")
     p.add_argument("--torch-timeout", type=float_arg(1, 86400), default=180.0, metavar="S",
                    help="seconds to wait for torch to import and answer (default 180)")
+    p.add_argument("--init-timeout", type=float_arg(1, 86400), default=INIT_TIMEOUT_S, metavar="S",
+                   help="seconds the driver's initialisation (cuInit, torch.cuda.is_available()) may take before it "
+                        f"is reported hung (default {INIT_TIMEOUT_S:g})")
     p.add_argument("--stack", action="store_true",
                    help="also inventory and judge every distribution beside torch that ships CUDA code or pins torch, "
                         "against this machine's GPUs and driver (a `stack` section; see `python -m harness stack`)")
     p.set_defaults(func=run)
 
 
-def diagnose_live(torch_timeout: float = 180.0) -> DiagnoseDocument:
+def diagnose_live(torch_timeout: float = 180.0, init_timeout: float = INIT_TIMEOUT_S) -> DiagnoseDocument:
     """Gather this machine's facts and judge them; the result document."""
     from harness.gather.collect import gather
 
@@ -68,7 +72,7 @@ def diagnose_live(torch_timeout: float = 180.0) -> DiagnoseDocument:
     start = time.monotonic()
     # The classifier is imported once the child probes are under way (gather starts them first): its
     # import then overlaps torch's instead of delaying it.
-    facts, errors = gather(torch_timeout, then=_load_classifier)
+    facts, errors = gather(torch_timeout, then=_load_classifier, init_timeout=init_timeout)
     from harness.classify import classify
 
     # A verdict reached without one of the layers is not a verdict: say the harness failed.
@@ -132,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"diagnose: --json and --format {args.format} ask for two outputs: give one")
     fmt = "json" if args.json else (args.format or "text")
     try:
-        doc = diagnose_report(args.source) if args.source else diagnose_live(args.torch_timeout)
+        doc = diagnose_report(args.source) if args.source else diagnose_live(args.torch_timeout, args.init_timeout)
         if args.stack:
             from harness.stack.section import stack_section
 

@@ -49,6 +49,9 @@ def render_diagnosis(doc: DiagnoseDocument) -> str:
         count = t.get("device_count")
         lines.append(f"  torch.cuda.is_available() = {t.get('is_available')}"
                      + (f", device_count() = {count}" if count is not None else ""))
+    elif t.get("blocked_in"):
+        seconds = t.get("blocked_s")
+        lines.append(f"  {t.get('blocked_in')}: no answer" + (f" after {seconds:g} s" if seconds else ""))
     if diag is not None:
         lines.extend(_assessment(diag.assessment, doc.input.inferred if doc.input else {}))
     lines.append("")

@@ -72,6 +72,8 @@ class LibcudaFact(TypedDict, total=False):
     cuinit_name: Optional[str]      # cuGetErrorName, e.g. CUDA_ERROR_NO_DEVICE
     cuinit_message: Optional[str]   # cuGetErrorString
     device_count: Optional[int]     # cuDeviceGetCount after a successful cuInit
+    blocked_in: Optional[str]       # the call that had not returned when the probe gave up ("cuInit(0)": hung)
+    blocked_s: Optional[float]      # ... after this many seconds (harness.gather.bounded)
 
 
 class NvmlFact(TypedDict, total=False):
@@ -82,6 +84,8 @@ class NvmlFact(TypedDict, total=False):
     cuda_driver_version: Optional[int]
     devices: Optional[List[GpuFact]]
     source: Optional[str]           # "pynvml" or "ctypes"
+    blocked_in: Optional[str]       # NVML had not answered when the probe gave up (harness.gather.bounded)
+    blocked_s: Optional[float]
 
 
 class SmiFact(TypedDict, total=False):
@@ -119,6 +123,8 @@ class TorchFacts(TypedDict, total=False):
     simulated_stage: Optional[SimulatedLibrary]  # the simulated libcuda's record, read in torch's process
     warnings: Optional[List[str]]     # other warnings torch raised (e.g. "... sm_120 is not compatible ...")
     error: Optional[str]              # why the torch facts could not be gathered (timeout, crash)
+    blocked_in: Optional[str]         # the call that had not returned: "torch.cuda.is_available()" on a hung driver
+    blocked_s: Optional[float]        # ... after this many seconds (harness.gather.bounded)
     devices: Optional[List[GpuFact]]
 
 

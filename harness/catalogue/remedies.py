@@ -55,6 +55,12 @@ def _install_wheel(r: Remedy) -> list[str]:
 
 
 def _reboot(r: Remedy) -> list[str]:
+    if r.get("why") == "hung":
+        # NVIDIA's Xid catalogue (79: fallen off the bus) and nvidia-smi's --gpu-reset (no process may hold the GPU).
+        return ["the driver or a GPU is hung: see whether `nvidia-smi` answers (or hangs too) and what the kernel "
+                "logged (`sudo dmesg | grep -i xid`: Xid 79 means a GPU fell off the bus)",
+                "reset the GPU with nothing using it (`sudo nvidia-smi --gpu-reset -i <index>`) or reboot; if it "
+                "recurs, check the GPU's power, cooling and seating"]
     if r.get("why") == "gpu_lost":
         return ["the GPU stopped answering (fell off the bus): reboot; if it recurs, check its power, cooling "
                 "and seating, and the kernel log's Xid lines (dmesg | grep -i xid)"]

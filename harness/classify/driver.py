@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from harness import catalogue
 from harness.catalogue.remedies import render
 from harness.classify.context import Context, fmt_driver
@@ -10,6 +12,7 @@ from harness.schema import DRIVER_BROKEN, NO_DRIVER, NOT_VISIBLE, SEVERITY_ERROR
 LAYER = "driver"
 NVML_LIBRARY_NOT_FOUND = catalogue.code_of("nvml.library_not_found")
 CUDA_ERROR_NO_DEVICE = catalogue.code_of("cuda.no_device")
+HANG = "cuda.init_hangs"
 # The layers whose coded errors mean the driver itself fails (the catalogue's rows with a CUDA code).
 _CUDA_LAYERS = ("torch", "cuda_driver", "cuda_runtime")
 
@@ -174,11 +177,48 @@ def check_device_access(ctx: Context) -> Finding | None:
     return None
 
 
+def _blocked(fact: Mapping[str, object]) -> str | None:
+    """'cuInit(0) had not returned after 60 s' (the catalogue's words), for a probe that gave up on a call."""
+    call = fact.get("blocked_in")
+    if not call:
+        return None
+    seconds = fact.get("blocked_s")
+    if not isinstance(seconds, (int, float)):
+        return f"{call} does not return (as reported)"
+    return catalogue.entry(HANG).text.replace("{call}", str(call)).replace("{seconds}", f"{seconds:g}")
+
+
+def check_hang(ctx: Context) -> Finding | None:
+    """The driver's initialisation never returned: cuInit in the driver probe, or torch.cuda.is_available(), which
+    initialises the driver, blocked past the bound (harness.gather.bounded) or was reported to."""
+    said = [line for line in (_blocked(ctx.libcuda), _blocked(ctx.torch)) if line]
+    if not said:
+        return None
+    evidence = list(said)
+    if ctx.libcuda.get("driver_version"):
+        evidence.append(f"libcuda.so.1 loads and answers cuDriverGetVersion ({ctx.libcuda['driver_version']}): the "
+                        "library is there, the call into the kernel module does not come back")
+    nv = ctx.nvml
+    if nv.get("blocked_in"):
+        evidence.append(f"NVML does not answer either ({_blocked(nv)})")
+    elif nv.get("loaded") and not nv.get("init_error") and nv.get("devices"):
+        evidence.append(f"NVML answers: {fmt_driver(ctx)}, {len(nv.get('devices') or [])} GPU(s)")
+    if ctx.smi.get("output") and not ctx.smi.get("works"):
+        evidence.append(f"nvidia-smi: {str(ctx.smi['output']).splitlines()[0]}")
+    stuck = ctx.libcuda.get("blocked_in") or ctx.torch.get("blocked_in")
+    return _finding(DRIVER_BROKEN, f"the driver's initialisation never returns: {stuck} blocks (the driver or a GPU "
+                    "is hung)", evidence, catalogue.entry(HANG).remedy or Remedy("reboot", (("why", "hung"),)))
+
+
 def check_health(ctx: Context) -> list[Finding]:
-    """A driver that is there but fails: unusable device nodes, NVML init errors, cuInit errors, torch's words."""
+    """A driver that is there but fails: unusable device nodes, NVML init errors, cuInit errors, a cuInit that never
+    returns, torch's words."""
     access = check_device_access(ctx)
     if access is not None:
         return [access]  # NVML's and cuInit's failures are its evidence, not findings of their own
+    hang = check_hang(ctx)
+    if hang is not None:
+        return [hang]  # what the other checks would read (cuInit's result, torch's words) it never gave
     findings: list[Finding] = []
     nv = ctx.nvml
     code, text = nv.get("init_error_code"), nv.get("init_error") or ""

@@ -1,7 +1,12 @@
-"""Gather every fact, running the two child probes (driver libraries, torch) side by side."""
+"""Gather every fact, running the two child probes (driver libraries, torch) side by side.
+
+Each child bounds its own driver calls (`--bound`, harness.gather.bounded) and reports a call that never
+returned as a fact; the deadlines here are the backstop for a child that prints nothing at all.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -12,12 +17,14 @@ from typing import TYPE_CHECKING, cast
 
 from harness.facts import Facts, TorchFacts, empty_facts
 from harness.gather import system
+from harness.gather.bounded import INIT_TIMEOUT_S
 
 if TYPE_CHECKING:  # the parent only reads what the child printed; it need not load the driver probes
     from harness.gather.native import NativeFacts
 
 TORCH_TIMEOUT_S = 180.0   # a cold import of a CUDA torch wheel from a slow disk takes tens of seconds
-NATIVE_TIMEOUT_S = 60.0
+NATIVE_TIMEOUT_S = 60.0   # beyond the bound on its driver calls: loading the libraries, printing
+KILLED_WAIT_S = 5.0       # a child stuck in the kernel outlives SIGKILL until its call returns: do not wait for it
 
 
 def spawn(module: str, args: Sequence[str] = (), extra_env: Mapping[str, str] | None = None) -> subprocess.Popen[bytes]:
@@ -37,7 +44,8 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, what: str) -> tuple
         out, err = proc.communicate(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
         proc.kill()
-        proc.communicate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.communicate(timeout=KILLED_WAIT_S)
         return None, f"the {what} probe timed out"
     if proc.returncode != 0:
         tail = err.decode("utf-8", "replace").strip().splitlines()[-3:]
@@ -49,12 +57,14 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, what: str) -> tuple
     return (data, None) if isinstance(data, dict) else (None, f"the {what} probe printed no JSON object")
 
 
-def gather(torch_timeout: float = TORCH_TIMEOUT_S,
-           then: Callable[[], None] | None = None) -> tuple[Facts, list[str]]:
-    """All facts of this machine, and the probe errors met on the way; `then` runs while the children work."""
+def gather(torch_timeout: float = TORCH_TIMEOUT_S, then: Callable[[], None] | None = None,
+           init_timeout: float = INIT_TIMEOUT_S) -> tuple[Facts, list[str]]:
+    """All facts of this machine, and the probe errors met on the way; `then` runs while the children work.
+    `init_timeout`: how long the driver's initialisation may take before the children report it hung."""
     start = time.monotonic()
-    torch_proc = spawn("harness.gather.torch_probe")
-    native_proc = spawn("harness.gather.native")
+    bound = ("--bound", f"{init_timeout:g}")
+    torch_proc = spawn("harness.gather.torch_probe", bound)
+    native_proc = spawn("harness.gather.native", bound)
     if then is not None:
         then()
     facts = empty_facts("probed")
@@ -68,7 +78,7 @@ def gather(torch_timeout: float = TORCH_TIMEOUT_S,
     driver["proc_version"], driver["kernel_module_version"] = system.proc_version()
     driver["nvidia_smi"] = system.nvidia_smi()
 
-    printed, err = _collect(native_proc, start + NATIVE_TIMEOUT_S, "driver library")
+    printed, err = _collect(native_proc, start + init_timeout + NATIVE_TIMEOUT_S, "driver library")
     if printed is None:
         errors.append(str(err))
         driver["libcuda"]["error"] = err

@@ -9,6 +9,7 @@ import os
 from typing import cast
 
 from harness.facts import LibcudaFact, SimulatedLibrary
+from harness.gather.bounded import Step
 
 LIBCUDA = "libcuda.so.1"
 
@@ -91,26 +92,46 @@ def simulated_info(lib: ctypes.CDLL, symbol: str = "refenvSimulatedDriverInfo") 
     return cast(SimulatedLibrary, info) if isinstance(info, dict) else None
 
 
+class Probe:
+    """Load libcuda.so.1 and ask it for its version, cuInit(0) and the device count. `fact` fills as it goes and
+    `lib` holds the library once loaded, so a probe whose cuInit never returns (harness.gather.bounded) still
+    says what it reached."""
+
+    def __init__(self) -> None:
+        self.fact: LibcudaFact = {"loaded": False, "path": None, "error": None, "file": None, "driver_version": None,
+                                  "cuinit": None, "cuinit_name": None, "cuinit_message": None, "device_count": None}
+        self.lib: ctypes.CDLL | None = None
+
+    def run(self, step: Step) -> tuple[LibcudaFact, SimulatedLibrary | None]:
+        fact = self.fact
+        step.enter("loading libcuda.so.1")
+        try:
+            lib = ctypes.CDLL(LIBCUDA)
+        except OSError as exc:
+            fact["error"] = str(exc)
+            fact["file"] = on_loader_path(LIBCUDA)
+            return fact, None
+        self.lib = lib
+        fact["loaded"] = True
+        fact["path"] = loaded_path("libcuda.so")
+        version = ctypes.c_int(0)
+        step.enter("cuDriverGetVersion")
+        if lib.cuDriverGetVersion(ctypes.byref(version)) == 0:
+            fact["driver_version"] = version.value
+        step.enter("cuInit(0)")
+        rc = int(lib.cuInit(0))
+        step.leave()
+        fact["cuinit"] = rc
+        fact["cuinit_name"], fact["cuinit_message"] = _error_text(lib, rc)
+        if rc == 0:
+            count = ctypes.c_int(0)
+            step.enter("cuDeviceGetCount")
+            if lib.cuDeviceGetCount(ctypes.byref(count)) == 0:
+                fact["device_count"] = count.value
+            step.leave()
+        return fact, simulated_info(lib)
+
+
 def probe() -> tuple[LibcudaFact, SimulatedLibrary | None]:
-    """Load libcuda.so.1 and ask it for its version, cuInit(0) and the device count."""
-    fact: LibcudaFact = {"loaded": False, "path": None, "error": None, "file": None, "driver_version": None,
-                         "cuinit": None, "cuinit_name": None, "cuinit_message": None, "device_count": None}
-    try:
-        lib = ctypes.CDLL(LIBCUDA)
-    except OSError as exc:
-        fact["error"] = str(exc)
-        fact["file"] = on_loader_path(LIBCUDA)
-        return fact, None
-    fact["loaded"] = True
-    fact["path"] = loaded_path("libcuda.so")
-    version = ctypes.c_int(0)
-    if lib.cuDriverGetVersion(ctypes.byref(version)) == 0:
-        fact["driver_version"] = version.value
-    rc = int(lib.cuInit(0))
-    fact["cuinit"] = rc
-    fact["cuinit_name"], fact["cuinit_message"] = _error_text(lib, rc)
-    if rc == 0:
-        count = ctypes.c_int(0)
-        if lib.cuDeviceGetCount(ctypes.byref(count)) == 0:
-            fact["device_count"] = count.value
-    return fact, simulated_info(lib)
+    """Load libcuda.so.1 and ask it for its version, cuInit(0) and the device count (in this thread, unbounded)."""
+    return Probe().run(Step())

@@ -40,6 +40,8 @@ LEGACY_RUNTIME = {38: "cuda.no_device", 48: "cuda.no_kernel_image", 10: "cuda.in
 # `nvidia-smi --query-gpu=name,driver_version --format=csv`: a header of field names, then a row per GPU.
 _QUERY_HEADER_RE = re.compile(r"^(?:[a-z_.]{2,40}(?: \[[^\]]{1,12}\])?, ){0,12}[a-z_.]{2,40}(?: \[[^\]]{1,12}\])?$")
 _QUERY_ROWS = 16
+# Xid 79 (NVIDIA's Xid catalogue): the GPU fell off the bus; the kernel log says so in words too.
+GPU_FELL_OFF = "79"
 # Rows that say CUDA works in that process (it counted devices, or allocated on one): the clue each sets.
 WORKING = {"cuda.invalid_device": "invalid_ordinal", "torch.out_of_memory": "cuda_oom"}
 
@@ -133,6 +135,10 @@ def _read_kernel(b: Builder, line: Line, hits: list[Found]) -> None:
         if ident in ids:
             b.clue("kernel_fault", line)
             b.note(f"line {line.number}: {ids[ident].entry.meaning}")
+    xid = ids["kernel.xid"].params.get("xid") if "kernel.xid" in ids else None
+    if "kernel.fallen_off_bus" in ids or xid == GPU_FELL_OFF:
+        b.clue("gpu_fell_off", line)
+        b.note(f"line {line.number}: {lookup.entry('kernel.fallen_off_bus').meaning}")
     if "smi.not_found" in ids:
         b.put("driver.nvidia_smi.works", False, line)
         b.note(f"line {line.number}: {ids['smi.not_found'].entry.meaning}")
@@ -173,6 +179,11 @@ def _found(b: Builder, line: Line, ident: str, said: str, how: str = "") -> None
         b.note(f"line {line.number}: '{said}': {entry.meaning}")
     elif entry.layer == "framework":
         b.clue("framework_no_gpu", line)
+        b.note(f"line {line.number}: '{said}': {entry.meaning}")
+    elif ident == "cuda.init_hangs":
+        # The report says a call that initialises the driver never returns: torch's, or the driver's own.
+        call = "torch.cuda.is_available()" if "is_available" in said else "cuInit(0)"
+        b.put("torch.blocked_in" if call.startswith("torch") else "driver.libcuda.blocked_in", call, line)
         b.note(f"line {line.number}: '{said}': {entry.meaning}")
     elif entry.layer == "cuda_driver" and entry.verdict == DRIVER_BROKEN and entry.code is not None:
         b.infer("driver.libcuda.cuinit", entry.code.value, line,

@@ -57,6 +57,10 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
     if find(texts, ("cuda.no_kernel_image",)) or get(facts, "torch.devices") or "error_code_ARCH_UNSUPPORTED" in clues:
         out.append((ARCH_UNSUPPORTED, "torch named the GPU's compute capability as one its build does not carry (or "
                     "the runtime found no kernel image for it)", LOW))
+    if "gpu_fell_off" in clues:
+        out.append((DRIVER_BROKEN, "the kernel log says a GPU has fallen off the bus (Xid 79): the driver cannot "
+                    "reach it until it is reset or the machine rebooted, and CUDA's initialisation hangs or fails "
+                    "meanwhile", MEDIUM))
     if "kernel_fault" in clues:
         out.append((DRIVER_BROKEN, "the kernel log reports a GPU or driver fault (Xid, RmInitAdapter)", LOW))
     for verdict in (DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, NO_DRIVER, CPU_WHEEL):
@@ -64,6 +68,9 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
             out.append((verdict, f"the report names a CUDA error code whose meaning is {verdict}", LOW))
         if f"cut_{verdict}" in clues:
             out.append((verdict, f"the report ends inside the stack's message for {verdict}, cut short", LOW))
+    if "hang_words" in clues:
+        out.append((DRIVER_BROKEN, "the report says CUDA's initialisation hangs (in its own words): a hung driver or "
+                    "a GPU fallen off the bus", LOW))
     if "init_failed_words" in clues:
         out.append((DRIVER_BROKEN, "the report says CUDA's initialisation failed (in its own words)", LOW))
     if "too_old_words" in clues or "insufficient_driver" in clues:

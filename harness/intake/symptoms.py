@@ -36,6 +36,13 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"(?:py)?torch[^.\n]{0,12}\bcpu[- ]?(?:only )?(?:version|build|wheel)|"
         r"cpu\s?版本|cpu\s?版|cpu\s?バージョン|cpu\s?버전|верси\w{1,2} (?:для )?cpu|cpu-верси|"
         r"versi[oó]n (?:de |para )?cpu|vers[aã]o (?:de |para )?cpu|CPU-Version", re.I)),
+    # CUDA's initialisation that never returns, in a reporter's words: a hang word beside is_available, cuInit or
+    # an initialisation (a training that hangs later is not this).
+    ("hang_words", re.compile(
+        r"(?:is_available|cuInit|cuda\.init|initiali[sz]|初始化|初期化|초기화|инициализ|inicializ)[^\n]{0,60}?"
+        r"(?:hang|hung|freez|stuck|never return|卡住|卡死|无响应|ハング|固ま|フリーズ|멈|завис|cuelga|congela|trava|"
+        r"hängt)|(?:hang|hung|freez|stuck|卡住|卡死|ハング|固ま|フリーズ|завис|cuelga|congela|trava|hängt)[^\n]{0,60}?"
+        r"(?:is_available|cuInit|cuda\.init|initiali[sz]|初始化|初期化|초기화|инициализ|inicializ)", re.I)),
     ("works_alone", re.compile(
         r"run(?:ning)? (?:it |them )?(?:directly|alone|by itself|on its own|manually|outside)|run directly|"
         r"单独运行|直接运行|单独跑|単独で実行|직접 실행|запуск\w{0,3} напрямую", re.I)),
@@ -55,6 +62,8 @@ KEYWORDS = {
     "too_old_words": ("old", "outdated", "太老", "太旧", "过旧", "过低", "版本低", "古い", "오래", "устарел", "стар",
                       "antiguo", "antigo", "desatualizado"),
     "cpu_build_words": ("cpu",), "works_alone": ("run", "运行", "跑", "実行", "실행", "запуск"),
+    "hang_words": ("hang", "hung", "freez", "stuck", "never return", "卡住", "卡死", "无响应", "ハング", "固ま",
+                   "フリーズ", "멈", "завис", "cuelga", "congela", "trava", "hängt"),
     "arch_words": ("arch", "capability", "sm_"), "torch_named_device": ("_cudadeviceproperties",),
     "failure_trace": ("traceback", "error: ", "exception: "),
 }

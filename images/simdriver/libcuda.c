@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef int CUdevice;
@@ -217,6 +218,22 @@ static CUresult first_init(const sim_config *cfg)
     return g_visible_count > 0 ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE;
 }
 
+/* A hung driver (a GPU fallen off the bus, Xid 79, or a driver stuck after an error): cuInit gets as far
+ * as a working driver's would, to the GPUs it is to initialise, and never returns; so torch's
+ * is_available(), which asks cudaGetDeviceCount and so cuInit, blocks too. Without a visible GPU it has
+ * none to wait for and answers as a working driver does. The process lock is not held while it blocks,
+ * so refenvSimulatedDriverInfo still answers (cuinit_called, no result). */
+static int hangs_here(const sim_config *cfg)
+{
+    int visible[SIM_MAX_GPUS];
+    if (!cfg->cuinit_hang || cfg->stub || cfg->malformed || !cfg->found || cfg->control_missing ||
+        cfg->control_denied != 0 || cfg->cuinit_error != 0 || cfg->uvm_error != 0) {
+        return 0;
+    }
+    return sim_visible_devices(getenv("CUDA_VISIBLE_DEVICES"), cfg->gpus, cfg->gpu_count, visible,
+                               SIM_MAX_GPUS) > 0;
+}
+
 SIM_EXPORT CUresult cuInit(unsigned int flags)
 {
     const sim_config *cfg = sim_config_get();
@@ -225,6 +242,12 @@ SIM_EXPORT CUresult cuInit(unsigned int flags)
     note_progress();
     if (flags != 0) {
         return stub_or(CUDA_ERROR_INVALID_VALUE);
+    }
+    if (hangs_here(cfg)) {
+        sim_trace("cuInit blocks (cuinit_hang=1)");
+        for (;;) {
+            pause(); /* a signal's handler runs and the wait goes on; SIGKILL ends the process */
+        }
     }
     pthread_mutex_lock(&g_lock);
     if (!g_init_done) {

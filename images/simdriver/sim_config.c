@@ -96,7 +96,8 @@ static int parse_cc(const char *text, int *major, int *minor)
 static unsigned key_bit(const char *key)
 {
     static const char *const keys[] = {"format", "profile", "driver_version", "cuda_driver_version",
-                                       "nvml_init_error", "cuinit_error", "stub", "require_device_nodes",
+                                       "nvml_init_error", "cuinit_error", "cuinit_hang", "stub",
+                                       "require_device_nodes",
                                        "name", "memory_bytes", "compute_capability", "sm_count", "uuid",
                                        "pci_bus_id", "pci_device_id", "minor"};
     size_t i;
@@ -197,11 +198,12 @@ static int set_top(sim_config *cfg, int line, const char *key, const char *value
             return fail(cfg, line, "expected an error number", key);
         }
         *(key[0] == 'n' ? &cfg->nvml_init_error : &cfg->cuinit_error) = (int)v;
-    } else if (strcmp(key, "stub") == 0 || strcmp(key, "require_device_nodes") == 0) {
+    } else if (strcmp(key, "stub") == 0 || strcmp(key, "require_device_nodes") == 0 ||
+               strcmp(key, "cuinit_hang") == 0) {
         if (parse_int(value, 0, 1, &v) != 0) {
             return fail(cfg, line, "expected 0 or 1", key);
         }
-        *(key[0] == 's' ? &cfg->stub : &cfg->require_device_nodes) = (int)v;
+        *(key[0] == 's' ? &cfg->stub : key[0] == 'r' ? &cfg->require_device_nodes : &cfg->cuinit_hang) = (int)v;
     } else {
         return fail(cfg, line, "unknown key", key);
     }

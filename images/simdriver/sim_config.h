@@ -50,6 +50,7 @@ typedef struct {
     int cuda_driver_version;
     int nvml_init_error;
     int cuinit_error;
+    int cuinit_hang;               /* 1: cuInit never returns once it reaches a visible GPU (a hung driver or GPU) */
     int stub;
     int require_device_nodes;
     int gpu_count;

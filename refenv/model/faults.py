@@ -25,6 +25,9 @@ class Faults:
 
     nvml_init_error: int = 0
     cuinit_error: int = 0
+    # cuInit never returns once it reaches a GPU: a GPU fallen off the bus (Xid 79) or a driver hung after an
+    # error, so torch.cuda.is_available() blocks (images/simdriver/libcuda.c, hangs_here).
+    cuinit_hang: bool = False
     stub: bool = False  # libcuda is the toolkit's stub: every driver call answers 34
     # The container's device cgroup lets it create the GPU nodes but not open them ("c 195:* m"): what
     # systemd leaves after `systemctl daemon-reload` on a host whose containers got their devices from the
@@ -52,6 +55,7 @@ NAMED = (
     NamedFault("cuinit-803", "cuda.driver_mismatch", Faults(cuinit_error=803)),
     NamedFault("cuinit-804", "cuda.compat_not_supported", Faults(cuinit_error=804)),
     NamedFault("cuinit-999", "torch.unknown_error", Faults(cuinit_error=999)),
+    NamedFault("cuinit-hang", "cuda.init_hangs", Faults(cuinit_hang=True)),
     NamedFault("device-cgroup", "toolkit.device_cgroup_denied", Faults(device_cgroup_denied=True)),
     NamedFault("stale-cdi", "toolkit.cdi_stale_uvm", Faults(cdi_spec="stale-uvm")),
     NamedFault("no-cdi-spec", "cdi.unresolvable", Faults(cdi_spec="absent")),

@@ -6,6 +6,7 @@ import fnmatch
 from dataclasses import dataclass, field
 
 from harness import compat
+from harness.gather.bounded import INIT_TIMEOUT_S
 from refenv.model.placement import KubePlacement, SlurmPlacement
 from refenv.model.profiles import Profile
 from refenv.model.records import cell_id
@@ -126,6 +127,9 @@ MODES = ("quick", "full", "off")  # of run.probes and run.memory_check (harness/
 @dataclass(frozen=True)
 class RunSettings:
     timeout_s: float = 240.0
+    # How long the driver's initialisation may take in a cell before the harness reports it hung (cell
+    # --init-timeout); a cell whose timeout_s is shorter is killed first, and says TIMEOUT.
+    init_timeout_s: float = INIT_TIMEOUT_S
     memory: str = "6g"
     pids: int = 1024
     parallel: int = 0              # 0 = the number of cores

@@ -415,13 +415,15 @@ def _scenario(r: _Reader, node: yaml.Node, name: str, field: str) -> Scenario:
 
 
 def _run(r: _Reader, node: yaml.Node, field: str) -> RunSettings:
-    m = r.mapping(node, field, ("timeout_s", "memory", "pids", "parallel", "probes", "memory_check", "backend",
-                                "launcher", "engine"))
+    m = r.mapping(node, field, ("timeout_s", "init_timeout_s", "memory", "pids", "parallel", "probes",
+                                "memory_check", "backend", "launcher", "engine"))
     d = RunSettings()
     mode = re.compile("|".join(MODES))
     return RunSettings(
         timeout_s=r.number(m["timeout_s"], f"{field}.timeout_s", float, 1, 86_400) if "timeout_s" in m
         else d.timeout_s,
+        init_timeout_s=r.number(m["init_timeout_s"], f"{field}.init_timeout_s", float, 1, 86_400)
+        if "init_timeout_s" in m else d.init_timeout_s,
         memory=_memory(r, m["memory"], f"{field}.memory") if "memory" in m else d.memory,
         pids=r.number(m["pids"], f"{field}.pids", int, 16, 4_194_304) if "pids" in m else d.pids,
         parallel=r.number(m["parallel"], f"{field}.parallel", int, 0, 1024) if "parallel" in m else d.parallel,

@@ -104,18 +104,22 @@ def _gpus(raw: Any, where: str) -> tuple[Gpu, ...]:
 
 def _faults(raw: Any, where: str) -> Faults:
     _need(isinstance(raw, dict), where, "expected an object")
-    unknown = set(raw) - {"nvml_init_error", "cuinit_error", "stub", "device_cgroup_denied", "cdi_spec", "no_runtime"}
+    unknown = set(raw) - {"nvml_init_error", "cuinit_error", "cuinit_hang", "stub", "device_cgroup_denied", "cdi_spec",
+                          "no_runtime"}
     _need(not unknown, where, f"unknown fault(s) {sorted(unknown)}")
     nvml, cuinit, stub = raw.get("nvml_init_error", 0), raw.get("cuinit_error", 0), raw.get("stub", False)
+    hang = raw.get("cuinit_hang", False)
     denied, cdi, no_runtime = raw.get("device_cgroup_denied", False), raw.get("cdi_spec", "current"), \
         raw.get("no_runtime", False)
     _need(nvml == 0 or nvml in NVML_INIT_ERRORS, f"{where}.nvml_init_error",
           f"expected one of {sorted(NVML_INIT_ERRORS)}")
     _need(cuinit == 0 or cuinit in CUINIT_ERRORS, f"{where}.cuinit_error", f"expected one of {sorted(CUINIT_ERRORS)}")
-    for key, value in (("stub", stub), ("device_cgroup_denied", denied), ("no_runtime", no_runtime)):
+    for key, value in (("cuinit_hang", hang), ("stub", stub), ("device_cgroup_denied", denied),
+                       ("no_runtime", no_runtime)):
         _need(isinstance(value, bool), f"{where}.{key}", "expected true or false")
+    _need(not (hang and cuinit), f"{where}.cuinit_hang", "a cuInit that never returns returns no error: drop one")
     _need(cdi in CDI_SPEC_STATES, f"{where}.cdi_spec", f"expected one of {', '.join(CDI_SPEC_STATES)}")
-    return Faults(nvml, cuinit, stub, denied, cdi, no_runtime)
+    return Faults(nvml, cuinit, hang, stub, denied, cdi, no_runtime)
 
 
 def validate(raw: dict[str, Any], compat_data: compat.Compat | None = None) -> dict[str, Profile]:
@@ -228,6 +232,7 @@ def render_config(profile: Profile, gpus: Sequence[Gpu] | None = None, *, requir
         f"cuda_driver_version={profile.cuda_driver_version}",
         f"nvml_init_error={profile.faults.nvml_init_error}",
         f"cuinit_error={profile.faults.cuinit_error}",
+        f"cuinit_hang={int(profile.faults.cuinit_hang)}",
         f"stub={int(profile.faults.stub)}",
         f"require_device_nodes={int(require_device_nodes)}",
     ]

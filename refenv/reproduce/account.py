@@ -79,6 +79,7 @@ def describe(r: Reproduction) -> list[str]:
     else:
         faults = [x for x in (f"NVML error {p.faults.nvml_init_error}" if p.faults.nvml_init_error else "",
                               f"cuInit error {p.faults.cuinit_error}" if p.faults.cuinit_error else "",
+                              "cuInit never returns" if p.faults.cuinit_hang else "",
                               "stub libcuda" if p.faults.stub else "") if x]
         counts: dict[tuple[str, str], int] = {}
         for g in p.gpus:

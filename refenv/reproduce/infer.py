@@ -60,7 +60,12 @@ def variant_from(version: str, cuda_known: bool, cuda: str | None, evidence: lis
 
 
 def faults_from(facts: Facts, texts: str, evidence: list[str]) -> Faults:
-    """The faults torch's and NVML's messages name."""
+    """The faults torch's and NVML's messages name, or a driver call the report says never returns."""
+    stuck = libcuda_of(facts).get("blocked_in") or torch_of(facts).get("blocked_in")
+    if stuck:
+        hang = next(f for f in named.NAMED if f.faults.cuinit_hang)
+        evidence.append(f"{stuck} never returns ({catalogue.entry(hang.entry).meaning})")
+        return hang.faults
     nvml = nvml_of(facts)
     code, text = nvml.get("init_error_code"), str(nvml.get("init_error") or "")
     if not isinstance(code, int) and text:

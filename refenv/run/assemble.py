@@ -38,6 +38,7 @@ def host_record(host: Host, real: Profile | None) -> HostRecord:
         f = p.faults
         faults = tuple(x for x in (f"NVML init error {f.nvml_init_error}" if f.nvml_init_error else "",
                                    f"cuInit error {f.cuinit_error}" if f.cuinit_error else "",
+                                   "cuInit never returns" if f.cuinit_hang else "",
                                    "stub library" if f.stub else "",
                                    "device cgroup denies the GPU nodes" if f.device_cgroup_denied else "",
                                    f"CDI spec {f.cdi_spec}" if f.cdi_spec != "current" else "",

@@ -81,7 +81,8 @@ def cell_spec(image: str, cell_id: str, run_id: str, out_dir: str, scenario: Sce
         # driver is mounted in its place.
         binds.append((ldcache, LDCACHE, True))
     command = ("cell", "--out", RESULT, "--probes", settings.probes, "--memory", settings.memory_check,
-               "--torch-timeout", f"{max(30.0, settings.timeout_s - 30):g}")
+               "--torch-timeout", f"{max(30.0, settings.timeout_s - 30):g}",
+               "--init-timeout", f"{settings.init_timeout_s:g}")
     labels = ((MANAGED, "true"), (KIND, "cell"), (RUN, run_id), (CELL, cell_id))
     env = container_env(scenario, gpu_request if real_host or injection else None)
     # Cells run side by side: each gets its share of the cores, and its thread pools are told so (an

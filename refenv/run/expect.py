@@ -58,7 +58,7 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
         libcuda = nvml = False
         gpus: tuple[tuple[str, str], ...] = ()
         nvml_error = cuinit_error = 0
-        stub = False
+        stub = hang = False
     else:
         if profile.faults.no_runtime and scenario.gpu_access and not scenario.devices:
             return Expected("", (), None, f"the container cannot start: the engine has no NVIDIA runtime "
@@ -71,7 +71,8 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
         nvml = any(m.container_path.endswith("/libnvidia-ml.so.1") for m in inj.mounts)
         gpus = tuple((g.uuid, g.compute_capability) for g in inj.gpus)
         faults = profile.faults
-        nvml_error, cuinit_error, stub = faults.nvml_init_error, faults.cuinit_error, faults.stub
+        nvml_error, cuinit_error, stub, hang = faults.nvml_init_error, faults.cuinit_error, faults.stub, \
+            faults.cuinit_hang
         denied, uvm_dead = toolkit.node_state(inj)
         if denied:  # the control node cannot be opened: NVML "Unknown Error", cuInit 999 (images/simdriver)
             nvml_error, cuinit_error = 999, 999
@@ -81,8 +82,17 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
             reasons.append("the device cgroup denies the GPU nodes" if denied else
                            "/dev/nvidia-uvm reaches no driver (a stale CDI spec)")
 
+    cvd_value = scenario.env_dict.get("CUDA_VISIBLE_DEVICES")
+    visible = tuple(range(len(gpus))) if cvd_value is None else cvd.parse(cvd_value, [u for u, _ in gpus]).visible
+
     # Driver layer.
     nvml_works = nvml and not nvml_error
+    # A hung driver's cuInit blocks once it has a GPU to bring up (images/simdriver/libcuda.c, hangs_here), and
+    # torch.cuda.is_available() with it: nothing is printed, the harness reports the call it gave up on.
+    hangs = libcuda and hang and not stub and cuinit_error == 0 and bool(visible)
+    if hangs:
+        verdicts.append(DRIVER_BROKEN)
+        reasons.append("cuInit never returns (a hung driver or GPU), so torch.cuda.is_available() blocks")
     if nvml and nvml_error:
         verdicts.append(DRIVER_BROKEN)
         reasons.append(f"NVML fails to initialise (error {nvml_error})")
@@ -110,15 +120,11 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
                 texts.insert(0, catalogue.torch_text("torch.driver_too_old", env.torch, found=dcv))
 
     # Visibility.
-    cvd_value = scenario.env_dict.get("CUDA_VISIBLE_DEVICES")
-    visible = tuple(range(len(gpus)))
-    if cvd_value is not None:
-        visible = cvd.parse(cvd_value, [u for u, _ in gpus]).visible
-        if not visible:
-            verdicts.append(NOT_VISIBLE)
-            reasons.append(f"CUDA_VISIBLE_DEVICES={cvd_value!r} hides every device")
-            if env.cuda and libcuda and DRIVER_BROKEN not in verdicts:
-                texts.append(catalogue.torch_text("torch.no_gpus", env.torch))
+    if cvd_value is not None and not visible:
+        verdicts.append(NOT_VISIBLE)
+        reasons.append(f"CUDA_VISIBLE_DEVICES={cvd_value!r} hides every device")
+        if env.cuda and libcuda and DRIVER_BROKEN not in verdicts:
+            texts.append(catalogue.torch_text("torch.no_gpus", env.torch))
     if libcuda and not gpus and not (stub or cuinit_error not in (0, 100)):
         verdicts.append(NOT_VISIBLE)
         reasons.append("the driver sees no GPU")

@@ -112,7 +112,7 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
     files: tuple[tuple[Path, str], ...] = ()
     key_parts: dict[str, object] = {"image": build.content_hash, "host": host.kind,
                                     "scenario": [scenario.gpus, scenario.env], "probes": settings.probes,
-                                    "memory": settings.memory_check}
+                                    "memory": settings.memory_check, "init_timeout": settings.init_timeout_s}
     if scenario.devices:  # CDI names make another container than the same scenario without them
         key_parts["devices"] = list(scenario.devices)
     if prepared.engine != "docker":  # a document another engine measured does not stand for this one's

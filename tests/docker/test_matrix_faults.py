@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness.schema import CPU_WHEEL
+from harness.schema import CPU_WHEEL, DRIVER_BROKEN, NOT_VISIBLE
 from refenv.builder.environment import build_environment
 from refenv.builder.wheelhouse import lock_path, read_lock
 from refenv.engines.docker.sdk import Engine
@@ -25,18 +25,22 @@ from refenv.model.labels import MANAGED
 from refenv.model.matrix import Matrix
 from tests.docker.support import (
     CPU,
+    CU130,
     DIAGNOSIS_ONLY,
     GPU,
     ROOT,
     cell,
     default_data,
     describe,
+    facts,
+    findings,
     leftovers,
     run_grid,
     small_matrix,
 )
 
 MISSING_RELEASE = "2.14.9"  # no such torch on any index
+HUNG = "r580-cuinit-hang"   # its cuInit never returns (refenv/data/profiles.json)
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -95,16 +99,34 @@ def test_a_failed_build_marks_only_its_cells(env_builds: dict[str, EnvBuild], tm
 
 
 def test_a_hung_container_is_killed_and_says_timeout(engine: Engine, env_builds: Any, tmp_path: Path) -> None:
-    # Importing torch alone takes a container more than a second here; the quick probes and the memory
-    # check, measured once for the environment, several seconds.
-    matrix = small_matrix([CPU], ["r580"], GPU, {"timeout_s": 1, "probes": "quick", "memory_check": "quick"})
+    # A driver whose cuInit never returns, and a harness told to wait for it far longer (run.init_timeout_s) than
+    # the cell may run: the container truly hangs, however fast this machine is, until the runner kills it.
+    matrix = small_matrix([CPU], [HUNG], GPU, {**DIAGNOSIS_ONLY, "timeout_s": 20, "init_timeout_s": 3600})
     outcome = run_grid(matrix, tmp_path)
-    c = cell(outcome, CPU, "r580", "gpu")
+    c = cell(outcome, CPU, HUNG, "gpu")
     assert c["status"] == "TIMEOUT", describe(c)
-    assert [m.status for m in outcome.document.measurements] == ["TIMEOUT"]
-    assert c["wall_s"] < 60
+    assert "time limit" in c["reason"]
     assert leftovers(engine, outcome.document.run.id) == []
     assert not outcome.ok
+
+
+def test_a_hung_driver_is_named_when_the_harness_gives_up_first(engine: Engine, env_builds: Any,
+                                                                tmp_path: Path) -> None:
+    # The same driver with the harness's bound inside the cell's time: the real CUDA runtime blocks in cuInit under
+    # torch.cuda.is_available(), the harness gives up on it and reports; the prediction agrees.
+    scenarios = {**GPU, "cvd-empty": {"gpus": "all", "env": {"CUDA_VISIBLE_DEVICES": ""}}}
+    matrix = small_matrix([CU130], [HUNG], scenarios, {**DIAGNOSIS_ONLY, "init_timeout_s": 5})
+    outcome = run_grid(matrix, tmp_path)
+    c = cell(outcome, CU130, HUNG, "gpu")
+    assert c["status"] == "PASS" and c["observed"]["verdict"] == DRIVER_BROKEN, describe(c)
+    found = facts(c)
+    assert found["torch"]["blocked_in"] == "torch.cuda.is_available()" and found["torch"]["blocked_s"] >= 5
+    assert found["driver"]["libcuda"]["blocked_in"] == "cuInit(0)"
+    (hang,) = findings(c, DRIVER_BROKEN)
+    assert hang["title"].startswith("the driver's initialisation never returns") and "--gpu-reset" in str(hang)
+    hidden = cell(outcome, CU130, HUNG, "cvd-empty")  # no visible GPU: nothing to bring up, nothing blocks
+    assert hidden["status"] == "PASS" and hidden["observed"]["verdict"] == NOT_VISIBLE, describe(hidden)
+    assert leftovers(engine, outcome.document.run.id) == []
 
 
 def test_a_container_killed_for_memory_says_oom_killed(engine: Engine, env_builds: Any, tmp_path: Path) -> None:

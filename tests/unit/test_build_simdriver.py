@@ -164,6 +164,10 @@ out["info"] = info()
 @pytest.mark.parametrize("profile", profiles.all(), ids=lambda p: p.name)
 def test_every_profile_reports_its_version_and_fault(driver: simdriver.SimDriver, tmp_path: Path,
                                                       profile: profiles.Profile) -> None:
+    if profile.faults.cuinit_hang:  # its cuInit never returns: test_a_hung_driver_blocks_in_cuinit
+        out, _ = run(driver, tmp_path, profiles.render_config(profile), 'out["version"] = version()')
+        assert out["version"] == [0, profile.cuda_driver_version]
+        return
     out, _ = run(driver, tmp_path, profiles.render_config(profile),
                  'out["version"] = version()\nout["init"] = cu.cuInit(0)\nout["count"] = count()')
     if profile.faults.stub:
@@ -173,6 +177,34 @@ def test_every_profile_reports_its_version_and_fault(driver: simdriver.SimDriver
         assert out["init"] == profile.faults.cuinit_error
     expected_count = [0, len(profile.gpus)] if out["init"] == 0 else [34 if profile.faults.stub else 3, -1]
     assert out["count"] == expected_count
+
+
+# cuInit runs in a thread; the main thread waits for the driver's own record to say cuInit was called, then looks:
+# a cuInit that returned (as every other profile's does, at once) would have set its result by then.
+HUNG = """
+import threading, time
+caller = threading.Thread(target=lambda: out.setdefault("init", cu.cuInit(0)), daemon=True)
+caller.start()
+while not info()["stage"]["cuinit_called"]:
+    time.sleep(0.01)
+out["stage"] = info()["stage"]
+caller.join(0.2)
+out["returned"] = not caller.is_alive() or "init" in out
+out["version"] = version()
+"""
+
+
+def test_a_hung_driver_blocks_in_cuinit_and_still_answers_for_itself(driver: simdriver.SimDriver,
+                                                                       tmp_path: Path) -> None:
+    hung = profiles.get("r580-cuinit-hang")
+    out, _ = run(driver, tmp_path, profiles.render_config(hung), HUNG)
+    assert out["returned"] is False and "init" not in out
+    assert out["stage"]["cuinit_called"] is True and out["stage"]["cuinit_result"] is None
+    assert out["version"] == [0, hung.cuda_driver_version], "the library still answers what needs no GPU"
+    # Without a GPU to bring up it has nothing to wait for, and answers as a working driver does.
+    out, _ = run(driver, tmp_path, profiles.render_config(hung), 'out["init"] = cu.cuInit(0)',
+                 {"CUDA_VISIBLE_DEVICES": ""})
+    assert out["init"] == 100
 
 
 def test_known_versions(driver: simdriver.SimDriver, tmp_path: Path) -> None:

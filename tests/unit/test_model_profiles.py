@@ -40,7 +40,9 @@ def test_fault_profiles() -> None:
     assert profiles.get("r580-forward-compat").faults.cuinit_error == 804
     for name, code in (("r580-cuinit-999", 999), ("r580-cuinit-3", 3), ("r580-cuinit-803", 803)):
         assert profiles.get(name).faults == profiles.Faults(cuinit_error=code)
-    assert all(not p.faults.stub and p.faults.cuinit_error == 0 for p in profiles.all() if "-" not in p.name)
+    assert profiles.get("r580-cuinit-hang").faults == profiles.Faults(cuinit_hang=True)
+    assert all(not p.faults.stub and p.faults.cuinit_error == 0 and not p.faults.cuinit_hang
+               for p in profiles.all() if "-" not in p.name)
 
 
 def test_pascal_profile_is_below_what_cu130_runs() -> None:
@@ -73,6 +75,10 @@ def test_unknown_profile_lists_the_known_ones() -> None:
      r"profiles\.r580-mismatch\.faults\.nvml_init_error"),
     (lambda d: d["profiles"]["r580-cuinit-3"]["faults"].update(cuinit_error=7), r"profiles\.r580-cuinit-3\.faults"),
     (lambda d: d["profiles"]["r580-cuinit-3"].update(base="r580-stub"), r"profiles\.r580-cuinit-3\.base"),
+    (lambda d: d["profiles"]["r580-cuinit-hang"]["faults"].update(cuinit_hang=1),
+     r"profiles\.r580-cuinit-hang\.faults\.cuinit_hang: expected true or false"),
+    (lambda d: d["profiles"]["r580-cuinit-hang"]["faults"].update(cuinit_error=999),
+     r"profiles\.r580-cuinit-hang\.faults\.cuinit_hang: a cuInit that never returns"),
     (lambda d: d["profiles"].update(R600=d["profiles"]["r580"]), r"profiles\.R600"),
     (lambda d: d.update(schema="other"), r"schema"),
 ])
@@ -102,8 +108,9 @@ def test_render_config() -> None:
     r580 = profiles.get("r580-mismatch")
     top, gpus = parse_config(profiles.render_config(r580))
     assert top == {"format": "1", "profile": "r580-mismatch", "driver_version": "580.95.05",
-                   "cuda_driver_version": "13000", "nvml_init_error": "18", "cuinit_error": "803", "stub": "0",
-                   "require_device_nodes": "0"}
+                   "cuda_driver_version": "13000", "nvml_init_error": "18", "cuinit_error": "803",
+                   "cuinit_hang": "0", "stub": "0", "require_device_nodes": "0"}
+    assert parse_config(profiles.render_config(profiles.get("r580-cuinit-hang")))[0]["cuinit_hang"] == "1"
     assert [g["uuid"] for g in gpus] == [g.uuid for g in r580.gpus]
     assert gpus[0] == {"name": "NVIDIA H100 80GB HBM3", "memory_bytes": str(81559 << 20), "compute_capability": "9.0",
                        "sm_count": "132", "uuid": r580.gpus[0].uuid, "pci_bus_id": "00000000:18:00.0", "minor": "0"}

@@ -38,9 +38,12 @@ def test_every_cell_is_locked_down_and_labelled() -> None:
 def test_the_harness_gets_the_settings_and_less_time_than_the_container() -> None:
     spec = cell_spec("img:1", "c", "r", "/o", GPU, SETTINGS)
     args = dict(zip(spec.command[1::2], spec.command[2::2], strict=True))
-    assert args == {"--out": RESULT, "--probes": "quick", "--memory": "off", "--torch-timeout": "210"}
-    short = cell_spec("img:1", "c", "r", "/o", GPU, RunSettings(timeout_s=5))
-    assert short.command[-1] == "30", "the harness's own torch timeout never drops below 30 s"
+    assert args == {"--out": RESULT, "--probes": "quick", "--memory": "off", "--torch-timeout": "210",
+                    "--init-timeout": "60"}
+    short = cell_spec("img:1", "c", "r", "/o", GPU, RunSettings(timeout_s=5, init_timeout_s=12))
+    args = dict(zip(short.command[1::2], short.command[2::2], strict=True))
+    assert args["--torch-timeout"] == "30", "the harness's own torch timeout never drops below 30 s"
+    assert args["--init-timeout"] == "12", "run.init_timeout_s, as the matrix says, whatever the cell's limit"
 
 
 def test_a_simulated_host_mounts_the_driver_read_only_with_its_linker_cache() -> None:

@@ -136,6 +136,19 @@ def test_a_memory_check_that_could_not_run_is_an_error_with_its_text_not_a_disag
     assert not outcome.ok
 
 
+def test_a_measurement_whose_container_hangs_is_timeout_and_the_cells_still_run(tmp_path: Path) -> None:
+    # The container never ends by itself: the runner's time limit does (the fake waits it out, then kills).
+    engine = no_driver_engine()
+    engine.scripts["cu130/cpu"] = Script(hang=True)
+    m = Matrix("matrix.yaml", (CU130,), (NONE,), SCENARIOS, RunSettings(timeout_s=0.3, probes="quick",
+                                                                        memory_check="quick"))
+    outcome = run(engine, m, tmp_path)
+    measured = outcome.document.measurement("cu130/cpu")
+    assert measured is not None and measured.status == "TIMEOUT" and "time limit" in measured.reason
+    assert {c.status for c in outcome.document.cells} == {"PASS"} and not outcome.ok
+    assert engine.live == set()
+
+
 def test_a_failed_build_is_not_measured(tmp_path: Path) -> None:
     engine = FakeEngine(failed_builds={"cpuonly": "no wheel"})
     outcome = run(engine, matrix(R580), tmp_path)

@@ -114,11 +114,10 @@ def test_a_cell_past_its_time_limit_is_timeout(engine: Engine, cpu_build: EnvBui
                          labels=((MANAGED, "true"), (KIND, "cell"), (RUN, run_id), (CELL, "e/h/s")),
                          binds=((str(out), "/out", False),), mem_limit="256m")
     slurm = SlurmEngine(DockerEngine(engine))
-    started = time.monotonic()
-    # The cell's own limit, as the local engine keeps it; Slurm's (whole minutes, the pack's) is not waited out.
+    # The cell's own limit, as the local engine keeps it; Slurm's (whole minutes, the pack's) is not waited out:
+    # its job ends COMPLETED (killed within the script), not Slurm's TIMEOUT.
     outcome = slurm.run(spec, timeout=5)
     assert outcome.timed_out and outcome.exit_code is None, outcome
-    assert time.monotonic() - started < 55
     assert [j.state for j in _jobs_of(run_id)] == ["COMPLETED"]
     assert leftovers(engine, run_id) == []
 

@@ -56,6 +56,8 @@ class FakeEngine:
     ran: list[str] = field(default_factory=list)                 # cell ids, in the order they started
     live: set[str] = field(default_factory=set)                  # containers in flight
     cancelled: list[str] = field(default_factory=list)           # run ids
+    # How each hung container ended, by cell id: "cancelled" (the run removed it) or "time limit" (it was waited out).
+    hung_ended: dict[str, str] = field(default_factory=dict)
     built: list[ImageRequest] = field(default_factory=list)
     measure_default: Script = field(default_factory=lambda: Script(MEASURE_DOC))
     measured: list[tuple[str, str]] = field(default_factory=list)  # (measurement id, image), in the order they ran
@@ -123,6 +125,8 @@ class FakeEngine:
         try:
             if script.hang:
                 cancelled = stop.wait(timeout)
+                with self._lock:
+                    self.hung_ended[cell] = "cancelled" if cancelled else "time limit"
                 return RunOutcome(137 if cancelled else None, not cancelled, False, "killed")
             if script.doc is not None:
                 (out / "result.json").write_text(json.dumps(script.doc), encoding="utf-8")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 
 import pytest
@@ -131,9 +130,8 @@ def test_a_huge_body_is_read_only_up_to_githubs_own_limit(monkeypatch: pytest.Mo
     huge = tmp_path / "huge.json"
     huge.write_text(json.dumps(data), encoding="utf-8")
     state = State()
-    started = time.monotonic()
     code, _, _ = run_bot(monkeypatch, capsys, state, huge)
-    assert code == 0 and time.monotonic() - started < 60
+    assert code == 0
     body = state.comments[7][0]["body"]
     assert "DRIVER_TOO_OLD" in body and "only the first 65,536 characters" in body
     assert len(body) < 65_536

@@ -6,6 +6,7 @@ import copy
 import json
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -87,17 +88,24 @@ def test_every_wording_is_recognised_by_its_own_row() -> None:
             assert e.id in found or (e.code and e.code.name), (e.id, t.since, found)
 
 
-@pytest.mark.parametrize("line", [
-    "x" * 1_000_000,
-    "with CUDA capability sm_" * 42_000,
-    "Found GPU0 " + "a" * 1_000_000 + " which is of cuda capability 3.7",
-    "Unexpected error from cudaGetDeviceCount()" + " " * 1_000_000 + "Error 3: x",
-    ("Failed to initialize NVML: " + "é" * 200) * 4_000,
-], ids=["plain", "repeated-anchor", "long-name", "far-apart", "repeated-nvml"])
-def test_a_megabyte_line_scans_in_well_under_a_second(line: str) -> None:
-    began = time.perf_counter()
+def _scan_seconds(line: str) -> float:
+    began = time.process_time()  # the scan's own time: other work on a shared machine does not count
     catalogue.scan(line)
-    assert time.perf_counter() - began < 0.5
+    return time.process_time() - began
+
+
+@pytest.mark.parametrize("line", [
+    lambda n: "x" * n,
+    lambda n: "with CUDA capability sm_" * (n // 24),
+    lambda n: "Found GPU0 " + "a" * n + " which is of cuda capability 3.7",
+    lambda n: "Unexpected error from cudaGetDeviceCount()" + " " * n + "Error 3: x",
+    lambda n: ("Failed to initialize NVML: " + "é" * 200) * (n // 250),
+], ids=["plain", "repeated-anchor", "long-name", "far-apart", "repeated-nvml"])
+def test_a_megabyte_line_scans_in_linear_time(line: Callable[[int], str]) -> None:
+    # Four times the line costs about four times as much (a scan that backtracked: sixteen or more); a ratio of two
+    # readings in the same run holds on any machine, where a bound in seconds holds only where it was measured.
+    whole, quarter = _scan_seconds(line(1_000_000)), _scan_seconds(line(250_000))
+    assert whole < 8 * quarter + 0.05, (whole, quarter)
 
 
 def test_torch_text_per_release() -> None:

@@ -76,6 +76,6 @@ def _seconds(fragment: str, per_line: int, size: int) -> float:
 def test_a_megabyte_of_repeated_fragments_in_linear_time(fragment: str, per_line: int) -> None:
     quarter = _seconds(fragment, per_line, 250_000)
     whole = _seconds(fragment, per_line, 1_000_000)
-    # Linear: four times the text costs about four times as much (a quadratic reader: sixteen). The
-    # ratio holds on a loaded machine where a wall-clock bound would not; 10 s catches a hang.
-    assert whole < 10.0 and whole < 8 * quarter + 0.2
+    # Linear: four times the text costs about four times as much (a quadratic reader: sixteen). A ratio of two
+    # readings in the same run holds on any machine, where a bound in seconds assumes the one it was measured on.
+    assert whole < 8 * quarter + 0.2, (whole, quarter)

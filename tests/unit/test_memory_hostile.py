@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +55,9 @@ def test_every_count_is_bounded_ascii(capsys: pytest.CaptureFixture[str], option
     assert outcome(capsys, "--model", "gpt2", option, value)[0] == 2
 
 
-def test_config_from_a_device_is_refused_quickly(capsys: pytest.CaptureFixture[str]) -> None:
-    started = time.monotonic()
-    rc, _, err = outcome(capsys, "--config", "/dev/zero")
-    assert rc == 2 and "longer than" in err and time.monotonic() - started < 5
+def test_config_from_a_device_is_refused_without_reading_it_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = outcome(capsys, "--config", "/dev/zero")  # endless: an answer at all says the read was bounded
+    assert rc == 2 and "longer than" in err
 
 
 def config_rc(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | bytes, *extra: str) -> tuple[int, str]:
@@ -85,9 +83,8 @@ def config_rc(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | by
 ])
 def test_hostile_config_json(tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str | bytes,
                              phrase: str) -> None:
-    started = time.monotonic()
     rc, err = config_rc(tmp_path, capsys, text)
-    assert rc == 2 and phrase in err and time.monotonic() - started < 5
+    assert rc == 2 and phrase in err
 
 
 def test_json_is_strict_json(capsys: pytest.CaptureFixture[str]) -> None:
@@ -142,11 +139,9 @@ def test_any_config_gives_a_result_or_one_line(tmp_path_factory: pytest.TempPath
     path = tmp_path_factory.mktemp("cfg") / "config.json"
     path.write_text(json.dumps({**CONFIG, **changes}))  # json.dumps writes NaN/Infinity for such floats
     out, err = io.StringIO(), io.StringIO()
-    started = time.monotonic()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(["memory", "--config", str(path), "--budget", "80GB", "--json"])
     assert rc in (0, 1, 2), err.getvalue()
-    assert time.monotonic() - started < 5
     if rc == 2:
         assert err.getvalue().count("\n") == 1, err.getvalue()
     else:

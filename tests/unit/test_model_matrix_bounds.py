@@ -3,8 +3,6 @@ Docker's smallest memory limit, and the number of cells a run takes without conf
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -31,11 +29,11 @@ def alias_bomb(entries: int, environments: int) -> str:
     return f"version: 1\nenvironments:\n{first}{rest}hosts:\n  none: {{kind: none}}\nscenarios:\n  gpu: {{gpus: all}}\n"
 
 
-def test_the_alias_bomb_is_refused_in_under_a_second() -> None:
-    text = alias_bomb(100_000, 200)
-    started = time.monotonic()
+def test_the_alias_bomb_is_refused_before_it_grows() -> None:
+    # 400 million values in 850 KB: a reader that expanded them before counting would never answer (tens of GB),
+    # so an answer at all says the bound acted first, on any machine.
+    text = alias_bomb(50_000, 8_000)
     err = error_of(text)
-    assert time.monotonic() - started < 1.0
     assert err.line == 3 and f"more than {yaml_tree.MAX_NODES:,} values" in err.expected
 
 
@@ -49,9 +47,8 @@ def test_nested_aliases_are_refused_before_they_grow() -> None:
     # The "billion laughs": each level aliases the one before ten times (10^9 values in all).
     levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     levels += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 10)]
-    started = time.monotonic()
-    err = error_of("\n".join(levels) + "\n")
-    assert time.monotonic() - started < 1.0 and "aliases expanded" in err.expected
+    err = error_of("\n".join(levels) + "\n")  # an answer at all: expanding 10^9 values first would not end
+    assert "aliases expanded" in err.expected
 
 
 def test_more_aliases_than_the_bound_are_refused() -> None:
@@ -104,16 +101,15 @@ def grid(envs: int, hosts: int, scenarios: int) -> str:
             + "scenarios:\n" + "".join(f"  s{i}: {{gpus: all}}\n" for i in range(scenarios)))
 
 
-def test_a_216000_cell_matrix_gets_a_clear_answer() -> None:
-    started = time.monotonic()
-    matrix = parse(grid(60, 60, 60))
+def test_a_billion_cell_matrix_gets_a_clear_answer() -> None:
+    # An answer at all says the cells were counted, not made: a billion of them would not fit in this machine.
+    matrix = parse(grid(1000, 1000, 1000))
     with pytest.raises(RefenvError) as info:
         check_size(matrix)
-    assert time.monotonic() - started < 5
-    assert info.value.message == ("216,000 cells (60 environments x 60 hosts x 60 scenarios): more than the "
-                                  f"{MAX_CELLS:,} a run takes without confirmation")
-    assert info.value.hint is not None and "--max-cells 216000" in info.value.hint
-    assert check_size(matrix, 216_000) == 216_000
+    assert info.value.message == ("1,000,000,000 cells (1000 environments x 1000 hosts x 1000 scenarios): more than "
+                                  f"the {MAX_CELLS:,} a run takes without confirmation")
+    assert info.value.hint is not None and "--max-cells 1000000000" in info.value.hint
+    assert check_size(matrix, 10**9) == 10**9
 
 
 @given(st.integers(1, 80), st.integers(1, 80), st.integers(1, 80))

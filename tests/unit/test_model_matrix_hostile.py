@@ -5,7 +5,6 @@ Each case of issue 14 on this surface has a test here; the properties at the end
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -39,11 +38,10 @@ def env_line(key: str, value: str) -> str:
 # ---- reading the file ----------------------------------------------------------------------------------
 
 def test_a_device_is_refused_without_reading_it_whole() -> None:
-    started = time.monotonic()
     with pytest.raises(MatrixError) as info:
-        load("/dev/zero")
+        load("/dev/zero")  # endless: an answer at all says the read was bounded
     err = info.value
-    assert "longer than" in err.expected and time.monotonic() - started < 5
+    assert "longer than" in err.expected
 
 
 def test_non_utf8_names_its_line(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ import contextlib
 import dataclasses
 import io
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -83,10 +82,9 @@ def test_decode_params_inf_no_longer_prints_intensity_nan() -> None:
     assert rc == 2 and "nan" not in out
 
 
-def test_probe_from_a_device_is_refused_quickly() -> None:
-    started = time.monotonic()
-    rc, _, err = run(*BASE["matmul"], "--probe", "/dev/zero")
-    assert rc == 2 and "longer than" in err and time.monotonic() - started < 5
+def test_probe_from_a_device_is_refused_without_reading_it_whole() -> None:
+    rc, _, err = run(*BASE["matmul"], "--probe", "/dev/zero")  # endless: an answer at all says the read was bounded
+    assert rc == 2 and "longer than" in err
 
 
 @pytest.mark.parametrize(("change", "phrase"), [

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -119,15 +118,14 @@ def test_a_real_host_without_a_gpu_runtime_is_not_run(tmp_path: Path) -> None:
 
 
 def test_ctrl_c_cancels_every_container_and_writes_the_partial_report(tmp_path: Path) -> None:
-    hosts = (Host("a", "simulated", "r580"), Host("b", "simulated", "r580"), Host("c", "simulated", "r580"))
+    # Three profiles: three containers (hosts of one profile would share one container, and the hung ones never run).
+    hosts = (Host("a", "simulated", "r580"), Host("b", "simulated", "r570"), Host("c", "simulated", "r535"))
     engine = FakeEngine(scripts={f"cu130/{h}/gpu": Script(hang=True) for h in "bc"})
     m = Matrix("matrix.yaml", (CU130,), hosts, (GPU,), RunSettings(timeout_s=30, parallel=3, probes="off",
                                                                     memory_check="off"))
-    # No cache: the three hosts share one profile, so a cell finished first would serve the others' lookups.
-    began = time.monotonic()
     outcome = run(engine, m, tmp_path, UI(stop_after=1), use_cache=False)
-    # Ctrl-C ends the hung containers: it does not wait out their 30 s time limit.
-    assert time.monotonic() - began < 25
+    # Ctrl-C ends the hung containers: it does not wait out their 30 s time limit (the engine says which ended them).
+    assert engine.hung_ended == {"cu130/b/gpu": "cancelled", "cu130/c/gpu": "cancelled"}
     assert outcome.interrupted and not outcome.ok
     assert engine.live == set() and engine.cancelled  # nothing left running
     assert statuses(outcome) == {"a": "PASS", "b": "NOT_RUN", "c": "NOT_RUN"}

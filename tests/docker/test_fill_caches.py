@@ -45,10 +45,13 @@ def test_an_empty_folder_gets_a_build_root_that_builds_the_simulated_driver(tmp_
         if in_ci():
             pytest.fail(f"CI=true: {message}", pytrace=False)
         pytest.skip(message)
-    root = buildroot.ensure(folder=tmp_path / "buildroot")
-    assert root.path.parent == tmp_path / "buildroot" and (root.path / "usr" / "bin" / "cc").exists()
-    toolchain = simdriver.Toolchain("cc", simdriver.buildroot_identity(), f"Debian {root.suite} (glibc {root.glibc})",
-                                    root)
-    driver = simdriver.build(tmp_path / "simdriver", toolchain=toolchain)
-    assert driver.built_in == f"Debian {suites.oldest_suite()} (glibc {root.glibc})"
-    assert driver.glibc is not None and suites.glibc_key(driver.glibc) <= suites.glibc_key(root.glibc)
+    try:
+        root = buildroot.ensure(folder=tmp_path / "buildroot")
+        assert root.path.parent == tmp_path / "buildroot" and (root.path / "usr" / "bin" / "cc").exists()
+        toolchain = simdriver.Toolchain("cc", simdriver.buildroot_identity(),
+                                        f"Debian {root.suite} (glibc {root.glibc})", root)
+        driver = simdriver.build(tmp_path / "simdriver", toolchain=toolchain)
+        assert driver.built_in == f"Debian {suites.oldest_suite()} (glibc {root.glibc})"
+        assert driver.glibc is not None and suites.glibc_key(driver.glibc) <= suites.glibc_key(root.glibc)
+    finally:
+        shutil.rmtree(tmp_path / "buildroot", ignore_errors=True)  # 300 MB: not left for pytest's last three runs

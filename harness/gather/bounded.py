@@ -2,9 +2,11 @@
 
 A GPU that has fallen off the bus (Xid 79) or a driver hung after an error makes cuInit block, and
 torch.cuda.is_available() with it (it asks cudaGetDeviceCount, which initialises the driver), often inside the
-kernel where no signal reaches the thread. So the probes run such calls in a daemon thread, wait for them up to a
-bound, and then report what was reached and which call had not returned after how long; the process then ends
-with os._exit, since a thread stuck in the kernel cannot be joined.
+kernel where no signal reaches the thread. The driver-library probe (harness/gather/native.py) runs such calls
+in a daemon thread (ctypes lets go of the interpreter while a foreign call runs), waits for them up to a bound,
+and then reports what was reached and which call had not returned after how long; the process then ends with
+os._exit, since a thread stuck in the kernel cannot be joined. torch's binding keeps the interpreter while it
+waits, so torch's calls are bounded from the parent instead (harness/gather/collect.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,11 @@
 """Gather every fact, running the two child probes (driver libraries, torch) side by side.
 
-Each child bounds its own driver calls (`--bound`, harness.gather.bounded) and reports a call that never
-returned as a fact; the deadlines here are the backstop for a child that prints nothing at all.
+A driver whose initialisation never returns (a GPU fallen off the bus, a hung driver) is reported as the call
+that had not returned and for how long, after `init_timeout` seconds. The driver-library child bounds its own
+calls (`--bound`, harness.gather.bounded: ctypes lets go of the interpreter while it waits). torch's binding
+does not, so the torch child announces each call that initialises the driver before it makes it, and this
+process bounds them from the first announcement (harness/gather/torch_probe.py). The other deadlines here are
+the backstop for a child that prints nothing at all.
 """
 
 from __future__ import annotations
@@ -11,9 +15,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from harness.facts import Facts, TorchFacts, empty_facts
 from harness.gather import system
@@ -57,14 +62,88 @@ def _collect(proc: subprocess.Popen[bytes], deadline: float, what: str) -> tuple
     return (data, None) if isinstance(data, dict) else (None, f"the {what} probe printed no JSON object")
 
 
+class Announced:
+    """A child's stdout read as it comes, one JSON line at a time ({"facts": ..., "calling": ...}): the last facts,
+    the call it announced last and when that line came (time.monotonic), when the first call was announced, and
+    whether the output has ended. A thread reads each stream, from the moment the child starts."""
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.facts: dict[str, Any] | None = None
+        self.calling: str | None = None
+        self.since = 0.0
+        self.first_call: float | None = None
+        self.ended = False
+        self.garbled = False
+        self.err = b""
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read_out, name="refenv-child-out", daemon=True).start()
+        threading.Thread(target=self._read_err, name="refenv-child-err", daemon=True).start()
+
+    def _read_out(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in iter(self.proc.stdout.readline, b""):
+            try:
+                line = json.loads(raw.decode("utf-8", "replace"))
+            except ValueError:
+                line = None
+            with self.changed:
+                if isinstance(line, dict) and isinstance(line.get("facts"), dict):
+                    now = time.monotonic()
+                    self.facts, self.calling = line["facts"], line.get("calling")
+                    self.since = now
+                    if self.calling and self.first_call is None:
+                        self.first_call = now
+                else:
+                    self.garbled = True
+                self.changed.notify_all()
+        with self.changed:
+            self.ended = True
+            self.changed.notify_all()
+
+    def _read_err(self) -> None:
+        assert self.proc.stderr is not None
+        self.err = self.proc.stderr.read()
+
+    def collect(self, deadline: float, bound: float, what: str) -> tuple[dict[str, Any] | None, str | None]:
+        """The child's facts, with `blocked_in` and `blocked_s` when a call it announced had not returned `bound`
+        seconds after the first announcement; or why there are none (timeout, crash, garbage). Never raises."""
+        with self.changed:
+            while not self.ended:
+                limit = deadline if self.first_call is None else min(deadline, self.first_call + bound)
+                left = limit - time.monotonic()
+                if left <= 0:
+                    break
+                self.changed.wait(left)
+            ended, facts, calling, since = self.ended, self.facts, self.calling, self.since
+        if not ended:
+            self.proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=KILLED_WAIT_S)
+            if facts is None or not calling:
+                return None, f"the {what} probe timed out"
+            return {**facts, "blocked_in": calling, "blocked_s": round(time.monotonic() - since, 1)}, None
+        try:
+            code = self.proc.wait(timeout=KILLED_WAIT_S)
+        except subprocess.TimeoutExpired:
+            code = None
+        if code != 0:
+            tail = self.err.decode("utf-8", "replace").strip().splitlines()[-3:]
+            return None, f"the {what} probe exited with {code}: {' | '.join(tail)}"
+        if facts is None:
+            return None, f"the {what} probe printed no JSON" + (" it could read" if self.garbled else "")
+        if calling:
+            return None, f"the {what} probe ended inside {calling} without its last line"
+        return facts, None
+
+
 def gather(torch_timeout: float = TORCH_TIMEOUT_S, then: Callable[[], None] | None = None,
            init_timeout: float = INIT_TIMEOUT_S) -> tuple[Facts, list[str]]:
     """All facts of this machine, and the probe errors met on the way; `then` runs while the children work.
     `init_timeout`: how long the driver's initialisation may take before the children report it hung."""
     start = time.monotonic()
-    bound = ("--bound", f"{init_timeout:g}")
-    torch_proc = spawn("harness.gather.torch_probe", bound)
-    native_proc = spawn("harness.gather.native", bound)
+    torch_out = Announced(spawn("harness.gather.torch_probe"))
+    native_proc = spawn("harness.gather.native", ("--bound", f"{init_timeout:g}"))
     if then is not None:
         then()
     facts = empty_facts("probed")
@@ -88,7 +167,7 @@ def gather(torch_timeout: float = TORCH_TIMEOUT_S, then: Callable[[], None] | No
         driver["nvml"] = native["nvml"]
         driver["simulated"] = native.get("simulated")
 
-    torch_facts, err = _collect(torch_proc, start + torch_timeout, "torch")
+    torch_facts, err = torch_out.collect(start + torch_timeout, init_timeout, "torch")
     if torch_facts is None:
         errors.append(str(err))
         facts["torch"] = {"error": err}

@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, cast
 
@@ -144,3 +145,45 @@ def test_the_predictor_expects_the_hang_only_where_a_gpu_is_brought_up() -> None
 
 def test_reproduce_can_ask_for_the_hang_by_name() -> None:
     assert FAULTS["cuinit-hang"] == profiles.get("r580-cuinit-hang").faults
+
+
+# The torch child's side of the bound, with children that stand for it: torch's binding keeps the interpreter
+# while the driver blocks, so the parent bounds the calls it announced (harness/gather/collect.py).
+CHILD = """
+import json, sys, time
+def say(facts, calling):
+    sys.stdout.write(json.dumps({"facts": facts, "calling": calling}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def announced(body: str, bound: float, deadline_s: float = 300) -> tuple[dict[str, Any] | None, str | None]:
+    from harness.gather.collect import Announced
+
+    # stdin a pipe nobody writes: a child reading it waits for ever, as one blocked in a hung driver does.
+    proc = subprocess.Popen([sys.executable, "-c", CHILD + body], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        return Announced(proc).collect(time.monotonic() + deadline_s, bound, "torch")
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.kill()
+        proc.wait()
+
+
+def test_a_call_announced_and_never_returned_is_reported_blocked_after_the_bound() -> None:
+    # The child announces the call, then never returns from it (it waits on a pipe nobody writes).
+    facts, err = announced('say({"version": "2.14.1"}, "torch.cuda.is_available()")\nsys.stdin.read()', 1)
+    assert err is None and facts is not None
+    assert facts["version"] == "2.14.1" and facts["blocked_in"] == "torch.cuda.is_available()"
+    assert facts["blocked_s"] >= 1
+
+
+def test_a_child_that_answers_gives_its_last_facts_and_one_that_dies_says_how() -> None:
+    facts, err = announced('say({"v": 1}, "torch.cuda.is_available()")\nsay({"v": 2}, None)', 300)
+    assert (facts, err) == ({"v": 2}, None)
+    facts, err = announced('sys.stderr.write("Segmentation fault\\n")\nsys.exit(139)', 300)
+    assert facts is None and err == "the torch probe exited with 139: Segmentation fault"
+    facts, err = announced('print("not json")', 300)
+    assert facts is None and err == "the torch probe printed no JSON it could read"

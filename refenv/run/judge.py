@@ -37,8 +37,8 @@ def observed_of(doc: CellDocument) -> Observed | None:
     if diag is None:
         return None
     torch = torch_of(doc.diagnosis.facts if doc.diagnosis else None)
-    # The run document, its reports and what publish labels an image with are read by people and may be
-    # made public: what the container said passes the one redaction boundary (harness/answer/redact.py).
+    # The run document and the reports made from it are read by people and may be made public: what the
+    # container said passes the one redaction boundary (harness/answer/redact.py).
     known = secrets_in(doc.diagnosis)
     message = catalogue.torch_message(torch.get("init_warning"), torch.get("init_error"))
     return Observed(

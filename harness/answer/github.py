@@ -108,7 +108,9 @@ class Client:
 
     def _clean(self, message: str) -> str:
         """A message for the log: one line, bounded, redacted (the token and every other secret taken out)."""
-        return redact(" ".join(message.split())[:400], known=(self._token,)).replace(self._token, "[redacted]")
+        shown = redact(" ".join(message.split())[:400], known=(self._token,))
+        # A token too short for the 8-character pieces is still never shown whole.
+        return shown.replace(self._token, "[redacted]") if len(self._token) >= 4 else shown
 
     def find_comment(self, number: int, wanted: Callable[[IssueComment], bool],
                      seconds: float = SEARCH_SECONDS) -> IssueComment | None:

@@ -12,7 +12,7 @@ import sys
 sys.path.insert(0, "/refenv/refenv-diagnose.pyz")
 
 from harness.answer.comment import render as render_comment
-from harness.answer.redact import redact
+from harness.answer.redact import redact, secrets_in
 from harness.diagnose import diagnose_report, public_text
 from harness.intake import ReportError
 from harness.launcher import version_line
@@ -35,7 +35,7 @@ def answer(path: str) -> str:
     return json.dumps({
         "verdict": diagnosis.verdict if diagnosis else None,
         "confidence": assessment.get("confidence"),
-        "summary": redact(str((assessment.get("rests_on") or [""])[0])),
+        "summary": redact(str((assessment.get("rests_on") or [""])[0]), secrets_in(doc)),
         "text": public_text(doc),
         "markdown": render_comment(doc),
     })

@@ -153,6 +153,20 @@ def test_a_secret_after_torchs_error_line_leaves_in_no_finding(name: str, tmp_pa
         assert not [w for w in windows(secret) if w in out]
 
 
+@pytest.mark.parametrize("pad", range(160, 200, 3))
+def test_a_secret_cut_by_the_readers_window_leaves_nowhere(pad: int, tmp_path: Path) -> None:
+    """torch's 'Error 804: TEXT' is read with TEXT bounded (the catalogue's pattern, 200 characters): a key
+    that straddles the bound is cut to a piece shorter than any shape, in the finding's title and evidence.
+    The document still holds the whole line, so the boundary knows the key and takes out every piece."""
+    secret = "9f8e7d6c5b4a39281706f5e4d3c2b1a0"
+    lines = TEXTS["forward-compat-804.txt"].splitlines()
+    at = next(i for i, line in enumerate(lines) if "Error 804: " in line)
+    cut = lines[at].index("Error 804: ") + len("Error 804: ")
+    lines[at] = f"{lines[at][:cut]}{'x' * pad} {secret} and the rest"
+    for out in outputs("\n".join(lines) + "\n", tmp_path):
+        assert not [w for w in windows(secret) if w in out], out
+
+
 def test_a_private_key_block_goes_whole(tmp_path: Path) -> None:
     body = ["b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
             "QyNTUxOQAAACBc2VjcmV0IGtleSBib2R5IGxpbmUgdHdvIGhlcmUgYW5kIG1vcmUu", "c2hvcnQgdGFpbA=="]

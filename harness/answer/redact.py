@@ -109,8 +109,8 @@ SHAPES: tuple[Shape, ...] = (
     # A random-looking value right after a word that names a secret ('my key is X', 'password X'): letters of
     # both cases and a digit, or 20+ characters with a digit, so 'the key point' or 'token limit' stay.
     _shape("value after a secret word", r"(?i)\b(?:api[ _-]?key|key|secret|token|password|passwd|pwd|passphrase|"
-           r"credentials?)s?\b(?:\s+(?:is|was|:|=|of))?\s{0,4}['\"]?(?P<secret>(?-i:(?=[^\s'\"`]{0,4096}[0-9])"
-           r"(?:(?=[^\s'\"`]{0,4096}[a-z])(?=[^\s'\"`]{0,4096}[A-Z])[A-Za-z0-9+/_.~=-]{8,4096}"
+           r"credentials?)s?\b(?:\s+(?:is|was|:|=|of))?\s{0,4}['\"]?(?P<secret>(?-i:(?=[^\s'\"`]{0,512}[0-9])"
+           r"(?:(?=[^\s'\"`]{0,512}[a-z])(?=[^\s'\"`]{0,512}[A-Z])[A-Za-z0-9+/_.~=-]{8,4096}"
            r"|[A-Za-z0-9+/_~=-]{20,4096})))",
            "what a credential looks like when no format names it (high entropy next to its name)"),
 )

@@ -53,9 +53,12 @@ SHAPES: tuple[Shape, ...] = (
            "docs.gitlab.com, 'Token overview: token prefixes'"),
     _shape("aws access key id", r"\b(?P<secret>(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16})\b",
            "AWS IAM User Guide, 'IAM identifiers: unique identifiers' (prefixes)"),
-    # 40 characters of base64's alphabet with '/' or '+' in it, letters of both cases and a digit: the
-    # AWS secret access key (IAM User Guide, 'Managing access keys': wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY).
-    _shape("aws secret access key", r"(?<![A-Za-z0-9/+=])(?P<secret>(?=[A-Za-z0-9+]*[/+])(?=[^\s]{0,39}[a-z])"
+    # 40 characters of base64's alphabet with one to three '/' or '+' in it (random bytes: 0.6 of them on
+    # average; a path has more, as torch's '/__w/pytorch/pytorch/c10/cuda/CUDAFunctions.cpp' does), letters of
+    # both cases and a digit: the AWS secret access key (IAM User Guide, 'Managing access keys':
+    # wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY). Without '/' or '+' the opaque rule below takes it.
+    _shape("aws secret access key", r"(?<![A-Za-z0-9/+=])(?P<secret>(?=[A-Za-z0-9+]*[/+])"
+           r"(?=[A-Za-z0-9]*(?:[/+][A-Za-z0-9]+){1,3}(?![A-Za-z0-9/+]))(?=[^\s]{0,39}[a-z])"
            r"(?=[^\s]{0,39}[A-Z])(?=[^\s]{0,39}[0-9])[A-Za-z0-9][A-Za-z0-9/+]{38}[A-Za-z0-9])(?![A-Za-z0-9/+=])",
            "AWS IAM User Guide, 'Managing access keys for IAM users'"),
     _shape("slack token", r"\b(?P<secret>xox[abposre]-[A-Za-z0-9-]{10,255})", "api.slack.com, 'Token types'"),
@@ -102,13 +105,15 @@ SHAPES: tuple[Shape, ...] = (
     _shape("connection string", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature|Password|Pwd)="
            r"(?P<secret>[^\s;'\"`]{1,4096})", "Azure 'Configure Azure Storage connection strings'; ADO.NET "
            "'Connection string syntax' (Password=, Pwd=)"),
-    _shape("named value", r"(?i)\b[\w.-]{0,40}(?:token|secret|passw(?:or)?d|passwd|pwd|api[_-]?key|apikey|"
+    # ('pwd' alone is not among the names: $PWD is the shell's working folder; `Pwd=` of a connection string is
+    # taken above.)
+    _shape("named value", r"(?i)\b[\w.-]{0,40}(?:token|secret|passw(?:or)?d|passwd|api[_-]?key|apikey|"
            r"access[_-]?key|auth[_-]?key|credential|private[_-]?key|session[_-]?id|cookie)[\w.-]{0,40}['\"]?\]?"
            r"\s*[:=]\s*['\"]?(?P<secret>[^\s'\",;`]{1,4096})",
            "the names secrets go by in env files, compose files, JSON and Python (`token=`, `\"password\": `)"),
     # A random-looking value right after a word that names a secret ('my key is X', 'password X'): letters of
     # both cases and a digit, or 20+ characters with a digit, so 'the key point' or 'token limit' stay.
-    _shape("value after a secret word", r"(?i)\b(?:api[ _-]?key|key|secret|token|password|passwd|pwd|passphrase|"
+    _shape("value after a secret word", r"(?i)\b(?:api[ _-]?key|key|secret|token|password|passwd|passphrase|"
            r"credentials?)s?\b(?:\s+(?:is|was|:|=|of))?\s{0,4}['\"]?(?P<secret>(?-i:(?=[^\s'\"`]{0,512}[0-9])"
            r"(?:(?=[^\s'\"`]{0,512}[a-z])(?=[^\s'\"`]{0,512}[A-Z])[A-Za-z0-9+/_.~=-]{8,4096}"
            r"|[A-Za-z0-9+/_~=-]{20,4096})))",
@@ -122,8 +127,11 @@ _KEEP = re.compile(r"(?:CUDA|NVIDIA|TORCH|PYTORCH|NCCL|CUDNN|HIP|ROCR|ROCM)_[A-Z
                    r"|PATH|PYTHONPATH|CONDA_PREFIX|CONDA_DEFAULT_ENV|VIRTUAL_ENV|SLURM_JOB_GPUS|SLURM_STEP_GPUS"
                    r"|GPU_DEVICE_ORDINAL|OMP_NUM_THREADS|MKL_NUM_THREADS")
 _SECRET_WORD = re.compile(r"(?i)token|secret|passw|pwd|key|credential|auth|cookie|session")
-# An opaque run of 32+ letters and digits (hex keys, API keys of unknown shape); a GPU's UUID stays.
+# An opaque run of 32+ letters and digits (hex keys, API keys of unknown shape); a GPU's UUID stays, and so
+# does a run of words joined by '-' or '_' ('0-131-generic-x86_64-with-glibc2' of a Python platform): a
+# random key has no part of three lowercase letters alone between its separators.
 _OPAQUE = re.compile(r"(?<![\w-])(?=[\w-]{0,80}\d)(?=[\w-]{0,80}[A-Za-z])[A-Za-z0-9_-]{32,4096}(?![\w-])")
+_WORDS = re.compile(r"(?:^|[-_])[a-z]{3,}(?=[-_]|$)")
 _UUID = re.compile(r"(?i)(?:GPU-|MIG-)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
@@ -140,7 +148,8 @@ def _spans(line: str) -> list[tuple[int, int]]:
         name = m.group(1)
         if not (_KEEP.fullmatch(name) and not _SECRET_WORD.search(name)) and m.group(2) != REDACTED:
             found.append(m.span(2))
-    found += [m.span() for m in _OPAQUE.finditer(line) if not _UUID.fullmatch(m.group(0))]
+    found += [m.span() for m in _OPAQUE.finditer(line)
+              if not _UUID.fullmatch(m.group(0)) and not _WORDS.search(m.group(0))]
     merged: list[tuple[int, int]] = []
     for lo, hi in sorted(found):
         if merged and lo <= merged[-1][1]:

@@ -162,13 +162,14 @@ def wheel(requirement: str) -> Path:
     """A cp311 manylinux wheel of `requirement` in the shared wheelhouse (downloaded once, without dependencies)."""
     from refenv import paths
     from refenv.builder.wheelhouse import pip_download
+    from refenv.model.suites import SUITE_GLIBC
 
     house = paths.wheelhouse()
     name, _, version = requirement.partition("==")
     pattern = f"{name.replace('-', '_')}-{version or ''}*.whl"
     if not sorted(house.glob(pattern)):
         pip_download(["--python-version", "3.11", "--abi", "cp311", "--abi", "abi3", "--abi", "none", "--no-deps",
-                      "--", requirement], house)
+                      "--", requirement], house, SUITE_GLIBC["bookworm"])  # the default base's glibc
     found = sorted(house.glob(pattern))
     assert found, f"pip downloaded no wheel for {requirement}"
     return found[-1]

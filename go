@@ -61,4 +61,9 @@ fi
 
 [ $# -gt 0 ] || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
 export PATH="$ROOT/.venv/bin:$PATH"
+# `./go invoke ...` runs tasks.py through refenv's program (refenv/cli.py): invoke's own, except that a usage
+# error (an unknown or doubled flag, a missing value) exits 2, not 1, which means cells that disagree.
+case "$1" in
+  invoke|inv) shift; exec python -m refenv.cli --as invoke "$@" ;;
+esac
 exec "$@"

@@ -217,7 +217,7 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False,
         engine: str | None = None) -> None:
     """Run one cell and print its diagnosis in full."""
-    from harness.diagnosis_text import render_diagnosis
+    from harness.diagnose import public_text
     from harness.schema.envelope import CellDocument
     from refenv.report import measures
     from refenv.run.executor import read_document
@@ -244,7 +244,7 @@ def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.ya
     # The cell's own document: None when it is missing, not JSON, or not a document this refenv reads.
     doc = read_answer(CellDocument, read_document(Path(cell.result_path))) if cell.result_path else None
     if isinstance(doc, CellDocument) and doc.diagnosis is not None:
-        print(render_diagnosis(doc.diagnosis))
+        print(public_text(doc.diagnosis))
     expected = cell.expected.verdict if cell.expected else None
     print(f"{cell.id}: {cell.status} (expected {expected}) — {cell.reason}")
     for line in measures.lines(outcome.document):  # the environment's, measured once for this cell too

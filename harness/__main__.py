@@ -66,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_HARNESS_ERROR
         return int(func(args))
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from harness.answer.redact import redact  # a refusal quotes what it was given: no secret in it leaves
+
+        print(f"error: {redact(str(exc))}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
     except (KeyboardInterrupt, SystemExit):
         raise
@@ -77,7 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_PIPE_CLOSED
     except Exception as exc:  # a crash must never read as a verdict (exit 1 means failing or "does not fit")
-        print(f"internal error: {type(exc).__name__}: {shorten(str(exc), 200)} (please report this)", file=sys.stderr)
+        from harness.answer.redact import redact
+
+        print(f"internal error: {type(exc).__name__}: {shorten(redact(str(exc)), 200)} (please report this)",
+              file=sys.stderr)
         return EXIT_INTERNAL
 
 

@@ -128,6 +128,15 @@ def judge_report(report: ParsedReport, path: str) -> DiagnoseDocument:
     return dataclasses.replace(opened, facts=report.facts, input=read, diagnosis=diagnosis)
 
 
+def public_text(doc: DiagnoseDocument) -> str:
+    """The text diagnosis as a person reads it (and may paste anywhere): secrets redacted by the one boundary
+    (harness/answer/redact.py), pieces of them clipped anywhere in the document included."""
+    from harness.answer.redact import redact, secrets_in
+    from harness.diagnosis_text import render_diagnosis
+
+    return redact(render_diagnosis(doc), secrets_in(doc))
+
+
 def run(args: argparse.Namespace) -> int:
     doc: DiagnoseDocument
     if args.source and args.stack:
@@ -164,9 +173,7 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(render(doc))
     else:
-        from harness.diagnosis_text import render_diagnosis
-
-        sys.stdout.write(render_diagnosis(doc))
+        sys.stdout.write(public_text(doc))
         if doc.stack is not None:
             from harness.stack.text import render_stack
 

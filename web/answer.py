@@ -12,8 +12,8 @@ import sys
 sys.path.insert(0, "/refenv/refenv-diagnose.pyz")
 
 from harness.answer.comment import render as render_comment
-from harness.diagnose import diagnose_report
-from harness.diagnosis_text import render_diagnosis
+from harness.answer.redact import redact, secrets_in
+from harness.diagnose import diagnose_report, public_text
 from harness.intake import ReportError
 from harness.launcher import version_line
 
@@ -25,9 +25,9 @@ def answer(path: str) -> str:
     try:
         doc = diagnose_report(path)
     except (ReportError, OSError) as exc:  # what the command line refuses with exit 2
-        return json.dumps({"verdict": "REFUSED", "message": f"harness diagnose: {exc}"})
+        return json.dumps({"verdict": "REFUSED", "message": redact(f"harness diagnose: {exc}")})
     except Exception as exc:  # what the command line reports as an internal error (exit 3)
-        return json.dumps({"verdict": "ERROR", "message": f"internal error: {type(exc).__name__}: {exc}"})
+        return json.dumps({"verdict": "ERROR", "message": redact(f"internal error: {type(exc).__name__}: {exc}")})
     if doc.input is not None:
         doc = dataclasses.replace(doc, input=dataclasses.replace(doc.input, path="the pasted report"))
     diagnosis = doc.diagnosis
@@ -35,7 +35,7 @@ def answer(path: str) -> str:
     return json.dumps({
         "verdict": diagnosis.verdict if diagnosis else None,
         "confidence": assessment.get("confidence"),
-        "summary": (assessment.get("rests_on") or [""])[0],
-        "text": render_diagnosis(doc),
+        "summary": redact(str((assessment.get("rests_on") or [""])[0]), secrets_in(doc)),
+        "text": public_text(doc),
         "markdown": render_comment(doc),
     })

@@ -3,8 +3,11 @@
 One run per event: read the payload GitHub wrote (GITHUB_EVENT_PATH), diagnose the issue's text as
 `diagnose --from` would, and post, update or leave alone the bot's one comment (harness.answer.reply
 decides; harness.answer.github talks to the API). The token comes from GITHUB_TOKEN and is only ever put
-in the Authorization header. Exit status: 0 done (silence included), 1 GitHub refused or could not be
-reached, 2 bad input (no payload, a payload that does not fit, no token), 3 internal error.
+in the Authorization header; every line of the log passes through the one redactor
+(harness/answer/redact.py). Exit status: 0 done (silence included: an issue whose comments could not all be
+read in time gets no second answer), 1 GitHub refused or could not be reached, 2 bad input (no payload, a
+payload that does not fit, an issue number below 1, no token or one that no HTTP header can carry),
+3 internal error.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import sys
 from typing import Any
 
 from harness.answer import comment, event, github, reply
+from harness.answer.redact import redact
 from harness.inputs import InputError
 from harness.schema.envelope import DiagnoseDocument
 
@@ -66,42 +70,56 @@ def _outputs(values: dict[str, str]) -> None:
             f.writelines(f"{k}={v}\n" for k, v in values.items())
 
 
+def _log(line: str, error: bool = False, known: tuple[str, ...] = ()) -> None:
+    """One line of the workflow's log, which anyone who can read the repository's Actions reads: redacted."""
+    print(redact(line, known), file=sys.stderr if error else sys.stdout)
+
+
 def run(args: argparse.Namespace) -> int:
     path = args.event or os.environ.get("GITHUB_EVENT_PATH")
     if not path:
         raise InputError("bot: no event payload: pass --event FILE or set GITHUB_EVENT_PATH (GitHub Actions does)")
     name = args.event_name or os.environ.get("GITHUB_EVENT_NAME", "")
     if name and name not in event.ANSWERED:
-        print(f"refenv issue bot: silent: a {name} event is not one it answers (issues, issue_comment)")
+        _log(f"refenv issue bot: silent: a {event.valid_text(name)[:100]} event is not one it answers (issues, "
+             "issue_comment)")
         return 0
     ev = event.read(path, name)
     login = args.bot_login or os.environ.get("REFENV_BOT_LOGIN") or DEFAULT_LOGIN
     say = f"refenv issue bot: {ev.repository}#{ev.number}"
     if not ev.answered:
-        print(f"{say}: silent: {ev.name} {ev.action} is not an event it answers")
+        _log(f"{say}: silent: {ev.name} {ev.action} is not an event it answers")
         return 0
     if ev.pull_request or ev.author_is_bot or ev.author == login:
-        print(f"{say}: silent: {'a pull request' if ev.pull_request else 'written by a bot'}")
+        _log(f"{say}: silent: {'a pull request' if ev.pull_request else 'written by a bot'}")
         return 0
+    token = os.environ.get("GITHUB_TOKEN", "")
+    known = (token,) if token else ()
     client = None if args.dry_run else github.Client(os.environ.get("GITHUB_API_URL") or DEFAULT_API,
-                                                     ev.repository, os.environ.get("GITHUB_TOKEN", ""))
+                                                     ev.repository, token)
     doc = diagnose_text(ev.text(), f"issue #{ev.number}")
     body = render(ev, doc) if doc is not None else ""
     comments = None
     # An issue just opened has no earlier answer to follow: a quiet one needs no look (nor any request).
     if doc is not None and client is not None and not (ev.action == "opened" and reply.weight(doc) == reply.QUIET):
         try:
-            comments = client.comments(ev.number)
+            found = client.find_comment(ev.number, lambda c: reply.own_comment([c], login) is not None,
+                                        github.SEARCH_SECONDS)
+        except github.SearchTimedOut as exc:  # an answer may be further on: a second one would be wrong
+            _log(f"{say}: silent: {exc}", known=known)
+            _outputs({"action": reply.SILENT, "verdict": "", "confidence": ""})
+            return 0
         except github.GitHubError as exc:
-            print(f"{say}: {exc}", file=sys.stderr)
+            _log(f"{say}: {exc}", error=True, known=known)
             return 1
+        comments = [found] if found is not None else []
     plan = reply.plan(doc, body, comments, login, ev.labels, args.label_prefix)
     stated = doc is not None and comment.states_verdict(doc)
     diag = doc.diagnosis if doc is not None else None
     verdict = diag.verdict if stated and diag is not None else ""
     confidence = str((diag.assessment or {}).get("confidence", "")) if diag is not None else ""
     shown = f"{verdict}, {confidence} confidence" if verdict else f"no verdict: {confidence} confidence"
-    print(f"{say}: {plan.action}: {plan.why}" + (f" ({shown})" if doc is not None else ""))
+    _log(f"{say}: {plan.action}: {plan.why}" + (f" ({shown})" if doc is not None else ""), known=known)
     _outputs({"action": plan.action, "verdict": verdict, "confidence": confidence})
     if args.dry_run:
         if plan.body:
@@ -111,15 +129,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         if plan.action == reply.CREATE:
             made = client.create_comment(ev.number, plan.body)
-            print(f"{say}: comment {made.get('id')} posted")
+            _log(f"{say}: comment {made.get('id')} posted")
         elif plan.action == reply.UPDATE and plan.comment_id is not None:
             client.update_comment(plan.comment_id, plan.body)
-            print(f"{say}: comment {plan.comment_id} updated")
+            _log(f"{say}: comment {plan.comment_id} updated")
         for name in plan.remove_labels:
             client.remove_label(ev.number, name)
         if plan.add_labels:
             client.add_labels(ev.number, list(plan.add_labels))
     except github.GitHubError as exc:
-        print(f"{say}: {exc}", file=sys.stderr)
+        _log(f"{say}: {exc}", error=True, known=known)
         return 1
     return 0

@@ -6,7 +6,8 @@ reporter for; then the long parts folded in <details>. A low-confidence answer s
 what is not ruled out and asks for the commands that would settle it (a bot must not publish guesses).
 
 Everything taken from the report is quoted in code (mentions, links, images and HTML do nothing there),
-passed through `redact` (no credential or environment value is echoed) and cut to a bounded length.
+passed through `redact` (no credential or environment value is echoed) and only then cut to a bounded
+length; the whole comment then loses any piece of a secret the document holds (harness/answer/redact.py).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from harness.answer import markup
-from harness.answer.redact import redact
+from harness.answer.redact import redact, secrets_in
 from harness.schema import FAILING, OK, Diagnosis, Finding
 from harness.schema.envelope import DiagnoseDocument
 
@@ -74,7 +75,7 @@ def evidence_lines(doc: DiagnoseDocument) -> list[tuple[int, str, bool]]:
 def _quote_block(rows: list[tuple[int, str, bool]], where: Callable[[int], str]) -> list[str]:
     labels = [where(n) for n, _, _ in rows]
     width = max((len(label) for label in labels), default=0)
-    body = [f"{label.rjust(width)} | {markup.clip(redact(markup.clip(text, 2000)))}"
+    body = [f"{label.rjust(width)} | {markup.clip(redact(text))}"
             for label, (_, text, _) in zip(labels, rows)]  # noqa: B905 (zip(strict=) is Python 3.10+)
     return markup.code_block(body)
 
@@ -190,9 +191,13 @@ def render(doc: DiagnoseDocument, where: Callable[[int], str] = _line_label, mar
     if doc.error is not None:
         blocks.append([f"harness error: {markup.code(redact(doc.error.message))}"])
     footer_block = [f"<sub>{markup.escape(footer or 'refenv harness ' + doc.harness_version)}</sub>"]
-    text = _join([*blocks, *folded, footer_block])
+    # Each piece was redacted before it was cut or marked up; a piece of a secret cut elsewhere (a finding's
+    # evidence clipped by the reader) is found by the secrets of the whole document.
+    known = secrets_in(doc)
+    text = redact(_join([*blocks, *folded, footer_block]), known, shapes=False)
     if len(text) > MAX_CHARS:  # the folded parts go first: the answer itself always fits
-        text = _join([*blocks, ["<sub>(the folded details were left out: too long for one comment)</sub>"]])
+        short = _join([*blocks, ["<sub>(the folded details were left out: too long for one comment)</sub>"]])
+        text = redact(short, known, shapes=False)
     return text[:MAX_CHARS]
 
 

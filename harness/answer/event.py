@@ -10,6 +10,7 @@ the bot's questions adds to the issue, not replaces it). Each part is cut at Git
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,13 @@ from harness.inputs import InputError, load_json_file
 MAX_EVENT_BYTES = 32 << 20   # GitHub caps a webhook payload at 25 MB
 MAX_PART_CHARS = 65_536      # GitHub's limit on an issue's or a comment's body
 ANSWERED = {"issues": ("opened", "edited"), "issue_comment": ("created",)}
+# GitHub keeps at most 100 labels on an issue or pull request (its API refuses more: actions/labeler 4.2.0
+# release notes, "the GitHub API imposes a limit of 100 labels"); a payload listing more is not GitHub's.
+MAX_LABELS = 100
+MAX_LABEL_CHARS = 100        # a label's name is at most 50 characters on GitHub; anything longer is cut here
+MAX_NUMBER = 2**31 - 1       # issue numbers count up from 1 in each repository
+# A lone UTF-16 surrogate: JSON's \ud800 escape decodes to one, and no UTF-8 text can hold it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class EventError(InputError):
@@ -62,6 +70,11 @@ class Event:
         return part.label if part.label == "title" else f"{part.label} line {line - part.first_line + 1}"
 
 
+def valid_text(text: str) -> str:
+    """The text as valid Unicode: each lone surrogate (a JSON '\\ud800' no UTF-8 can encode) as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
 def _field(data: Any, path: str, kind: type, required: bool = True) -> Any:
     node = data
     for key in path.split("."):
@@ -70,7 +83,14 @@ def _field(data: Any, path: str, kind: type, required: bool = True) -> Any:
         return None
     if not isinstance(node, kind) or isinstance(node, bool) is not (kind is bool):
         raise EventError(f"the event payload: {path}: expected {kind.__name__}, got {type(node).__name__}")
-    return node
+    return valid_text(node) if isinstance(node, str) else node
+
+
+def _labels(data: Any) -> tuple[str, ...]:
+    """The issue's label names, as many as GitHub keeps on an issue (the rest of a longer list is not read)."""
+    found = _field(data, "issue.labels", list, required=False) or []
+    names = (x.get("name") for x in found[:MAX_LABELS] if isinstance(x, dict))
+    return tuple(valid_text(n)[:MAX_LABEL_CHARS] for n in names if isinstance(n, str))
 
 
 def cut(text: str, limit: int = MAX_PART_CHARS) -> tuple[str, bool]:
@@ -91,9 +111,12 @@ def parse(data: Any, name: str) -> Event:
         name = "issue_comment" if isinstance(data.get("comment"), dict) else "issues"
     action = _field(data, "action", str)
     number = _field(data, "issue.number", int)
+    if not 1 <= number <= MAX_NUMBER:
+        shown = number if abs(number) < 10**12 else "a larger number"
+        raise EventError(f"the event payload: issue.number: expected an issue number from 1 to {MAX_NUMBER}, "
+                         f"got {shown}")
     repository = _field(data, "repository.full_name", str)
-    labels = tuple(str(x.get("name")) for x in _field(data, "issue.labels", list, required=False) or []
-                   if isinstance(x, dict) and isinstance(x.get("name"), str))
+    labels = _labels(data)
     title = " ".join((_field(data, "issue.title", str, required=False) or "").split())
     body, issue_cut = cut(_field(data, "issue.body", str, required=False) or "")
     texts = [("title", title[:1000]), ("issue", body)]
@@ -109,7 +132,8 @@ def parse(data: Any, name: str) -> Event:
         line += normal.count("\n") + 1
     who = "comment.user" if name == "issue_comment" else "issue.user"
     user = _field(data, who, dict, required=False) or {}
-    return Event(name, action, repository, number, labels, str(user.get("login") or ""),
+    login = user.get("login")
+    return Event(name, action, repository, number, labels, valid_text(login) if isinstance(login, str) else "",
                  user.get("type") == "Bot", isinstance((data.get("issue") or {}).get("pull_request"), dict),
                  tuple(parts), issue_cut or comment_cut)
 

@@ -5,25 +5,36 @@ Endpoints (docs.github.com/rest, API version 2022-11-28): list an issue's commen
 `PATCH /repos/{owner}/{repo}/issues/comments/{id}`, add labels `POST /repos/{owner}/{repo}/issues/{number}/labels`
 and remove one `DELETE .../labels/{name}`. The API's base comes from GITHUB_API_URL (GitHub Enterprise
 Server has its own); the token goes in an `Authorization: Bearer` header and nowhere else, never into
-an error message. Answers are read up to a bound, like every other input.
+an error message: what GitHub answers is passed through the one redactor (harness/answer/redact.py), the
+token itself among the secrets it knows. Answers are read up to a bound, like every other input.
+
+The bot's own comment is looked for page by page (oldest first, 100 a page, the most GitHub serves) until it
+is found or the pages end, bounded by time rather than by a count of pages: an issue with 3,000 comments
+before the bot's still gets its one comment updated, never a second one.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from typing import Any, TypedDict, cast
 
+from harness.answer.redact import redact
 from harness.inputs import InputError, loads_json
 
 API_VERSION = "2022-11-28"
 MAX_ANSWER_BYTES = 16 << 20
-PER_PAGE = 100
-MAX_PAGES = 30          # 3,000 comments: past that the bot stops looking for its own
+PER_PAGE = 100          # the most the list endpoints serve a page (docs.github.com/rest, "per_page ... max 100")
+SEARCH_SECONDS = 300.0  # how long the bot looks through an issue's comments for its own
 _REPOSITORY = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
+# A token goes into an HTTP header, which holds visible ASCII only (RFC 9110 section 5.5; http.client refuses
+# other characters with an exception); GitHub's tokens are letters, digits and '_'.
+_TOKEN = re.compile(r"[\x21-\x7e]{1,4096}")
 
 
 class CommentUser(TypedDict, total=False):
@@ -43,6 +54,10 @@ class GitHubError(Exception):
     """GitHub refused or could not be reached; the message says which call and what GitHub said."""
 
 
+class SearchTimedOut(GitHubError):
+    """The issue's comments could not all be looked through in the time given."""
+
+
 class Client:
     """Issue comments and labels of one repository."""
 
@@ -53,8 +68,11 @@ class Client:
                              f"{api_url[:80]!r}")
         if not _REPOSITORY.fullmatch(repository):
             raise InputError(f"the repository: expected OWNER/NAME, got {repository[:80]!r}")
-        if not token or any(ch.isspace() for ch in token):
-            raise InputError("the token: expected a GitHub token (GITHUB_TOKEN), got none or one with spaces")
+        if not _TOKEN.fullmatch(token):
+            what = "none" if not token else "one longer than 4096 characters" if len(token) > 4096 else \
+                "one with a space, a control character or a character outside ASCII"
+            raise InputError(f"GITHUB_TOKEN: expected a GitHub token (visible ASCII characters, as GitHub issues "
+                             f"them), got {what}")
         self.base = api_url.rstrip("/")
         self.repo = repository
         self._token = token
@@ -75,10 +93,10 @@ class Client:
             with urllib.request.urlopen(request, timeout=self.timeout) as answer:
                 raw = answer.read(MAX_ANSWER_BYTES + 1)
         except urllib.error.HTTPError as exc:
-            raise GitHubError(f"GitHub answered {exc.code} to {where}: {_message(exc)}") from None
+            raise GitHubError(self._clean(f"GitHub answered {exc.code} to {where}: {_message(exc)}")) from None
         except (urllib.error.URLError, OSError) as exc:
             reason = getattr(exc, "reason", exc)
-            raise GitHubError(f"GitHub could not be reached for {where}: {reason}") from None
+            raise GitHubError(self._clean(f"GitHub could not be reached for {where}: {reason}")) from None
         if len(raw) > MAX_ANSWER_BYTES:
             raise GitHubError(f"GitHub's answer to {where} is longer than {MAX_ANSWER_BYTES} bytes")
         if not raw.strip():
@@ -86,19 +104,32 @@ class Client:
         try:
             return loads_json(raw.decode("utf-8", "replace"), f"GitHub's answer to {where}")
         except InputError as exc:
-            raise GitHubError(str(exc)) from None
+            raise GitHubError(self._clean(str(exc))) from None
 
-    def comments(self, number: int) -> list[IssueComment]:
-        """The issue's comments, oldest first, page by page up to MAX_PAGES (their fields checked where read)."""
-        found: list[IssueComment] = []
-        for page in range(1, MAX_PAGES + 1):
+    def _clean(self, message: str) -> str:
+        """A message for the log: one line, bounded, redacted (the token and every other secret taken out)."""
+        shown = redact(" ".join(message.split())[:400], known=(self._token,))
+        # A token too short for the 8-character pieces is still never shown whole.
+        return shown.replace(self._token, "[redacted]") if len(self._token) >= 4 else shown
+
+    def find_comment(self, number: int, wanted: Callable[[IssueComment], bool],
+                     seconds: float = SEARCH_SECONDS) -> IssueComment | None:
+        """The oldest comment of the issue that `wanted` takes, read page by page until it is found or the pages
+        end; SearchTimedOut when `seconds` pass first (their fields are checked where read)."""
+        deadline = time.monotonic() + seconds
+        page = 1
+        while True:
             batch = self._call("GET", f"/issues/{number}/comments?per_page={PER_PAGE}&page={page}")
             if not isinstance(batch, list):
                 raise GitHubError(f"GitHub's list of comments of issue {number} is not a list")
-            found.extend(cast(IssueComment, c) for c in batch if isinstance(c, dict))
-            if len(batch) < PER_PAGE:
-                break
-        return found
+            comments = [cast(IssueComment, c) for c in batch if isinstance(c, dict)]
+            found = next((c for c in comments if wanted(c)), None)
+            if found is not None or len(batch) < PER_PAGE:
+                return found
+            if time.monotonic() > deadline:
+                raise SearchTimedOut(f"the comments of issue {number} were not all read in {seconds:g} s "
+                                     f"({page * PER_PAGE} read)")
+            page += 1
 
     def create_comment(self, number: int, body: str) -> IssueComment:
         made = self._call("POST", f"/issues/{number}/comments", {"body": body})

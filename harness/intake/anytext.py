@@ -77,7 +77,10 @@ def read_lines(lines: list[Line]) -> ParsedReport:
     for reader in (installs, conda, images, labelled, prose):
         if reader.GATE.search(text.low):
             reader.read(b, lines)
-    platforms.read(b, lines, text)
+    # A dump's lines about the build ('Is XPU available: False', 'HIP runtime version: N/A') name other
+    # vendors' backends on every machine: the machine's clues are read from the other lines.
+    machine = [line for line in lines if line.number not in dump.build_lines] if dump.build_lines else lines
+    platforms.read(b, machine, Text(machine) if dump.build_lines else text)
     symptoms.read(b, lines, text)
     implied.read(b, with_capabilities=not is_dump)
     stated = [p for p in b.provenance if p.startswith(_STACK) and p not in b.inferred]

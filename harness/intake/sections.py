@@ -43,6 +43,14 @@ _ALIASES = {key.lower(): name for name, key in FIELDS}
 _ALIASES["version of relevant libraries"] = "libraries"  # seen in hand-edited reports
 # Fields whose value continues on the following lines.
 _BLOCKS = ("gpus", "cudnn", "cpu", "libraries")
+# Fields that say what the torch BUILD supports, not which GPU the machine has: every torch prints them
+# whatever it runs on ('ROCM used to build PyTorch: N/A', 'HIP runtime version: N/A', 'MIOpen runtime
+# version: N/A' on a CUDA or CPU wheel; 'Is XPU available: False' on any build without Intel's XPU backend,
+# torch/utils/collect_env.py get_env_info). Their words (ROCm, HIP, XPU) are no clue to the machine's GPU.
+BUILD_FIELDS = frozenset(("debug_build", "cuda_built", "rocm_built", "hip_runtime", "miopen", "xnnpack",
+                          "allocator_config", "cuda_module_loading"))
+# 'Is XPU available' speaks of the machine only when it is true (torch.xpu.is_available(): a device answered).
+_YES = ("true", "yes")
 
 _KEY_RE = re.compile(r"^([A-Za-z][A-Za-z0-9 _/().-]{0,45}?)\s*[:\uff1a]\s*(.*)$")
 _BARE_VERSION_RE = re.compile(r"^PyTorch version\s+(\d\S*)$", re.I)
@@ -67,6 +75,7 @@ class Dump:
     header: Line | None
     dumps: int                 # how many 'PyTorch version' lines: a report may paste two runs
     missing: tuple[str, ...]   # fields after the point where a truncated dump stops
+    build_lines: frozenset[int] = frozenset()  # the lines of fields about the build (BUILD_FIELDS), every dump's
 
 
 def match_key(text: str) -> tuple[str, str] | None:
@@ -91,6 +100,7 @@ def read_dump(lines: list[Line]) -> Dump:
     fields: dict[str, Field] = {}
     header = None
     dumps = 0
+    build: set[int] = set()
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -103,13 +113,15 @@ def read_dump(lines: list[Line]) -> Dump:
             continue
         name, value = found
         dumps += name == "torch_version"
+        if name in BUILD_FIELDS or (name == "xpu_available" and value.lower() not in _YES):
+            build.add(line.number)
         more: list[Line] = []
         if name in _BLOCKS:
             while i < len(lines) and _continues(name, lines[i]) and match_key(lines[i].text) is None:
                 more.append(lines[i])
                 i += 1
         fields.setdefault(name, Field(name, line, value, tuple(more)))
-    return Dump(fields, header, dumps, _missing(fields))
+    return Dump(fields, header, dumps, _missing(fields), frozenset(build))
 
 
 def _missing(fields: dict[str, Field]) -> tuple[str, ...]:

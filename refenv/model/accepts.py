@@ -24,9 +24,16 @@ NAME_MAX = 64
 
 # distribution/reference: [domain[:port]/]component(/component)*[:tag][@algorithm:hex]
 _DOMAIN = r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*(?::[0-9]{1,5})?"
+# The digest algorithms go-digest registers, each with its hex length (opencontainers/image-spec
+# descriptor.md, "Registered algorithms": sha256 and sha512; go-digest also sha384), lowercase hex only:
+# Docker refuses `app@md5:...` or a 32-hex sha256 before it asks any registry.
+DIGESTS = {"sha256": 64, "sha384": 96, "sha512": 128}
+_DIGEST = "|".join(f"{name}:[0-9a-f]{{{size}}}" for name, size in DIGESTS.items())
 IMAGE_RE = re.compile(rf"(?:{_DOMAIN}/)?{_COMPONENT}(?:/{_COMPONENT})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?"
-                      r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?")
-IMAGE_ALLOWED = "an image reference such as debian:bookworm-slim or registry.example/ns/python:3.11"
+                      rf"(?:@(?:{_DIGEST}))?")
+IMAGE_ALLOWED = ("an image reference such as debian:bookworm-slim, registry.example:5000/ns/python:3.11 or "
+                 "NAME@sha256:<64 hex digits> (a registry port from 1 to 65535)")
+_PORT_RE = re.compile(r":([0-9]{1,5})$")
 
 # A PEP 508 requirement without URLs or environment markers: a name, optional extras, optional versions.
 _PKG = r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?"
@@ -63,6 +70,9 @@ def image_reference(value: str, field: str) -> str:
     # otherwise it is a path component, which must be lowercase (distribution/reference).
     if slash and not ("." in first or ":" in first or first == "localhost") and not re.fullmatch(_COMPONENT, first):
         raise InputError(f"{field}: {shorten(value)} is not allowed; allowed: {IMAGE_ALLOWED}")
+    port = _PORT_RE.search(first) if slash else None
+    if port is not None and not 1 <= int(port.group(1)) <= 65535:
+        raise InputError(f"{field}: {shorten(value)}: port {port.group(1)} is not a TCP port (1 to 65535)")
     return value
 
 

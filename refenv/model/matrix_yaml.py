@@ -19,7 +19,7 @@ import yaml
 from harness import compat, inputs
 from harness.inputs import InputError, shorten
 from refenv.errors import MatrixError
-from refenv.model import accepts, yaml_tree
+from refenv.model import accepts, project_paths, yaml_tree
 from refenv.model.matrix import (
     DOCKERFILE,
     HOST_KINDS,
@@ -43,6 +43,7 @@ STR = "tag:yaml.org,2002:str"
 VERSION_RE = re.compile(r"[0-9]{1,4}\.[0-9]{1,4}\.[0-9]{1,4}")
 VARIANT_RE = re.compile(r"cpu|cu[0-9]{3,4}")
 PYTHON_RE = re.compile(r"3\.[0-9]{1,2}")
+BOOL = "tag:yaml.org,2002:bool"
 GPUS_RE = re.compile(r"all|none|device=[0-9]{1,3}(?:,[0-9]{1,3}){0,63}")
 # A fully qualified CDI device name, vendor/class=name (the CDI spec's rules; refenv/run/cdi_rules.py).
 CDI_NAME_RE = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?/[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,61}"
@@ -129,6 +130,11 @@ class _Reader:
         except InputError:
             raise self.fail(node, field, expected) from None
         return kind(str(value))
+
+    def boolean(self, node: yaml.Node, field: str) -> bool:
+        if not isinstance(node, yaml.ScalarNode) or node.tag != BOOL:
+            raise self.fail(node, field, f"expected true or false, got {_shown(node)}")
+        return str(node.value).lower() in ("true", "yes", "on", "y")
 
     def strings(self, node: yaml.Node, field: str) -> tuple[str, ...]:
         if not isinstance(node, yaml.SequenceNode):
@@ -241,19 +247,27 @@ def _base(r: _Reader, node: yaml.Node, field: str) -> Base:
 
 
 RECIPE_KEYS = ("torch", "variant", "python", "packages", "index_url", "base")
-TEAM_KEYS = ("image", "dockerfile", "context", "build_args")
+TEAM_KEYS = ("image", "dockerfile", "context", "build_args", project_paths.ALLOW)
 BUILD_ARG_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,100}")
-INTERPRETER_RE = re.compile(r"[A-Za-z0-9_.+][A-Za-z0-9_.+-]{0,63}|/[A-Za-z0-9_.+/-]{1,255}")
+# An image's Python: a command on its PATH or an absolute path, whose last name names an interpreter (python,
+# python3.12, python3.13t free-threaded, pypy3, a team's own wrapper such as team-python); no '.' or '..'
+# component, no option, and not in the kernel's or the devices' folders (/dev/null would 'run' and say nothing).
+_INTERPRETER_NAME = r"(?![.-])[A-Za-z0-9_.+-]{0,32}(?:python|pypy)[A-Za-z0-9_.+-]{0,32}"
+_COMPONENT_RE = r"(?!\.{1,2}/)[A-Za-z0-9_.+-]{1,64}"
+INTERPRETER_RE = re.compile(rf"{_INTERPRETER_NAME}|(?!/(?:dev|proc|sys)/)/(?:{_COMPONENT_RE}/){{0,16}}"
+                            rf"{_INTERPRETER_NAME}")
+INTERPRETER_HINT = ("the image's Python: a command on its PATH such as python3 or python3.12, or an absolute path "
+                    "such as /opt/conda/bin/python")
 
 
 def _environment(r: _Reader, node: yaml.Node, name: str, field: str, base: Base, root: Path) -> Environment:
     m = r.mapping(node, field, RECIPE_KEYS + TEAM_KEYS)
     if "image" in m or "dockerfile" in m:
         return _team_environment(r, node, m, name, field, base, root)
-    for key in ("context", "build_args"):
+    for key in ("context", "build_args", project_paths.ALLOW):
         if key in m:
-            raise r.fail(m[key], f"{field}.{key}", "only a dockerfile: environment takes a build context and "
-                         "build arguments")
+            raise r.fail(m[key], f"{field}.{key}", "only a dockerfile: environment takes a build context, "
+                         "build arguments and allow_outside")
     if "torch" not in m:
         raise r.fail(node, f"{field}.torch", "missing; the torch release, e.g. \"2.14.1\"")
     torch = r.string(m["torch"], f"{field}.torch", VERSION_RE, "a torch release such as \"2.14.1\"")
@@ -265,8 +279,7 @@ def _environment(r: _Reader, node: yaml.Node, name: str, field: str, base: Base,
         raise r.fail(m.get("variant", node), f"{field}.variant",
                      f"torch {compat.torch_series(torch)} has no {variant} build; it has "
                      f"{', '.join(release.variants)} (default CUDA {release.default_cuda})")
-    python = r.string(m["python"], f"{field}.python", PYTHON_RE, "a Python such as \"3.11\"") \
-        if "python" in m else "3.11"
+    python = _python(r, m["python"], f"{field}.python") if "python" in m else "3.11"
     # pip would read "-r/etc/passwd" or "--extra-index-url=..." as options: only requirements pass.
     packages = r.checked_strings(m["packages"], f"{field}.packages", accepts.requirement) if "packages" in m else ()
     index_url = r.check(m["index_url"], f"{field}.index_url", accepts.url) if "index_url" in m else None
@@ -283,18 +296,19 @@ def _team_environment(r: _Reader, node: yaml.Node, m: dict[str, yaml.Node], name
         if key in m:
             raise r.fail(m[key], f"{field}.{key}", "an image or dockerfile environment takes its torch, CUDA and "
                          "packages from the image itself: remove this key")
-    interpreter = r.string(m["python"], f"{field}.python", INTERPRETER_RE,
-                           "the image's Python: a command on its PATH such as python3, or an absolute path such as "
-                           "/opt/conda/bin/python", 256) if "python" in m else "python3"
+    interpreter = r.string(m["python"], f"{field}.python", INTERPRETER_RE, INTERPRETER_HINT, 1100) \
+        if "python" in m else "python3"
     if "image" in m:
-        for key in ("context", "build_args"):
+        for key in ("context", "build_args", project_paths.ALLOW):
             if key in m:
                 raise r.fail(m[key], f"{field}.{key}", "only a dockerfile: environment is built: an image: is used as "
                              "it is")
         ref = r.check(m["image"], f"{field}.image", accepts.image_reference)
         return Environment(name, "", "", "", base=base, team=TeamImage(IMAGE, image=ref, interpreter=interpreter))
-    dockerfile = _existing(r, m["dockerfile"], f"{field}.dockerfile", root, folder=False)
-    context = _existing(r, m["context"], f"{field}.context", root, folder=True) if "context" in m \
+    outside = r.boolean(m[project_paths.ALLOW], f"{field}.{project_paths.ALLOW}") if project_paths.ALLOW in m \
+        else False
+    dockerfile = _inside(r, m["dockerfile"], f"{field}.dockerfile", root, False, outside)
+    context = _inside(r, m["context"], f"{field}.context", root, True, outside) if "context" in m \
         else str(Path(dockerfile).parent)
     args: list[tuple[str, str]] = []
     if "build_args" in m:
@@ -307,16 +321,27 @@ def _team_environment(r: _Reader, node: yaml.Node, m: dict[str, yaml.Node], name
         DOCKERFILE, dockerfile=dockerfile, context=context, build_args=tuple(args), interpreter=interpreter))
 
 
-def _existing(r: _Reader, node: yaml.Node, field: str, root: Path, folder: bool) -> str:
-    """A file (or folder) named relative to the matrix file's folder, which must exist."""
-    text = r.string(node, field, max_len=1000)
-    if not text.strip() or not text.isprintable():
-        raise r.fail(node, field, f"expected a {'folder' if folder else 'file'} path, got {shorten(text)}")
-    path = (root / text).resolve()
-    ok = path.is_dir() if folder else path.is_file()
-    if not ok:
-        raise r.fail(node, field, f"{shorten(text)} is not a {'folder' if folder else 'file'} (looked for {path})")
-    return str(path)
+def _inside(r: _Reader, node: yaml.Node, field: str, root: Path, folder: bool, allow_outside: bool) -> str:
+    """A file (or folder) named relative to the matrix file's folder: it exists, and it resolves inside that
+    folder unless allow_outside (refenv/model/project_paths.py)."""
+    text = r.string(node, field, max_len=project_paths.PATH_MAX)
+    try:
+        return project_paths.inside(text, root, folder, allow_outside)
+    except InputError as exc:
+        raise r.fail(node, field, str(exc)) from None
+
+
+def _python(r: _Reader, node: yaml.Node, field: str) -> str:
+    """A Python that exists for torch: from the oldest any torch release in refenv's tables supports to the
+    newest (harness/data/compat.json's per-release [min, max]); '3.99' or '3.5' has no torch wheel to install."""
+    text = r.string(node, field, PYTHON_RE, "a Python such as \"3.11\"")
+    releases = compat.load().torch_releases.values()
+    low = min((rel.python_min for rel in releases), key=compat.parse_version)
+    high = max((rel.python_max for rel in releases), key=compat.parse_version)
+    if not compat.parse_version(low) <= compat.parse_version(text) <= compat.parse_version(high):
+        raise r.fail(node, field, f"Python {text}: no torch release in refenv's tables is built for it; torch "
+                     f"wheels exist for Python {low} to {high}")
+    return text
 
 
 def _default_variant(r: _Reader, node: yaml.Node, field: str, torch: str) -> str:
@@ -357,17 +382,36 @@ def _host(r: _Reader, node: yaml.Node, name: str, field: str) -> Host:
 
 
 SLURM_FIELDS = ("constraint", "gres", "partition", "account")
-GRES_RE = re.compile(r"^[a-z][a-z0-9_]*(:[A-Za-z0-9_.\-]+)?(:\d+)?$")
-LABEL_KEY_RE = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
-                          r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
-LABEL_VALUE_RE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
+# Every placement value reaches sbatch or the Kubernetes API as an argument: each is matched whole
+# (fullmatch: no trailing newline, which `$` lets through) and bounded.
+# sbatch(1): --gres name[[:type]:count]; --partition and --account a name or a comma-separated list of names;
+# --constraint features joined by & (and), | (or), [..] (matching OR), *N (count), ( ) and ! (not).
+GRES_RE = re.compile(r"[a-z][a-z0-9_]{0,31}(?::[A-Za-z0-9_.-]{1,64})?(?::[0-9]{1,4})?")
+SLURM_NAME_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}(?:,[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}){0,15}")
+CONSTRAINT_RE = re.compile(r"[A-Za-z0-9_.:&|()\[\]*!-]{1,256}")
+SLURM_PATTERNS = {
+    "constraint": (CONSTRAINT_RE, "Slurm features such as 'a100&ib' or '[rack1|rack2]' (letters, digits, _ . : "
+                   "and the operators & | [ ] ( ) * !)"),
+    "gres": (GRES_RE, "a GRES such as 'gpu:1' or 'gpu:h100:2'"),
+    "partition": (SLURM_NAME_RE, "a partition name such as 'gpu', or a comma-separated list of them"),
+    "account": (SLURM_NAME_RE, "an account name such as 'ml-team'"),
+}
+# Kubernetes labels (kubernetes.io, "Labels and Selectors: syntax and character set"): a key is an optional
+# DNS-subdomain prefix (253 characters at most) and '/', then a name of at most 63; a value at most 63.
+_DNS_LABEL = r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?"
+LABEL_KEY_RE = re.compile(rf"(?:(?=[a-z0-9.-]{{1,253}}/){_DNS_LABEL}(?:\.{_DNS_LABEL})*/)?"
+                          r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?")
+LABEL_VALUE_RE = re.compile(r"(?:[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?")
+NAMESPACE_RE = re.compile(_DNS_LABEL)  # a namespace is a DNS label (RFC 1123)
+MAX_SELECTOR = 32       # node_selector entries
+# GPUs a pod asks for: no node holds more than 16 (DGX and HGX boards hold 8; the largest boards 16).
+MAX_GPUS = 16
+MAX_DEVICES = 64        # CDI devices one scenario names
 
 
 def _slurm(r: _Reader, node: yaml.Node, field: str) -> SlurmPlacement:
     m = r.mapping(node, field, SLURM_FIELDS)
-    values = {k: r.string(m[k], f"{field}.{k}") for k in SLURM_FIELDS if k in m}
-    if "gres" in values and not GRES_RE.match(values["gres"]):
-        raise r.fail(m["gres"], f"{field}.gres", "a GRES such as 'gpu:1' or 'gpu:h100:2'")
+    values = {k: r.string(m[k], f"{field}.{k}", *SLURM_PATTERNS[k]) for k in SLURM_FIELDS if k in m}
     return SlurmPlacement(**values)
 
 
@@ -375,18 +419,26 @@ def _kubernetes(r: _Reader, node: yaml.Node, field: str) -> KubePlacement:
     m = r.mapping(node, field, ("node_selector", "gpus", "namespace"))
     selector: list[tuple[str, str]] = []
     if "node_selector" in m:
-        for key, value in r.mapping(m["node_selector"], f"{field}.node_selector").items():
-            text = r.string(value, f"{field}.node_selector.{key}", hint="(quote numbers: \"535\")")
-            if not LABEL_KEY_RE.match(key) or not LABEL_VALUE_RE.match(text):
-                raise r.fail(value, f"{field}.node_selector.{key}", "a Kubernetes label key and value "
-                             "(e.g. nvidia.com/cuda.driver.major: \"535\")")
+        entries = r.entries(m["node_selector"], f"{field}.node_selector")
+        if len(entries) > MAX_SELECTOR:
+            raise r.fail(m["node_selector"], f"{field}.node_selector", f"{len(entries)} labels; a selector holds at "
+                         f"most {MAX_SELECTOR}")
+        for key, (key_node, value) in entries.items():
+            text = r.string(value, f"{field}.node_selector.{_as_field(key)}", hint="(quote numbers: \"535\")")
+            if not LABEL_KEY_RE.fullmatch(key):
+                raise r.fail(key_node, f"{field}.node_selector.{_as_field(key)}", "a Kubernetes label key such as "
+                             "nvidia.com/cuda.driver.major (an optional DNS prefix and '/', then a name of at most "
+                             "63 letters, digits, '-', '_' and '.')")
+            if not LABEL_VALUE_RE.fullmatch(text):
+                raise r.fail(value, f"{field}.node_selector.{key}", "a Kubernetes label value (at most 63 letters, "
+                             "digits, '-', '_' and '.', e.g. \"535\")")
             selector.append((key, text))
     d = KubePlacement()
     return KubePlacement(
         node_selector=tuple(selector),
-        gpus=r.number(m["gpus"], f"{field}.gpus", int, 0) if "gpus" in m else d.gpus,
-        namespace=r.string(m["namespace"], f"{field}.namespace", LABEL_VALUE_RE, "a namespace name")
-        if "namespace" in m else d.namespace)
+        gpus=r.number(m["gpus"], f"{field}.gpus", int, 0, MAX_GPUS) if "gpus" in m else d.gpus,
+        namespace=r.string(m["namespace"], f"{field}.namespace", NAMESPACE_RE, "a namespace name (a DNS label: "
+                           "lowercase letters, digits and '-', at most 63)") if "namespace" in m else d.namespace)
 
 
 def _scenario(r: _Reader, node: yaml.Node, name: str, field: str) -> Scenario:
@@ -395,9 +447,18 @@ def _scenario(r: _Reader, node: yaml.Node, name: str, field: str) -> Scenario:
     if "devices" in m:
         if not isinstance(m["devices"], yaml.SequenceNode) or not m["devices"].value:
             raise r.fail(m["devices"], f"{field}.devices", "expected a list of CDI names, e.g. [nvidia.com/gpu=all]")
-        devices = tuple(r.string(item, f"{field}.devices[{i}]", CDI_NAME_RE, "a CDI device name vendor/class=name "
-                                 "such as nvidia.com/gpu=all, nvidia.com/gpu=0 or nvidia.com/gpu=GPU-<uuid>")
-                        for i, item in enumerate(m["devices"].value))
+        if len(m["devices"].value) > MAX_DEVICES:
+            raise r.fail(m["devices"], f"{field}.devices", f"{len(m['devices'].value)} devices; a scenario names at "
+                         f"most {MAX_DEVICES} (nvidia.com/gpu=all names every GPU at once)")
+        seen: dict[str, int] = {}
+        for i, item in enumerate(m["devices"].value):
+            device = r.string(item, f"{field}.devices[{i}]", CDI_NAME_RE, "a CDI device name vendor/class=name such "
+                              "as nvidia.com/gpu=all, nvidia.com/gpu=0 or nvidia.com/gpu=GPU-<uuid>")
+            if device in seen:
+                raise r.fail(item, f"{field}.devices[{i}]", f"{device} is named twice (first as "
+                             f"devices[{seen[device]}])")
+            seen[device] = i
+        devices = tuple(seen)
     gpus = r.string(m["gpus"], f"{field}.gpus", GPUS_RE, "'all', 'none' or 'device=0,1'") if "gpus" in m \
         else "none" if devices else "all"
     if devices and gpus != "none":

@@ -11,6 +11,7 @@ from dataclasses import replace
 from typing import TypeVar
 
 from harness import catalogue
+from harness.answer.redact import redact, secrets_in
 from harness.facts import torch_of
 from harness.schema import OK, worst
 from harness.schema.envelope import CellDocument, Envelope, Failed, MemorySection, ProbesSection
@@ -36,11 +37,17 @@ def observed_of(doc: CellDocument) -> Observed | None:
     if diag is None:
         return None
     torch = torch_of(doc.diagnosis.facts if doc.diagnosis else None)
+    # The run document and the reports made from it are read by people and may be made public: what the
+    # container said passes the one redaction boundary (harness/answer/redact.py).
+    known = secrets_in(doc.diagnosis)
+    message = catalogue.torch_message(torch.get("init_warning"), torch.get("init_error"))
     return Observed(
         verdict=diag.verdict, verdicts=diag.failing_verdicts, simulated=diag.simulated,
         is_available=torch.get("is_available"), device_count=torch.get("device_count"),
-        torch_message=catalogue.torch_message(torch.get("init_warning"), torch.get("init_error")),
-        findings=diag.findings,
+        torch_message=None if message is None else redact(message, known),
+        findings=tuple(replace(f, title=redact(f.title, known), evidence=tuple(redact(e, known) for e in f.evidence),
+                               remediation=tuple(redact(r, known) for r in f.remediation))
+                       for f in diag.findings),
     )
 
 

@@ -57,8 +57,10 @@ def team_run(engine: Engine, env_builds: dict[str, EnvBuild], default_matrix: Ma
     matrix = small_matrix(
         [CU130], ["none", "r580", "r535"], {"gpu": {"gpus": "all"}}, run=DIAGNOSIS_ONLY,
         extra_envs={"team-image": {"image": PLAIN, "python": "/usr/local/bin/team-python"},
+                    # The Dockerfile lives in a temporary folder, outside the project of the matrix: allowed
+                    # by name (refenv/model/project_paths.py).
                     "team-dockerfile": {"dockerfile": str(work / "mismatch" / "Dockerfile"),
-                                        "build_args": {"BASE": base}},
+                                        "build_args": {"BASE": base}, "allow_outside": True},
                     # refenv's bootstrapped base: Debian's Python, no torch
                     "no-torch": {"image": bootstrap_tag(default_matrix.environment(CU130).base.bootstrap)}})
     outcome = run_grid(matrix, work / "results", use_cache=True)

@@ -38,6 +38,7 @@ class State:
     labels: dict[int, list[str]] = field(default_factory=dict)
     requests: list[Request] = field(default_factory=list)
     refuse: int | None = None           # answer every call with this status (e.g. 403)
+    refuse_message: str = "Resource not accessible by integration"  # GitHub's `message` in that answer
     next_id: int = 1000
 
     def add_comment(self, number: int, body: str, login: str = BOT) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def _handler(state: State) -> type[BaseHTTPRequestHandler]:
             if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                 return self._answer(401, {"message": "Bad credentials"})
             if state.refuse:
-                return self._answer(state.refuse, {"message": "Resource not accessible by integration"})
+                return self._answer(state.refuse, {"message": state.refuse_message})
             route = self.command, parts.path
             m = re.fullmatch(r"/repos/o/r/issues/(\d+)/comments", parts.path)
             if m and self.command == "GET":

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # refenv's rooms from the ground up: a room may import its own floor and the floors below, never above.
 # errors and paths are refenv's foundations; the model holds the data every stage reads; the build makes
 # images through a narrow protocol; the engines run containers (and build through the builders); the
-# reports read only the model; the run drives them all; reproduce, publish and fleet are jobs over a run.
+# reports read only the model; the run drives them all; reproduce, publish and fleet are jobs over a run; the
+# program (cli) runs the tasks over them all.
 FLOORS = {
     "refenv": 0, "refenv.errors": 0, "refenv.paths": 0,
     "refenv.model": 1, "refenv.readiness": 1, "refenv.ship": 1,
@@ -26,6 +27,7 @@ FLOORS = {
     "refenv.engines": 3,
     "refenv.run": 4,
     "refenv.reproduce": 5, "refenv.publish": 5, "refenv.fleet": 5,
+    "refenv.cli": 6,
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from invoke.exceptions import Exit
 
 import tasks
 from refenv import reproduce
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def exit_of(task: object, **kwargs: object) -> Exit:
@@ -80,3 +83,54 @@ def test_fleet_too_exits_3_on_an_unforeseen_exception(monkeypatch: pytest.Monkey
     monkeypatch.setattr(probe, "probe_nodes", broken)
     err = exit_of(tasks.fleet, matrix=str(tasks.ROOT / "matrix.yaml"), results=str(tmp_path))
     assert err.code == tasks.EXIT_INTERNAL and str(err.message).startswith("refenv: internal error: KeyError")
+
+
+# ---- usage errors through the program itself (refenv/cli.py: what `./go invoke` and `refenv` run) ----------
+
+def run_program(*words: str) -> subprocess.CompletedProcess[str]:
+    """invoke's parser and program for real, in a subprocess over the checkout's tasks.py."""
+    return subprocess.run([sys.executable, "-m", "refenv.cli", "--as", "invoke", *words], cwd=ROOT, text=True,
+                          capture_output=True, timeout=120, check=False)
+
+
+@pytest.mark.parametrize(("words", "task", "phrase"), [
+    (["matrix", "--engine"], "matrix", "--engine needs a value"),
+    (["matrix", "--engine", "docker", "--engine", "podman"], "matrix", "--engine is given twice"),
+    (["matrix", "--engine=docker", "-n", "podman"], "matrix", "is given twice"),
+    (["matrix", "--dry-run", "--dry-run"], "matrix", "--dry-run is given twice"),
+    (["matrix", "--no-such-flag"], "matrix", "No idea what '--no-such-flag' is"),
+    (["run"], "run", "did not receive required positional arguments"),
+    (["no-such-task"], None, "No idea what 'no-such-task' is"),
+    (["--no-such-core-flag"], None, "No idea what '--no-such-core-flag' is"),
+])
+def test_a_usage_error_exits_2_with_the_usage_line(words: list[str], task: str | None, phrase: str) -> None:
+    done = run_program(*words)
+    assert done.returncode == 2, done.stderr
+    assert phrase in done.stderr and "Traceback" not in done.stderr
+    usage = f"Usage: invoke [--core-opts] {task or 'TASK'} [--options]"
+    assert usage in done.stderr
+
+
+def test_the_program_lists_the_tasks_and_exits_0() -> None:
+    done = run_program("--list")
+    assert done.returncode == 0 and "matrix" in done.stdout
+
+
+def test_a_list_flag_may_repeat_and_a_value_may_look_like_a_task() -> None:
+    from invoke.collection import Collection
+
+    from refenv.cli import repeated
+
+    contexts = {c.name: c for c in Collection.from_module(tasks).to_contexts() if c.name}
+    assert repeated(["matrix", "--env", "a", "--env", "b", "--host=r5*", "--host", "x"], contexts) is None
+    assert repeated(["matrix", "--matrix", "run", "--engine", "docker"], contexts) is None  # 'run' is a value
+    assert repeated(["matrix", "--dry-run", "run", "--rerun", "e", "h", "s", "--rerun"], contexts) == ("run", "--rerun")
+    assert repeated(["matrix", "--", "--dry-run", "--dry-run"], contexts) is None
+
+
+def test_the_refenv_command_is_the_same_program() -> None:
+    script = Path(sys.executable).parent / "refenv"
+    assert script.is_file(), "the refenv console script (pyproject [project.scripts]) is installed with the project"
+    done = subprocess.run([str(script), "matrix", "--engine"], cwd=ROOT, text=True, capture_output=True, timeout=120,
+                          check=False)
+    assert done.returncode == 2 and "Usage: refenv [--core-opts] matrix" in done.stderr

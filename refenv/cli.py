@@ -1,0 +1,119 @@
+"""`refenv` (and `./go invoke`): invoke's own program over the project's tasks.py, whose usage errors exit 2.
+
+Exit codes mean the same everywhere (tasks.py): 1 is a result that is not good (cells that disagree, a run
+that did not go as planned), 2 is bad input. invoke's own program exits 1 on every parser error, so a CI
+would read `invoke matrix --engine` (no value) as a failed matrix. This program is invoke's `Program`
+(pyinvoke docs, "Reusing Invoke's CLI module as a distinct binary") with two changes: a parser error (an
+unknown flag or task, a flag without its value, a value for a flag that takes none, a missing positional
+argument) exits 2 with the task's usage line, and a flag given twice in one task is such an error too
+(invoke keeps the last of a switch silently, and reads a second value as a task); flags that take a list
+(`--env a --env b`) may repeat.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+from invoke import __version__ as invoke_version
+from invoke.exceptions import Exit, ParseError
+from invoke.parser.argument import Argument
+from invoke.parser.context import ParserContext
+from invoke.program import Program as InvokeProgram
+
+USAGE_ERROR = 2
+# invoke's parser names a flag by its repr ('Flag <Argument: engine (n)> needed value ...').
+_ARGUMENT = re.compile(r"<\w*Argument: ([\w-]+)[^>]*>")
+
+
+def flag_name(name: str) -> str:
+    """'--dry-run' for the argument dry_run, '-e' for a one-letter name (invoke's own spelling of them)."""
+    dashed = name.replace("_", "-")
+    return f"-{dashed}" if len(dashed) == 1 else f"--{dashed}"
+
+
+def _message(exc: ParseError) -> str:
+    """invoke's parser message, its flags named as they are typed ('--engine', not '<Argument: engine (n)>')."""
+    text = _ARGUMENT.sub(lambda m: flag_name(m.group(1)), str(exc))
+    text = text.removeprefix("Flag ")
+    return text.replace("needed value and was not given one!", "needs a value").rstrip("!")
+
+
+def _lookup(flags: Any, flag: str) -> Argument | None:
+    """The argument a flag names, its aliases ('-n' for '--engine') included (invoke's Lexicon resolves them on
+    indexing, not on get)."""
+    if flag not in flags:
+        return None
+    found = flags[flag]
+    return found if isinstance(found, Argument) else None
+
+
+def repeated(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple[str, str] | None:
+    """(task, flag) for the first flag given twice in one task's part of the command line, where the flag takes
+    one value or none (invoke would keep the last, or read the second's value as a task); None when none is.
+    A list flag (--env a --env b) repeats freely; everything after `--` is the task's own."""
+    current: ParserContext | None = None
+    seen: set[int] = set()
+    skip = False
+    for token in tokens:
+        if skip:
+            skip = False
+            continue
+        if token == "--":
+            break
+        flag = token.split("=", 1)[0]
+        argument = None if current is None else _lookup(current.flags, flag) or _lookup(current.inverse_flags, flag)
+        if argument is not None:
+            if argument.kind is not list and not argument.incrementable:
+                if id(argument) in seen:
+                    return str(current.name if current else ""), flag
+                seen.add(id(argument))
+            skip = current is not None and argument.takes_value and "=" not in token and not argument.optional \
+                and flag in current.flags
+        elif token in contexts:
+            current, seen = contexts[token], set()
+    return None
+
+
+class Program(InvokeProgram):
+    """invoke's program, its parser errors exiting 2 with the usage line of the task they are in."""
+
+    def _usage(self, name: str | None, message: str) -> Exit:
+        where = f"{self.binary} {name}" if name else self.binary
+        usage = (f"Usage: {self.binary} [--core-opts] {name} [--options] (`{self.binary} --help {name}` lists them)"
+                 if name else f"Usage: {self.binary} [--core-opts] TASK [--options] (`{self.binary} --list` lists "
+                 "the tasks)")
+        return Exit(f"{where}: {message}\n{usage}", code=USAGE_ERROR)
+
+    def parse_core(self, argv: list[str] | None) -> None:
+        try:
+            super().parse_core(argv)
+        except ParseError as exc:
+            raise self._usage(getattr(exc.context, "name", None), _message(exc)) from None
+
+    def parse_tasks(self) -> None:
+        contexts: dict[str, ParserContext] = {}
+        for context in self.collection.to_contexts(ignore_unknown_help=self.config.tasks.ignore_unknown_help):
+            contexts.update({name: context for name in (context.name, *context.aliases) if name})
+        twice = repeated(list(self.core.unparsed), contexts)
+        if twice is not None:
+            raise self._usage(twice[0], f"{twice[1]} is given twice; give it once")
+        try:
+            super().parse_tasks()
+        except ParseError as exc:
+            raise self._usage(getattr(exc.context, "name", None), _message(exc)) from None
+
+
+def main(argv: list[str] | None = None, binary: str = "refenv") -> None:
+    """The program over the tasks.py of the working folder (or a parent), as invoke finds it."""
+    Program(name="refenv", binary=binary, version=f"invoke {invoke_version}").run(argv)
+
+
+if __name__ == "__main__":
+    # `python -m refenv.cli [--as NAME] ...`: ./go runs it as `invoke`, so its usage lines say what was typed.
+    args = sys.argv[1:]
+    shown = "refenv"
+    if args[:1] == ["--as"] and len(args) > 1:
+        shown, args = args[1], args[2:]
+    main([shown, *args], binary=shown)

@@ -18,14 +18,14 @@ EXIT_PIPE_CLOSED = 141  # as a shell reports a writer that SIGPIPE ended
 # Each command lives in its own module, which exposes `register(subparsers)`; the parser it adds
 # sets `func(args) -> int`. None imports torch at import time.
 COMMANDS = {
-    "diagnose": "harness.diagnose",
-    "stack": "harness.stack_cli",
-    "probe": "harness.probe_cli",
-    "roofline": "harness.roofline_cli",
-    "memory": "harness.memory_cli",
-    "cell": "harness.cell",
-    "measure": "harness.measure",
-    "bot": "harness.answer.bot",
+    "diagnose": "harness.commands.diagnose",
+    "stack": "harness.commands.stack",
+    "probe": "harness.commands.probe",
+    "roofline": "harness.commands.roofline",
+    "memory": "harness.commands.memory",
+    "cell": "harness.commands.cell",
+    "measure": "harness.commands.measure",
+    "bot": "harness.commands.bot",
 }
 
 

@@ -13,7 +13,7 @@ sys.path.insert(0, "/refenv/refenv-diagnose.pyz")
 
 from harness.answer.comment import render as render_comment
 from harness.answer.redact import redact, secrets_in
-from harness.diagnose import diagnose_report, public_text
+from harness.commands.diagnose import diagnose_report, public_text
 from harness.intake import ReportError
 from harness.launcher import version_line
 

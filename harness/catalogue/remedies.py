@@ -194,7 +194,7 @@ def _check_hardware(r: Remedy) -> list[str]:
 
 
 def _install_matching(r: Remedy) -> list[str]:
-    from harness.stack.advice import matching  # the pairing table is read only when a stack fix is rendered
+    from harness.catalogue.matching import matching  # the pairing table is read only when a stack fix is rendered
 
     return matching(r)
 def _restore_device_access(r: Remedy) -> list[str]:

@@ -9,8 +9,8 @@ import platform
 import re
 import socket
 
-from harness import external
 from harness.facts import HostFacts, SmiFact, VisibilityFacts
+from harness.gather import external
 
 PROC_VERSION = "/proc/driver/nvidia/version"
 _MODULE_RE = re.compile(r"Kernel Module\s+(?:for\s+\S+\s+)?(\d+\.\d+(?:\.\d+)?)")

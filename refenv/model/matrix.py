@@ -121,7 +121,7 @@ class Scenario:
         return dict(self.env)
 
 
-MODES = ("quick", "full", "off")  # of run.probes and run.memory_check (harness/measure.py's --probes, --memory)
+MODES = ("quick", "full", "off")  # of run.probes and run.memory_check (`harness measure --probes/--memory`)
 
 
 @dataclass(frozen=True)

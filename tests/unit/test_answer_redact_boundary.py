@@ -21,10 +21,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from harness.answer import bot, event
+from harness.answer import event
 from harness.answer.comment import render
 from harness.answer.redact import PIECE, REDACTED, SHAPES, redact
-from harness.diagnose import diagnose_report, judge_report, public_text
+from harness.commands import bot
+from harness.commands.diagnose import diagnose_report, judge_report, public_text
 from harness.intake import ReportError, load_report
 from harness.schema.envelope import CellDocument
 from refenv.run.judge import observed_of

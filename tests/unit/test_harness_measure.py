@@ -1,4 +1,4 @@
-"""`python -m harness measure` (harness/measure.py) on this machine: the CPU measured, a GPU honestly waived
+"""`python -m harness measure` (harness/commands/measure.py) on this machine: the CPU measured, a GPU honestly waived
 where torch has none, a document the host judges (refenv.run.measurements)."""
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def test_garbage_never_raises_anything_else() -> None:
 def test_diagnose_exit_codes_tell_bad_input_from_a_bug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     from harness import __main__ as cli
-    from harness import diagnose
+    from harness.commands import diagnose
 
     empty = tmp_path / "empty.txt"
     empty.write_text("")

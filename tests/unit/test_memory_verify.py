@@ -119,7 +119,7 @@ def test_a_case_that_could_not_be_measured_is_an_error_not_a_disagreement(monkey
 
 
 def test_the_command_modules_do_not_import_torch() -> None:
-    code = ("import sys, harness.memory_cli, harness.memory.verify, harness.memory.probe_model, "
+    code = ("import sys, harness.commands.memory, harness.memory.verify, harness.memory.probe_model, "
             "harness.memory.measure_step, harness.memory.verify_dist, harness.memory.verify_infer, "
             "harness.memory.peak, harness.memory.alloc_trace, harness.memory.verify_sections, "
             "harness.memory.verify_hf; print('torch' in sys.modules)")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from harness.stack import pairing
+from harness.catalogue import pairing
 
 RAW: dict[str, Any] = json.loads(pairing.DATA_FILE.read_text(encoding="utf-8"))
 

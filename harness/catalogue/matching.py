@@ -4,14 +4,14 @@ Parameters: `dist` (the distribution), `torch` and `torch_cuda` (the torch prese
 for another torch; `cuda`: for another CUDA; `per_cuda`: no library for torch's CUDA; `requirement`: a pin not
 met, with `wanted` and `by`; `arch`: no code for a GPU, with `capability`; `reinstall`: installed twice), and
 `have` (what it has). The
-matching release comes from the pairing table (harness/stack/pairing.py) where it has one.
+matching release comes from the pairing table (harness/catalogue/pairing.py) where it has one.
 """
 
 from __future__ import annotations
 
 from harness import compat
+from harness.catalogue import pairing
 from harness.schema import Remedy
-from harness.stack import pairing
 
 
 def _source(words: str) -> str:

@@ -132,7 +132,7 @@ def public_text(doc: DiagnoseDocument) -> str:
     """The text diagnosis as a person reads it (and may paste anywhere): secrets redacted by the one boundary
     (harness/answer/redact.py), pieces of them clipped anywhere in the document included."""
     from harness.answer.redact import redact, secrets_in
-    from harness.diagnosis_text import render_diagnosis
+    from harness.diagnosis.text import render_diagnosis
 
     return redact(render_diagnosis(doc), secrets_in(doc))
 

@@ -7,10 +7,9 @@ import math
 import sys
 from typing import Any
 
-from harness import model_flags
 from harness.gpus import specs
 from harness.inputs import InputError, dumps_json, finite_or_null, float_arg, int_arg, label, load_json_file, shorten
-from harness.memory import inference
+from harness.memory import flags, inference
 from harness.memory.params import count_params
 from harness.memory.shape import BareModel, MemoryInputError
 from harness.probe import accounting, results, roofline
@@ -76,8 +75,8 @@ def register(subparsers: Any) -> None:
     dec = ops.add_parser("decode", help="one LLM decode step (every weight and the KV cache read once per step)",
                          description="The model as `memory` takes it (--model, --config or --params) with --batch "
                          "sequences of --context tokens; the KV cache is counted as `memory --mode infer` counts it.")
-    model_flags.add_model(dec)
-    model_flags.add_serving(dec, weights=None)
+    flags.add_model(dec)
+    flags.add_serving(dec, weights=None)
     dec.add_argument("--dtype", choices=("fp32", "bf16", "fp16", "fp8"), default="bf16",
                      help="the compute roof (and the weights' precision unless --weights says)")
     dec.add_argument("--kv-bytes", type=float_arg(0, MAX_BYTES), default=None,
@@ -104,7 +103,7 @@ def _operation(args: argparse.Namespace) -> roofline.Operation:
 def decode_step(args: argparse.Namespace) -> roofline.Operation:
     """A decode step of the model the options name: weights at their precision and the KV cache of --batch
     sequences of --context tokens, both from harness.memory.inference as `memory` counts them."""
-    model = model_flags.model_of(args)
+    model = flags.model_of(args)
     precision = args.weights or (args.dtype if args.dtype in inference.WEIGHT_PRECISIONS else None)
     if isinstance(model, BareModel):
         weights = inference.inference_weight_bytes(model, precision) if precision else None

@@ -16,7 +16,7 @@ import time
 from typing import Any
 
 from harness import document
-from harness.cell import run_memory, run_probes
+from harness.commands.cell import run_memory, run_probes
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
 from harness.schema.envelope import JOB_VERSION, MEASURE_SCHEMA, Failed, MeasureDocument, ProbePair, ProbesSection
 from harness.schema.probe_document import ProbeDocument

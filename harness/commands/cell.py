@@ -7,7 +7,7 @@ waived with the reason and the CPU figures are taken instead.
 
 `invoke matrix` runs cells with `--probes off --memory off`: what they would measure depends on the
 environment and the device, not the cell, so the host measures it once per environment and real GPU host
-with `python -m harness measure` (harness/measure.py). A cell then costs the diagnosis alone.
+with `python -m harness measure` (harness/commands/measure.py). A cell then costs the diagnosis alone.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def run_memory(mode: str, on_gpu: bool) -> MemorySection | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.diagnose import diagnose_live
+    from harness.commands.diagnose import diagnose_live
 
     doc = document.new(CellDocument, "cell")
     start = time.monotonic()

@@ -6,9 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from harness import model_flags
 from harness.inputs import InputError, dumps_json, finite_or_null, int_arg, shorten
-from harness.memory import activations, optimizers, sharding
+from harness.memory import activations, flags, optimizers, sharding
 from harness.memory.budget import Budget, gpu_budget, gpu_table, judge, parse_budget
 from harness.memory.estimate import InferSetup, TrainSetup, estimate_inference, estimate_training
 from harness.memory.ladder import ladder
@@ -22,7 +21,7 @@ from harness.memory.training import REGIMES
 from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_OK, PASS, encode
 
 # Input bounds: far beyond any real model or run, small enough that no loop or product runs away.
-MAX_COUNT = model_flags.MAX_COUNT
+MAX_COUNT = flags.MAX_COUNT
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +31,7 @@ def register(subparsers: Any) -> None:
         description="Predict weights, gradients, optimizer state, master weights, activations and KV cache; "
         "judge them against a GPU or a budget; --fit proposes the OOM ladder; --verify measures a real "
         "transformer step and compares.")
-    model_flags.add_model(p)
+    flags.add_model(p)
     p.add_argument("--mode", choices=("train", "infer"), default="train")
     p.add_argument("--regime", choices=tuple(REGIMES), default="mixed")
     p.add_argument("--optimizer", choices=optimizers.OPTIMIZERS, default=optimizers.ADAMW)
@@ -50,7 +49,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--grad-accum", type=int_arg(1, MAX_COUNT), default=1, metavar="K")
     p.add_argument("--attention", choices=activations.ATTENTIONS, default="flash")
     p.add_argument("--checkpointing", choices=activations.CHECKPOINTING, default="none")
-    model_flags.add_serving(p)
+    flags.add_serving(p)
     target = p.add_mutually_exclusive_group()
     target.add_argument("--gpu", help="judge against a named GPU, e.g. H100-SXM")
     target.add_argument("--budget", help="judge against a byte budget, e.g. 24GiB")
@@ -137,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             return EXIT_OK
         if args.verify:
             return _verify(args)
-        model = model_flags.model_of(args)
+        model = flags.model_of(args)
         setup = _setup(args, model)
         est = estimate_training(model, setup) if isinstance(setup, TrainSetup) else estimate_inference(model, setup)
         budget = _budget(args)

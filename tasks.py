@@ -217,7 +217,7 @@ def compare(c: Context, old: str, new: str, run: str = "results/latest") -> None
 def run(c: Context, env: str, host: str, scenario: str, matrix: str = "matrix.yaml", rerun: bool = False,
         engine: str | None = None) -> None:
     """Run one cell and print its diagnosis in full."""
-    from harness.commands.diagnose import public_text
+    from harness.answer.text import public_text
     from harness.schema.envelope import CellDocument
     from refenv.report import measures
     from refenv.run.executor import read_document

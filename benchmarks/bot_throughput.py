@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from harness.__main__ import main as harness_main  # noqa: E402
-from harness.commands.diagnose import diagnose_report  # noqa: E402
+from harness.diagnosis.report import diagnose_report  # noqa: E402
 from harness.intake import ReportError  # noqa: E402
 from tests.unit.github_stub import TOKEN, State, github_stub  # noqa: E402
 

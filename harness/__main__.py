@@ -10,23 +10,11 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from harness import __version__
+from harness.commands import COMMANDS, module_of
 from harness.inputs import InputError, shorten, without_prefix
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_INTERNAL
 
 EXIT_PIPE_CLOSED = 141  # as a shell reports a writer that SIGPIPE ended
-
-# Each command lives in its own module, which exposes `register(subparsers)`; the parser it adds
-# sets `func(args) -> int`. None imports torch at import time.
-COMMANDS = {
-    "diagnose": "harness.commands.diagnose",
-    "stack": "harness.commands.stack",
-    "probe": "harness.commands.probe",
-    "roofline": "harness.commands.roofline",
-    "memory": "harness.commands.memory",
-    "cell": "harness.commands.cell",
-    "measure": "harness.commands.measure",
-    "bot": "harness.commands.bot",
-}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,9 +36,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"refenv harness {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in COMMANDS.items():
+    for name in COMMANDS:
         if only is None or name == only:
-            importlib.import_module(module).register(sub)
+            importlib.import_module(module_of(name)).register(sub)
     return parser
 
 

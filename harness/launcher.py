@@ -40,7 +40,7 @@ def version_line():
 def harness_argv(argv):
     # type: (list[str]) -> list[str]
     """The harness command line: `diagnose` unless a harness command is named first."""
-    from harness.__main__ import COMMANDS
+    from harness.commands import COMMANDS
 
     if argv and argv[0] in COMMANDS:
         return list(argv)

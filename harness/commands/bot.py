@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
 
 def diagnose_text(text: str, what: str) -> DiagnoseDocument | None:
     """The diagnosis document of the text, as `diagnose --from` makes it; None when it holds no fact."""
-    from harness.commands.diagnose import judge_report
+    from harness.diagnosis.report import judge_report
     from harness.intake import ReportError, load_report
 
     try:

@@ -19,20 +19,11 @@ import time
 from typing import Any
 
 from harness import document
-from harness.facts import torch_of
+from harness.diagnosis.live import diagnose_live, gpu_usable, waiver_reason
 from harness.gather.bounded import INIT_TIMEOUT_S
 from harness.inputs import float_arg
-from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK, OK
-from harness.schema.envelope import (
-    CELL_SCHEMA,
-    JOB_VERSION,
-    CellDocument,
-    DiagnoseDocument,
-    Failed,
-    MemorySection,
-    ProbePair,
-    ProbesSection,
-)
+from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
+from harness.schema.envelope import CELL_SCHEMA, JOB_VERSION, CellDocument
 
 SCHEMA = CELL_SCHEMA
 VERSION = JOB_VERSION
@@ -52,47 +43,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def gpu_usable(diagnosis: DiagnoseDocument) -> bool:
-    """A real device torch can use: verdict OK, not simulated, and torch said is_available() True."""
-    diag = diagnosis.diagnosis
-    return (diag is not None and diag.verdict == OK and not diag.simulated
-            and torch_of(diagnosis.facts).get("is_available") is True)
-
-
-def waiver_reason(diagnosis: DiagnoseDocument) -> str:
-    diag = diagnosis.diagnosis
-    if diag is not None and diag.simulated:
-        return "simulated driver: GPU probes are waived; device work is measured only on a real GPU"
-    return f"no usable GPU (verdict {diag.verdict if diag else None}): GPU probes are waived"
-
-
-def run_probes(mode: str, on_gpu: bool, reason: str) -> ProbesSection | None:
-    if mode == "off":
-        return None
-    from harness import probe
-
-    try:
-        if on_gpu:
-            return ProbePair(gpu=probe.run_probes(mode, "cuda"))
-        return ProbePair(gpu=probe.waived_gpu(reason), cpu=probe.run_probes("quick", "cpu"))
-    except Exception as exc:  # a probe that breaks is a result, not a lost cell
-        return Failed(document.error_of(exc))
-
-
-def run_memory(mode: str, on_gpu: bool) -> MemorySection | None:
-    if mode == "off":
-        return None
-    from harness.memory import run_verification
-
-    try:
-        return run_verification(quick=mode == "quick", device="cuda" if on_gpu else "cpu")
-    except Exception as exc:
-        return Failed(document.error_of(exc))
-
-
 def run(args: argparse.Namespace) -> int:
-    from harness.commands.diagnose import diagnose_live
-
     doc = document.new(CellDocument, "cell")
     start = time.monotonic()
     code = EXIT_OK
@@ -104,8 +55,15 @@ def run(args: argparse.Namespace) -> int:
 
             doc = dataclasses.replace(doc, stack=stack_section(diagnosis.facts, args.torch_timeout))
         on_gpu = gpu_usable(diagnosis)
-        doc = dataclasses.replace(doc, probes=run_probes(args.probes, on_gpu, waiver_reason(diagnosis)),
-                                  memory=run_memory(args.memory, on_gpu))
+        # The probes and the memory model are imported only when asked for: the matrix's cells diagnose alone.
+        if args.probes != "off":
+            from harness.probe.section import probes_section
+
+            doc = dataclasses.replace(doc, probes=probes_section(args.probes, on_gpu, waiver_reason(diagnosis)))
+        if args.memory != "off":
+            from harness.memory.section import memory_section
+
+            doc = dataclasses.replace(doc, memory=memory_section(args.memory, on_gpu))
     except Exception as exc:
         doc = dataclasses.replace(doc, error=document.error_of(exc))
         print(f"harness cell: {type(exc).__name__}: {exc}", file=sys.stderr)

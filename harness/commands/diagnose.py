@@ -5,19 +5,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-import time
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness import document
+from harness.diagnosis.live import diagnose_live
 from harness.gather.bounded import INIT_TIMEOUT_S
 from harness.inputs import InputError, float_arg
 from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_INTERNAL, EXIT_OK, exit_code_for
-from harness.schema.envelope import DiagnoseDocument, ErrorRecord, ReportInput, SourceLine
+from harness.schema.envelope import DiagnoseDocument
 from harness.schema.stack_document import JudgedStack
-
-if TYPE_CHECKING:
-    from harness.intake.parsed import ParsedReport
 
 FORMATS = ("text", "json", "markdown")
 EPILOG = """\
@@ -64,79 +60,6 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def diagnose_live(torch_timeout: float = 180.0, init_timeout: float = INIT_TIMEOUT_S) -> DiagnoseDocument:
-    """Gather this machine's facts and judge them; the result document."""
-    from harness.gather.collect import gather
-
-    opened = document.new(DiagnoseDocument, "diagnose")
-    start = time.monotonic()
-    # The classifier is imported once the child probes are under way (gather starts them first): its
-    # import then overlaps torch's instead of delaying it.
-    facts, errors = gather(torch_timeout, then=_load_classifier, init_timeout=init_timeout)
-    from harness.classify import classify
-
-    # A verdict reached without one of the layers is not a verdict: say the harness failed.
-    error = ErrorRecord("ProbeError", "; ".join(errors)) if errors else None
-    return dataclasses.replace(opened, facts=facts, probe_errors=tuple(errors), diagnosis=classify(facts),
-                               error=error, wall_s=round(time.monotonic() - start, 3))
-
-
-def _load_classifier() -> None:
-    import harness.classify  # noqa: F401
-
-
-def diagnose_report(source: str) -> DiagnoseDocument:
-    """Judge the facts read from a pasted report or a saved document (a file, or '-' for standard input)."""
-    from harness.intake import load_report
-    from harness.intake.source import read_stdin
-
-    # A Path, not the str: load_report reads a str holding a newline as the report's text itself.
-    report = load_report(read_stdin() if source == "-" else Path(source))
-    return judge_report(report, "<stdin>" if source == "-" else source)
-
-
-def judge_report(report: ParsedReport, path: str) -> DiagnoseDocument:
-    """The diagnosis document of a report already read (`path` names where it came from)."""
-    from harness.classify import classify
-    from harness.intake.assess import assess_report
-
-    opened = document.new(DiagnoseDocument, "diagnose")
-    judged = classify(report.facts)
-    unknowns = judged.unknowns
-    if report.unknowns:
-        # The reader's unknowns say the same as the classifier's generic ones, with the reason the report
-        # cannot tell; keep only the classifier's notes of a check that failed.
-        broken = [u for u in judged.unknowns if u.startswith("check ")]
-        unknowns = tuple(dict.fromkeys([*report.unknowns, *broken]))
-    assessment = assess_report(report.facts, judged, report.provenance, report.inferred, report.clues)
-    # The classifier's verdict over the facts stays in the findings; the report's answer weighs how
-    # they were known (a thin report is not OK without evidence of a working GPU).
-    diagnosis = dataclasses.replace(judged, verdict=assessment.verdict, unknowns=unknowns,
-                                    classifier_verdict=judged.verdict, assessment=assessment.to_dict())
-    read = ReportInput(
-        kind=report.kind,
-        path=path,
-        provenance={k: SourceLine(v[0], v[1], "inferred" if k in report.inferred else "stated")
-                    for k, v in report.provenance.items()},
-        inferred=dict(report.inferred),
-        clues={k: SourceLine(v[0], v[1]) for k, v in report.clues.items()},
-        notes=tuple(report.notes),
-        # A report of several environments: the one the answer is about, and each with its own verdict.
-        environment=report.environment or None,
-        environments=report.environments,
-    )
-    return dataclasses.replace(opened, facts=report.facts, input=read, diagnosis=diagnosis)
-
-
-def public_text(doc: DiagnoseDocument) -> str:
-    """The text diagnosis as a person reads it (and may paste anywhere): secrets redacted by the one boundary
-    (harness/answer/redact.py), pieces of them clipped anywhere in the document included."""
-    from harness.answer.redact import redact, secrets_in
-    from harness.diagnosis.text import render_diagnosis
-
-    return redact(render_diagnosis(doc), secrets_in(doc))
-
-
 def run(args: argparse.Namespace) -> int:
     doc: DiagnoseDocument
     if args.source and args.stack:
@@ -145,7 +68,12 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"diagnose: --json and --format {args.format} ask for two outputs: give one")
     fmt = "json" if args.json else (args.format or "text")
     try:
-        doc = diagnose_report(args.source) if args.source else diagnose_live(args.torch_timeout, args.init_timeout)
+        if args.source:
+            from harness.diagnosis import report  # the reader, only for a report
+
+            doc = report.diagnose_report(args.source)
+        else:
+            doc = diagnose_live(args.torch_timeout, args.init_timeout)
         if args.stack:
             from harness.stack.section import stack_section
 
@@ -173,6 +101,8 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(render(doc))
     else:
+        from harness.answer.text import public_text
+
         sys.stdout.write(public_text(doc))
         if doc.stack is not None:
             from harness.stack.text import render_stack

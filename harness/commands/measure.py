@@ -16,10 +16,10 @@ import time
 from typing import Any
 
 from harness import document
-from harness.commands.cell import run_memory, run_probes
+from harness.memory.section import memory_section
+from harness.probe.section import cpu_probes, probes_section, waived
 from harness.schema import EXIT_HARNESS_ERROR, EXIT_OK
-from harness.schema.envelope import JOB_VERSION, MEASURE_SCHEMA, Failed, MeasureDocument, ProbePair, ProbesSection
-from harness.schema.probe_document import ProbeDocument
+from harness.schema.envelope import JOB_VERSION, MEASURE_SCHEMA, MeasureDocument, ProbePair
 
 SCHEMA = MEASURE_SCHEMA
 VERSION = JOB_VERSION
@@ -51,28 +51,14 @@ def cuda_waiver() -> str | None:
 def measure(device: str, probes: str, memory: str) -> MeasureDocument:
     """The document's sections: the device measured, why the GPU was waived (if it was), probes and memory."""
     if device == "cpu":
-        return MeasureDocument(device="cpu", probes=None if probes == "off" else _cpu_probes(),
-                               memory=run_memory(memory, False))
+        return MeasureDocument(device="cpu", probes=None if probes == "off" else cpu_probes(),
+                               memory=memory_section(memory, False))
     reason = cuda_waiver()
     if reason is not None:
         return MeasureDocument(device="cuda", waived=reason,
-                               probes=None if probes == "off" else ProbePair(gpu=_waived(reason)))
-    return MeasureDocument(device="cuda", probes=run_probes(probes, True, ""), memory=run_memory(memory, True))
-
-
-def _cpu_probes() -> ProbesSection:
-    from harness import probe
-
-    try:
-        return ProbePair(cpu=probe.run_probes("quick", "cpu"))
-    except Exception as exc:  # a probe that breaks is a result, not a lost measurement
-        return Failed(document.error_of(exc))
-
-
-def _waived(reason: str) -> ProbeDocument:
-    from harness import probe
-
-    return probe.waived_gpu(reason)
+                               probes=None if probes == "off" else ProbePair(gpu=waived(reason)))
+    return MeasureDocument(device="cuda", probes=probes_section(probes, True, ""),
+                           memory=memory_section(memory, True))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ import logging
 import re
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from refenv.errors import LockError
@@ -23,6 +24,13 @@ LOG = logging.getLogger(__name__)
 # The manylinux targets uv's --python-platform names (uv 0.13: 2_17, 2_28, 2_31 ... 2_40).
 UV_MANYLINUX = (17, 28, *range(31, 41))
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]{0,100})==([A-Za-z0-9.+!_-]{1,60})$")
+
+
+def uv_binary() -> Path:
+    """The uv executable of the `uv` package refenv depends on (the resolver, and the installer in an image)."""
+    from uv import find_uv_bin
+
+    return Path(find_uv_bin())
 
 
 def uv_platform(glibc: str) -> str:

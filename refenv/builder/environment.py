@@ -11,6 +11,7 @@ from pathlib import Path
 
 from refenv import paths
 from refenv.builder import baseimage, images, wheelhouse
+from refenv.builder.crossresolve import uv_binary
 from refenv.builder.store import ImageStore
 from refenv.errors import BuildError, LockError, RefenvError
 from refenv.model.builds import CACHED, FAILED, EnvBuild
@@ -18,12 +19,6 @@ from refenv.model.matrix import Environment, Matrix
 
 LOG = logging.getLogger(__name__)
 Progress = Callable[[str, str], None]  # (environment, message)
-
-
-def uv_binary() -> Path:
-    from uv import find_uv_bin
-
-    return Path(find_uv_bin())
 
 
 def get_lock(matrix: Matrix | None, env: Environment, log: Callable[[str], None], relock: bool = False,

@@ -216,10 +216,8 @@ def resolve(env: Environment, wheelhouse: Path, log: Any = None) -> Lock:
     inputs = inputs_of(env)
     args = download_args(env)
     if cross_python(env.python):
-        from refenv.builder.environment import uv_binary
-
         split = args.index("--")
-        pinned = crossresolve.pins(str(uv_binary()), args[split + 1:], env.python, glibc_of(env),
+        pinned = crossresolve.pins(str(crossresolve.uv_binary()), args[split + 1:], env.python, glibc_of(env),
                                    inputs["extra_index_url"], log)
         args = [*args[:split], "--no-deps", "--", *pinned]
     wheelhouse.mkdir(parents=True, exist_ok=True)

@@ -18,7 +18,7 @@ import pytest
 from harness.__main__ import main
 from harness.answer import comment, markup
 from harness.answer.redact import redact
-from harness.commands.diagnose import diagnose_report
+from harness.diagnosis.report import diagnose_report
 from harness.schema import FAILING, decode
 from harness.schema.envelope import DiagnoseDocument
 

@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 from harness.answer import event
 from harness.answer.comment import render
 from harness.answer.redact import PIECE, REDACTED, SHAPES, redact
+from harness.answer.text import public_text
 from harness.commands import bot
-from harness.commands.diagnose import diagnose_report, judge_report, public_text
+from harness.diagnosis.report import diagnose_report, judge_report
 from harness.intake import ReportError, load_report
 from harness.schema.envelope import CellDocument
 from refenv.run.judge import observed_of

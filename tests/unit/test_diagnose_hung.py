@@ -21,7 +21,7 @@ from typing import Any, cast
 import pytest
 
 from harness.classify import classify
-from harness.commands.diagnose import judge_report
+from harness.diagnosis.report import judge_report
 from harness.facts import Facts
 from harness.intake import load_report
 from harness.schema import CPU_WHEEL, DRIVER_BROKEN, EXIT_FAILING, NOT_VISIBLE, Finding

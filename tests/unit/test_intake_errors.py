@@ -115,7 +115,7 @@ def test_garbage_never_raises_anything_else() -> None:
 def test_diagnose_exit_codes_tell_bad_input_from_a_bug(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     from harness import __main__ as cli
-    from harness.commands import diagnose
+    from harness.diagnosis import report
 
     empty = tmp_path / "empty.txt"
     empty.write_text("")
@@ -124,7 +124,7 @@ def test_diagnose_exit_codes_tell_bad_input_from_a_bug(tmp_path: Path, monkeypat
     def broken(source: str) -> None:
         raise ZeroDivisionError("a bug")
 
-    monkeypatch.setattr(diagnose, "diagnose_report", broken)
+    monkeypatch.setattr(report, "diagnose_report", broken)
     assert cli.main(["diagnose", "--from", str(empty)]) == 3  # a bug is not bad input
     assert "internal error: ZeroDivisionError: a bug" in capsys.readouterr().err
 

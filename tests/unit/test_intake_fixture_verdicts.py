@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.commands.diagnose import diagnose_report
+from harness.diagnosis.report import diagnose_report
 from harness.intake import load_report
 from harness.intake.normal import normalise
 from harness.intake.sections import BUILD_FIELDS, match_key, read_dump

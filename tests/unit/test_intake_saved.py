@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import document
-from harness.commands.diagnose import diagnose_report
+from harness.diagnosis.report import diagnose_report
 from harness.facts import empty_facts
 from harness.intake import load_report, parse_document
 from harness.schema.envelope import DiagnoseDocument

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.commands.diagnose import diagnose_report
+from harness.diagnosis.report import diagnose_report
 
 TEXTS = [
     "RuntimeError: operator torchvision::nms does not exist",

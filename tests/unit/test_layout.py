@@ -1,6 +1,8 @@
-"""The layout holds: the harness runs alone, refenv's rooms import only downwards, and nothing loops.
+"""The layout holds: the harness runs alone, each package's rooms import only downwards, and nothing loops.
 
-Read from the code's own import statements (ast), so a new module is checked the day it lands.
+Read from the code's own import statements (ast), so a new module is checked the day it lands. An import
+inside a function counts as much as one at the top (a lazy import is still a dependency, and a loop through
+one is still a loop); only `if TYPE_CHECKING:` blocks, which never run, are left out.
 """
 
 from __future__ import annotations
@@ -29,6 +31,30 @@ FLOORS = {
     "refenv.reproduce": 5, "refenv.publish": 5, "refenv.fleet": 5,
     "refenv.cli": 6,
 }
+# The harness's rooms from the ground up. The foundations (its version, the input discipline, its data files,
+# the facts' shape, CUDA_VISIBLE_DEVICES as the driver parses it) and the knowledge (the schema, the
+# compatibility tables, the failure catalogue, the GPU table) never import upward; the document writer stands on
+# them. Then what gathers and measures (gather, probe, memory) and the pure judgement (classify); the stack beside
+# torch and the reader of pasted reports, each over the judgement; the diagnosis library over both; the answer
+# surfaces over the diagnosis; the commands over all of them; the two doors (`python -m harness`, the zipapp).
+HARNESS_FLOORS = {
+    "harness": 0, "harness.inputs": 0, "harness.datafiles": 0, "harness.facts": 0, "harness.cvd": 0,
+    "harness.schema": 1, "harness.compat": 1,
+    "harness.catalogue": 2, "harness.gpus": 2, "harness.document": 2,
+    "harness.gather": 3, "harness.classify": 3, "harness.probe": 3, "harness.memory": 3,
+    "harness.stack": 4, "harness.intake": 4,
+    "harness.diagnosis": 5,
+    "harness.answer": 6,
+    "harness.commands": 7,
+    "harness.__main__": 8, "harness.launcher": 9,
+}
+KNOWLEDGE = ("harness.schema", "harness.compat", "harness.catalogue", "harness.facts")
+# Inside an image the matrix runs `cell` and `measure`: the live diagnosis, the probes, the memory verification
+# and the stack. None of it may reach what only the host or a browser runs: the reader of pasted reports, the
+# answer surfaces (the issue comment, the bot's GitHub client, the paste page's entry), the bot command.
+IN_IMAGE = ("harness.commands.cell", "harness.commands.measure", "harness.commands.stack", "harness.diagnosis.live",
+            "harness.gather", "harness.classify", "harness.probe", "harness.memory", "harness.stack")
+HOST_ONLY = ("harness.intake", "harness.answer", "harness.diagnosis.report", "harness.commands.bot")
 
 
 def module_name(path: Path) -> str:
@@ -67,8 +93,12 @@ def imports(module: str, top_level_only: bool = False) -> set[str]:
 
 
 def room(module: str) -> str:
-    parts = module.split(".")
-    return ".".join(parts[:2]) if parts[0] == "refenv" else parts[0]
+    """The room a module stands in: its package's first level ('refenv.run', 'harness.stack', 'harness')."""
+    return ".".join(module.split(".")[:2])
+
+
+def _within(module: str, places: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(f"{p}.") for p in places)
 
 
 def test_the_harness_never_imports_refenv() -> None:
@@ -113,9 +143,61 @@ def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def test_every_harness_room_has_a_floor() -> None:
+    rooms = {room(m) for m in MODULES if m.startswith("harness")}
+    assert rooms <= set(HARNESS_FLOORS), f"new rooms need a floor in HARNESS_FLOORS: {sorted(rooms - set(HARNESS_FLOORS))}"
+
+
+def test_the_harness_imports_only_downwards() -> None:
+    """The knowledge floors (schema, compat, catalogue, facts) and every room above them import no room above
+    their own, lazily or not."""
+    upward = sorted(f"{m} -> {t}" for m in MODULES if m.startswith("harness") for t in imports(m)
+                    if t.startswith("harness") and HARNESS_FLOORS[room(t)] > HARNESS_FLOORS[room(m)])
+    assert not upward
+    assert max(HARNESS_FLOORS[k] for k in KNOWLEDGE) < HARNESS_FLOORS["harness.gather"]
+
+
+def _reach(start: str) -> set[str]:
+    """Every project module `start` imports, directly or through others, lazily or not."""
+    seen: set[str] = set()
+    pending = [start]
+    while pending:
+        for nxt in imports(pending.pop()):
+            if nxt not in seen:
+                seen.add(nxt)
+                pending.append(nxt)
+    return seen
+
+
+def test_what_runs_in_an_image_never_reaches_the_host_side() -> None:
+    """A cell, a measurement and the stack inventory import nothing of the report reader or the answer surfaces:
+    they stay out of the image's run, and a change to them never changes what a cell does."""
+    image = [m for m in MODULES if _within(m, IN_IMAGE)]
+    assert "harness.commands.cell" in image and "harness.diagnosis.live" in image
+    reached = sorted(f"{m} -> {t}" for m in image for t in _reach(m) if _within(t, HOST_ONLY))
+    assert not reached
+
+
 def test_no_import_loop() -> None:
-    graph = {m: imports(m, top_level_only=True) for m in MODULES}
+    """No module imports itself through others, counting the imports made inside functions."""
+    graph = {m: imports(m) for m in MODULES}
     assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
+
+
+def test_no_loop_between_rooms() -> None:
+    """No room imports itself through other rooms (a room's modules may import each other)."""
+    graph: dict[str, set[str]] = {}
+    for m in MODULES:
+        graph.setdefault(room(m), set()).update(room(t) for t in imports(m) if room(t) != room(m))
+    assert _cycle(graph) is None, " -> ".join(_cycle(graph) or [])
+
+
+def test_the_loop_finders_count_an_import_inside_a_function() -> None:
+    """The import a function makes is read (the builders' lock once imported the environment module so)."""
+    tree = ast.parse("def f() -> None:\n    from refenv.builder.environment import uv_binary\n")
+    found = [n for n in _statements(tree, top_level_only=False) if isinstance(n, ast.ImportFrom)]
+    assert [n.module for n in found] == ["refenv.builder.environment"]
+    assert not list(_statements(tree, top_level_only=True))
 
 
 def test_the_loop_finder_finds_a_loop() -> None:
@@ -131,3 +213,18 @@ def test_reading_a_run_document_imports_only_the_model(module: str) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     loaded = done.stdout.split()
     assert loaded and all(m in ("refenv", "refenv.errors") or m.startswith("refenv.model") for m in loaded), loaded
+
+
+def test_every_command_is_the_module_of_its_name() -> None:
+    """harness/commands/ holds the commands and nothing else, each module registering the command of its name."""
+    import argparse
+
+    from harness.__main__ import build_parser
+    from harness.commands import COMMANDS
+
+    modules = {m.rsplit(".", 1)[1] for m in MODULES if m.startswith("harness.commands.")}
+    assert modules == set(COMMANDS)
+    for name in COMMANDS:
+        parser = build_parser(name)
+        registered = [set(a.choices) for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        assert registered == [{name}], f"harness/commands/{name}.py registers {registered}"

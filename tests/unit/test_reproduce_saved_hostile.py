@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.commands.diagnose import diagnose_report
+from harness.diagnosis.report import diagnose_report
 from harness.intake import ReportError, load_report
 from harness.schema import encode
 from refenv.model import accepts, matrix_yaml, profiles

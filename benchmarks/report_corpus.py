@@ -29,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from harness.classify import classify  # noqa: E402
 from harness.intake import ReportError, load_report  # noqa: E402
-from harness.intake.assess import HIGH, LOW, MEDIUM, OTHER, assess_report  # noqa: E402
+from harness.intake.assess import assess_report  # noqa: E402
+from harness.schema import HIGH, LOW, MEDIUM, OTHER  # noqa: E402
 
 TARGET = 0.95
 HIGH_TARGET = 0.98

@@ -125,7 +125,8 @@ def _alternative(c: CellFacts, ready_elsewhere: Mapping[str, tuple[str, ...]]) -
 
 
 def fix_for(c: CellFacts, ready_elsewhere: Mapping[str, tuple[str, ...]]) -> Fix:
-    """The smallest fix for the verdict torch gave on this host, or for the stack where torch got the GPU (pure)."""
+    """The smallest fix for the verdict torch gave on this host, or for the stack where torch got the GPU (pure):
+    the first kind of fix the verdict table names for it (harness/schema/verdicts.py), worded for this host."""
     verdict, cuda = c.observed or "", c.cuda
     if verdict == schema.OK and c.stack_problem:
         return Fix(f"{c.stack_problem}" + (f"; {c.stack_fix}" if c.stack_fix else ""))
@@ -139,19 +140,22 @@ def fix_for(c: CellFacts, ready_elsewhere: Mapping[str, tuple[str, ...]]) -> Fix
     need = floor[0] if floor else compat.min_driver_for_cuda(cuda)
     branch = f"R{compat.branch_of(need)}" if need else None
     install = f"install {branch} (>= {need})" if need else f"install a driver for CUDA {cuda}"
-    if verdict in (schema.DRIVER_TOO_OLD, schema.NO_DRIVER):
-        alt = _alternative(c, ready_elsewhere) if verdict == schema.DRIVER_TOO_OLD else None
+    kinds = schema.BY_CODE[verdict].fixes if verdict in schema.BY_CODE else ()
+    first = kinds[0] if kinds else None
+    if first == schema.FIX_DRIVER:
+        # The verdict's other kind of fix, a build this driver runs, is offered beside the driver.
+        alt = _alternative(c, ready_elsewhere) if schema.FIX_WHEEL in kinds else None
         return Fix(install + (f" or use {alt}" if alt else ""), need, branch, alt)
-    if verdict == schema.NOT_VISIBLE and c.driver is None:
-        # A host with no driver at all (matrix host kind `none`): the toolkit had nothing to inject.
-        return Fix(f"{install} and the NVIDIA container toolkit", need, branch)
-    if verdict == schema.DRIVER_BROKEN:
+    if first == schema.FIX_ACCESS:
+        if c.driver is None:
+            # A host with no driver at all (matrix host kind `none`): the toolkit had nothing to inject.
+            return Fix(f"{install} and the NVIDIA container toolkit", need, branch)
+        return Fix("start the container with GPU access (--gpus) through the NVIDIA container toolkit")
+    if first == schema.FIX_REPAIR:
         return Fix(c.remedy or "repair the driver: the cell's findings name the fault")
-    if verdict == schema.ARCH_UNSUPPORTED:
+    if first == schema.FIX_WHEEL:  # a build compiled for the GPU (a CPU build was answered above)
         sm = compat.sm_name(c.capability) if c.capability else "this GPU"
         return Fix(f"use a build compiled for {sm}")
-    if verdict == schema.NOT_VISIBLE:
-        return Fix("start the container with GPU access (--gpus) through the NVIDIA container toolkit")
     return Fix(f"see the cell's findings ({verdict or c.status})")
 
 
@@ -195,15 +199,16 @@ def _one(env: str, cells: list[CellFacts], ready_on: Mapping[tuple[str, str], Re
                      disagreed)
 
 
-_VERDICT_TEXT = {
-    schema.DRIVER_TOO_OLD: "driver too old for CUDA {cuda}",
-    schema.NO_DRIVER: "no driver",
-    schema.DRIVER_BROKEN: "driver broken",
-    schema.CPU_WHEEL: "a CPU-only build",
-    schema.ARCH_UNSUPPORTED: "GPU architecture not in the build",
-    schema.NOT_VISIBLE: "no GPU visible",
-    STACK: "torch gets the GPU, but the stack does not run",
-}
+# What a refused host's verdict says, in words (the verdict table's); STACK is readiness's own.
+STACK_WORDS = "torch gets the GPU, but the stack does not run"
+
+
+def words_of(verdict: str) -> str:
+    """The verdict in words ('driver too old for CUDA {cuda}'); the code itself for one the table lacks."""
+    if verdict == STACK:
+        return STACK_WORDS
+    row = schema.BY_CODE.get(verdict)
+    return row.words if row is not None else verdict
 
 
 def grouped(r: Readiness, stack: bool = False) -> tuple[str, ...]:
@@ -217,7 +222,7 @@ def grouped(r: Readiness, stack: bool = False) -> tuple[str, ...]:
         groups.setdefault((h.verdict, h.fix.text), []).append(h.host)
     if stack:
         return tuple(f"{', '.join(hosts)}: {text}" for (_, text), hosts in groups.items())
-    return tuple(f"{', '.join(hosts)}: {_VERDICT_TEXT.get(verdict, verdict).format(cuda=r.cuda)}; {text}"
+    return tuple(f"{', '.join(hosts)}: {words_of(verdict).format(cuda=r.cuda)}; {text}"
                  for (verdict, text), hosts in groups.items())
 
 

@@ -12,19 +12,16 @@ length; the whole comment then loses any piece of a secret the document holds (h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 from harness.answer import markup
 from harness.answer.redact import redact, secrets_in
-from harness.schema import FAILING, OK, Diagnosis, Finding
+from harness.schema import BY_CODE, CANNOT_TELL, FAILING, HIGH, LOW, MEDIUM, OK, OTHER, Assessment, Diagnosis, Finding
 from harness.schema.envelope import DiagnoseDocument
 
-HIGH, MEDIUM, LOW = "high", "medium", "low"
-OTHER, CANNOT_TELL = "OTHER", "CANNOT_TELL"
 OPEN_LINES = 12        # evidence lines shown before the fold
 MAX_LINES = 60         # evidence lines at all
 MAX_CHARS = 60_000     # GitHub refuses comments over 65,536 characters
-HEADLINE = {OK: "torch gets a GPU", OTHER: "outside the NVIDIA driver stack refenv judges"}
 
 
 def states_verdict(doc: DiagnoseDocument) -> bool:
@@ -34,23 +31,12 @@ def states_verdict(doc: DiagnoseDocument) -> bool:
         return False
     if diag.assessment is None:
         return bool(diag.verdict)
-    return _word(diag.assessment, "confidence") in (HIGH, MEDIUM) and diag.verdict != CANNOT_TELL
+    return diag.assessment.confidence in (HIGH, MEDIUM) and diag.verdict != CANNOT_TELL
 
 
-def _assessment(doc: DiagnoseDocument) -> Mapping[str, str | list[str]]:
-    """A report's assessment (harness/intake/assess.py: confidence, rests_on, competing, ask, why, as words
-    and lists of words); empty for a live diagnosis."""
-    return (doc.diagnosis.assessment if doc.diagnosis else None) or {}
-
-
-def _word(assessment: Mapping[str, str | list[str]], key: str) -> str:
-    value = assessment.get(key)
-    return value if isinstance(value, str) else ""
-
-
-def _words(assessment: Mapping[str, str | list[str]], key: str) -> list[str]:
-    value = assessment.get(key)
-    return list(value) if isinstance(value, list) else []
+def _assessment(doc: DiagnoseDocument) -> Assessment | None:
+    """A report's assessment (harness/intake/assess.py); None for a live diagnosis."""
+    return doc.diagnosis.assessment if doc.diagnosis else None
 
 
 def _line_label(number: int) -> str:
@@ -62,7 +48,8 @@ def evidence_lines(doc: DiagnoseDocument) -> list[tuple[int, str, bool]]:
     answer rests on first, then by line."""
     if doc.input is None:
         return []
-    rests = _words(_assessment(doc), "rests_on")
+    assessment = _assessment(doc)
+    rests = assessment.rests_on if assessment else ()
     lines: dict[int, tuple[str, bool]] = {}
     for key, where in [*doc.input.provenance.items(), *doc.input.clues.items()]:
         key_rests = any(r == key or r.startswith(f"{key} ") for r in rests)
@@ -120,8 +107,8 @@ def _primary_evidence(diag: Diagnosis | None) -> list[str]:
     return ["**Evidence**", *markup.code_block(evidence)] if evidence else []
 
 
-def _ask(assessment: Mapping[str, str | list[str]], fold: bool) -> list[str]:
-    commands = _words(assessment, "ask")
+def _ask(assessment: Assessment | None, fold: bool) -> list[str]:
+    commands = list(assessment.ask) if assessment else []
     if not commands:
         return []
     if fold:
@@ -143,24 +130,25 @@ def _headline(doc: DiagnoseDocument, stated: bool) -> list[str]:
     diag = doc.diagnosis
     assessment = _assessment(doc)
     verdict = diag.verdict if diag else "?"
-    confidence = _word(assessment, "confidence")
+    confidence = assessment.confidence if assessment else ""
+    competing = list(assessment.competing) if assessment else []
     if not stated:
-        lines = ["**refenv diagnose: not enough in this report to tell what keeps torch from the GPU** "
-                 f"(confidence: {confidence or LOW})"]
-        competing = [v for v in [verdict, *_words(assessment, "competing")] if v in FAILING]
-        if competing:
-            lines.append(f"Not ruled out: {', '.join(f'`{v}`' for v in dict.fromkeys(competing))}.")
+        lines = [f"**refenv diagnose: {BY_CODE[CANNOT_TELL].words}** (confidence: {confidence or LOW})"]
+        failing = [v for v in [verdict, *competing] if v in FAILING]
+        if failing:
+            lines.append(f"Not ruled out: {', '.join(f'`{v}`' for v in dict.fromkeys(failing))}.")
         return lines
+    # A failure is headed by the finding it rests on; any other verdict (OK, OTHER) by its own words.
+    row = BY_CODE.get(verdict)
     primary = _primary(diag) if diag else None
-    what = HEADLINE.get(verdict) or (primary.title if primary else "")
-    rests = _words(assessment, "rests_on")
+    what = row.words if row is not None and not row.failing else (primary.title if primary else "")
+    rests = assessment.rests_on if assessment else ()
     if verdict == OTHER and rests:
         what = f"{what}: {rests[0]}"
     head = f"**refenv diagnose: `{verdict}`**" + (f" (confidence: {confidence})" if confidence else "")
     lines = [head + (f": {markup.escape(redact(what))}" if what else "")]
-    if _word(assessment, "why"):
-        lines.append(markup.escape(redact(_word(assessment, "why"))))
-    competing = _words(assessment, "competing")
+    if assessment is not None and assessment.why:
+        lines.append(markup.escape(redact(assessment.why)))
     if competing:
         lines.append(f"Not ruled out: {', '.join(f'`{v}`' for v in competing)}.")
     return lines
@@ -176,7 +164,7 @@ def render(doc: DiagnoseDocument, where: Callable[[int], str] = _line_label, mar
     blocks: list[list[str]] = [[marker] if marker else [], _headline(doc, stated), evidence]
     if stated and diag is not None and diag.verdict in FAILING:
         blocks.append(_fix(diag))
-    confident = stated and _word(assessment, "confidence") == HIGH and not _words(assessment, "competing")
+    confident = stated and assessment is not None and assessment.confidence == HIGH and not assessment.competing
     blocks.append(_ask(assessment, fold=confident or (diag is not None and diag.verdict == OK)))
     folded: list[list[str]] = []
     if stated and diag is not None:

@@ -30,11 +30,11 @@ def answer(path: str) -> str:
     if doc.input is not None:
         doc = dataclasses.replace(doc, input=dataclasses.replace(doc.input, path="the pasted report"))
     diagnosis = doc.diagnosis
-    assessment = (diagnosis.assessment if diagnosis else None) or {}
+    assessment = diagnosis.assessment if diagnosis else None
     return json.dumps({
         "verdict": diagnosis.verdict if diagnosis else None,
-        "confidence": assessment.get("confidence"),
-        "summary": redact(str((assessment.get("rests_on") or [""])[0]), secrets_in(doc)),
+        "confidence": assessment.confidence if assessment else None,
+        "summary": redact(assessment.rests_on[0] if assessment and assessment.rests_on else "", secrets_in(doc)),
         "text": public_text(doc),
         "markdown": render_comment(doc),
     })

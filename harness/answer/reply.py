@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from harness.answer.comment import states_verdict
 from harness.answer.github import IssueComment
 from harness.facts import torch_of
-from harness.schema import FAILING
+from harness.schema import CANNOT_TELL, FAILING, OTHER, verdict_of
 from harness.schema.envelope import DiagnoseDocument
 
 MARKER = "<!-- refenv-issue-bot -->"
@@ -37,14 +37,14 @@ def weight(doc: DiagnoseDocument | None) -> str | None:
     if doc is None:
         return None
     verdict = doc.diagnosis.verdict if doc.diagnosis else None
-    if verdict in FAILING or verdict == "OTHER":
+    if verdict in FAILING or verdict == OTHER:
         return ANSWER
-    return ANSWER if verdict == "CANNOT_TELL" and torch_of(doc.facts).get("is_available") is False else QUIET
+    return ANSWER if verdict == CANNOT_TELL and torch_of(doc.facts).get("is_available") is False else QUIET
 
 
 def label_for(verdict: str, prefix: str) -> str:
-    """'refenv: driver-too-old' for DRIVER_TOO_OLD and the prefix 'refenv: '."""
-    return prefix + verdict.lower().replace("_", "-")
+    """'refenv: driver-too-old' for DRIVER_TOO_OLD and the prefix 'refenv: ' (the verdict table's label)."""
+    return prefix + verdict_of(verdict).label
 
 
 def own_comment(comments: list[IssueComment], login: str) -> IssueComment | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from harness.schema import Remedy
+from harness.schema import FIX_ACCESS, FIX_DRIVER, FIX_REPAIR, FIX_WHEEL, Remedy
 
 # Where a message comes from, in the order the stack is examined. "framework": what the frameworks built on
 # torch say when torch has no device (they decide nothing alone); "extension": what is built on torch
@@ -15,13 +15,21 @@ LAYERS = ("kernel", "nvml", "nvidia_smi", "cuda_driver", "cuda_runtime", "torch"
           "extension", "pip")
 # Which error-code space a code belongs to (CUresult, cudaError_t, nvmlReturn_t).
 CODE_APIS = ("cuda_driver", "cuda_runtime", "nvml")
-# What a fix does; `remedies.render` has one renderer per kind, `refenv.reproduce.fix` acts on it.
-REMEDY_KINDS = (
-    "install_driver", "install_wheel", "reboot", "reload_modules", "load_module", "drop_from_library_path",
-    "enable_gpu_access", "install_toolkit", "unset_variable", "add_capability", "expose_devices",
-    "reinstall_libraries", "fix_loader_path", "start_service", "fix_permissions", "set_compute_mode", "check_logs",
-    "check_hardware", "restore_device_access", "generate_cdi_spec", "use_cdi_engine", "install_matching",
-)
+# What a fix does, and the kind of fix of the verdict table it is (harness/schema/verdicts.py: the driver
+# installed or upgraded, another wheel, the driver repaired in place, the container's access);
+# `remedies.render` has one renderer per kind, `refenv.reproduce.fix` acts on its kind of fix.
+REMEDY_FIX = {
+    "install_driver": FIX_DRIVER, "install_wheel": FIX_WHEEL,
+    "reboot": FIX_REPAIR, "reload_modules": FIX_REPAIR, "load_module": FIX_REPAIR, "drop_from_library_path": FIX_REPAIR,
+    "enable_gpu_access": FIX_ACCESS, "install_toolkit": FIX_ACCESS, "unset_variable": FIX_ACCESS,
+    "add_capability": FIX_ACCESS, "expose_devices": FIX_ACCESS,
+    "reinstall_libraries": FIX_REPAIR, "fix_loader_path": FIX_REPAIR, "start_service": FIX_REPAIR,
+    "fix_permissions": FIX_REPAIR, "set_compute_mode": FIX_REPAIR, "check_logs": FIX_REPAIR,
+    "check_hardware": FIX_REPAIR, "restore_device_access": FIX_REPAIR, "generate_cdi_spec": FIX_REPAIR,
+    "use_cdi_engine": FIX_REPAIR,
+    "install_matching": FIX_WHEEL,  # an extension's build (the stack's fix; no finding of a diagnosis carries it)
+}
+REMEDY_KINDS = tuple(REMEDY_FIX)
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     stated = doc is not None and comment.states_verdict(doc)
     diag = doc.diagnosis if doc is not None else None
     verdict = diag.verdict if stated and diag is not None else ""
-    confidence = str((diag.assessment or {}).get("confidence", "")) if diag is not None else ""
+    confidence = diag.assessment.confidence if diag is not None and diag.assessment is not None else ""
     shown = f"{verdict}, {confidence} confidence" if verdict else f"no verdict: {confidence} confidence"
     _log(f"{say}: {plan.action}: {plan.why}" + (f" ({shown})" if doc is not None else ""), known=known)
     _outputs({"action": plan.action, "verdict": verdict, "confidence": confidence})

@@ -5,26 +5,48 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
+import textwrap
 from typing import Any
 
 from harness import document
 from harness.diagnosis.live import diagnose_live
 from harness.gather.bounded import INIT_TIMEOUT_S
 from harness.inputs import InputError, float_arg
-from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_INTERNAL, EXIT_OK, exit_code_for
+from harness.schema import (
+    CANNOT_TELL,
+    EXIT_FAILING,
+    EXIT_HARNESS_ERROR,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    OTHER,
+    TABLE,
+    VERDICTS,
+    exit_code_for,
+)
 from harness.schema.envelope import DiagnoseDocument
 from harness.schema.stack_document import JudgedStack
+from harness.schema.verdicts import FAMILY_WORDS
 
 FORMATS = ("text", "json", "markdown")
-EPILOG = """\
+
+
+def _verdicts_in_order() -> str:
+    """The failing verdicts in the order they are examined, each family named once (the verdict table's)."""
+    families: dict[str, list[str]] = {}
+    for row in TABLE:
+        if row.failing:
+            families.setdefault(row.family, []).append(row.code)
+    said = ", ".join(f"{', '.join(codes)} ({FAMILY_WORDS[family]})" for family, codes in families.items())
+    return textwrap.fill(f"verdicts, in the order they are examined: {said}.", 105)
+
+
+EPILOG = f"""\
 exit status: 0 when CUDA works (OK), 1 for a failing verdict, 2 for bad input or when the harness could
 not gather a layer (the JSON document is still written, with the error), 3 for an internal error. With
---from, a report outside the seven verdicts (OTHER) or too thin to judge (CANNOT_TELL) exits 1, and text
+--from, a report outside the {len(VERDICTS)} verdicts ({OTHER}) or too thin to judge ({CANNOT_TELL}) exits 1, and text
 with no fact about the stack exits 2. With --stack, an extension that cannot run here also exits 1.
 
-verdicts, in the order they are examined: NO_DRIVER, DRIVER_BROKEN (driver layer), CPU_WHEEL,
-DRIVER_TOO_OLD (wheel and runtime), NOT_VISIBLE (CUDA_VISIBLE_DEVICES, container GPU access),
-ARCH_UNSUPPORTED (the GPU's architecture is not compiled into the wheel).
+{_verdicts_in_order()}
 
 examples:
   python -m harness diagnose

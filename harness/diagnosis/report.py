@@ -38,7 +38,7 @@ def judge_report(report: ParsedReport, path: str) -> DiagnoseDocument:
     # The classifier's verdict over the facts stays in the findings; the report's answer weighs how
     # they were known (a thin report is not OK without evidence of a working GPU).
     diagnosis = dataclasses.replace(judged, verdict=assessment.verdict, unknowns=unknowns,
-                                    classifier_verdict=judged.verdict, assessment=assessment.to_dict())
+                                    classifier_verdict=judged.verdict, assessment=assessment)
     read = ReportInput(
         kind=report.kind,
         path=path,

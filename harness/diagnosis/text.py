@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import textwrap
-from typing import Any
 
 from harness.facts import torch_of
-from harness.schema import SEVERITY_ERROR, SEVERITY_WARNING
+from harness.schema import OK, SEVERITY_ERROR, SEVERITY_WARNING, Assessment
 from harness.schema.envelope import DiagnoseDocument
 
 WIDTH = 100
@@ -17,18 +16,18 @@ def _wrap(text: str, indent: str) -> str:
                          break_long_words=False, break_on_hyphens=False)
 
 
-def _assessment(a: Any, inferred: dict[str, str]) -> list[str]:
+def _assessment(a: Assessment | None, inferred: dict[str, str]) -> list[str]:
     """A report's answer: its confidence, what it rests on, what it could not rule out, what to ask for."""
-    if not isinstance(a, dict):
+    if a is None:
         return []
-    lines = [f"  confidence: {a.get('confidence')}" + (f"; {a['why']}" if a.get("why") else "")]
-    lines.extend(_wrap(f"rests on: {r}", "  ") for r in a.get("rests_on") or [])
-    if a.get("competing"):
-        lines.append(f"  not ruled out: {', '.join(a['competing'])}")
+    lines = [f"  confidence: {a.confidence}" + (f"; {a.why}" if a.why else "")]
+    lines.extend(_wrap(f"rests on: {r}", "  ") for r in a.rests_on)
+    if a.competing:
+        lines.append(f"  not ruled out: {', '.join(a.competing)}")
     lines.extend(_wrap(f"inferred: {path}: {why}", "  ") for path, why in inferred.items())
-    if a.get("ask"):
+    if a.ask:
         lines.append("  to settle it, ask the reporter for the output of:")
-        lines.extend(f"    {cmd}" for cmd in a["ask"])
+        lines.extend(f"    {cmd}" for cmd in a.ask)
     return lines
 
 
@@ -60,7 +59,7 @@ def render_diagnosis(doc: DiagnoseDocument) -> str:
             mark = f"FAIL {f.verdict}"
         elif f.severity == SEVERITY_WARNING:
             mark = "warn"
-        elif f.verdict == "OK":
+        elif f.verdict == OK:
             mark = "ok"
         else:
             mark = "info"

@@ -12,44 +12,36 @@ the answer is CANNOT_TELL. Calibrated on the corpus (benchmarks/report_corpus.py
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from harness.catalogue.scan import find
 from harness.intake.leads import get, in_container, leads, torch_texts
 from harness.schema import (
     ARCH_UNSUPPORTED,
+    CANNOT_TELL,
     CPU_WHEEL,
     DRIVER_BROKEN,
     DRIVER_TOO_OLD,
     FAILING,
+    HIGH,
+    LOW,
+    MEDIUM,
     NO_DRIVER,
     NOT_VISIBLE,
     OK,
+    OTHER,
+    Assessment,
     Diagnosis,
+    verdict_of,
 )
-
-OTHER = "OTHER"
-CANNOT_TELL = "CANNOT_TELL"
-HIGH, MEDIUM, LOW = "high", "medium", "low"
 
 # Measured facts: a failing finding resting on one of these is high confidence.
 MEASURED = ("driver.nvml.driver_version", "driver.libcuda.driver_version", "driver.nvml.init_error",
             "driver.libcuda.cuinit", "torch.cuda", "torch.version", "torch.arch_list", "driver.kernel_module_version",
             "visibility.cuda_visible_devices", "visibility.nvidia_driver_capabilities", "torch.devices")
+# What is asked of every reporter, beside each verdict's own commands (harness/schema/verdicts.py, TABLE).
 COMMON_ASK = ('python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"',
               "nvidia-smi")
-ASK = {
-    NO_DRIVER: ("nvidia-smi -L", "lspci | grep -i nvidia", "ls -l /dev/nvidia*"),
-    DRIVER_BROKEN: ("cat /proc/driver/nvidia/version", "sudo dmesg | grep -i -e NVRM -e Xid",
-                    "systemctl status nvidia-fabricmanager"),
-    CPU_WHEEL: ("pip list 2>/dev/null | grep -i torch", "conda list pytorch"),
-    DRIVER_TOO_OLD: ("nvidia-smi --query-gpu=driver_version --format=csv",),
-    NOT_VISIBLE: ("echo CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES NVIDIA_VISIBLE_DEVICES=$NVIDIA_VISIBLE_DEVICES",
-                  "ls -l /dev/nvidia*", "env | grep -i -e NVIDIA_DRIVER_CAPABILITIES -e SLURM_JOB_GPUS"),
-    ARCH_UNSUPPORTED: ('python -c "import torch; print(torch.cuda.get_arch_list(), '
-                       'torch.cuda.get_device_capability())"',),
-}
 FULL = "python -m torch.utils.collect_env"
 GENERIC = "torch sees no CUDA device and says nothing about why"
 # Clues that CUDA worked in some process of the report: it named its device, ran out of its memory, or was
@@ -61,26 +53,10 @@ WORKING = {"torch_named_device": "torch named or described its CUDA device",
 CONFLICT, TIE = "environment_conflict", "environment_tie"
 
 
-@dataclass(frozen=True)
-class Assessment:
-    verdict: str                  # one of the seven verdicts, OTHER, or CANNOT_TELL
-    confidence: str               # high | medium | low
-    rests_on: tuple[str, ...]     # the facts and clues the verdict rests on
-    competing: tuple[str, ...]    # verdicts it could not rule out
-    ask: tuple[str, ...]          # commands to ask the reporter for next
-    why: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        for key in ("rests_on", "competing", "ask"):
-            d[key] = list(d[key])
-        return d
-
-
 def _asked(*verdicts: str) -> tuple[str, ...]:
     out = [FULL, *COMMON_ASK]
     for v in verdicts:
-        out.extend(ASK.get(v, ()))
+        out.extend(verdict_of(v).ask)
     return tuple(dict.fromkeys(out))
 
 

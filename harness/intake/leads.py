@@ -12,9 +12,16 @@ from typing import Any
 
 from harness import cvd
 from harness.catalogue.scan import find
-from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NO_DRIVER, NOT_VISIBLE
-
-LOW, MEDIUM = "low", "medium"
+from harness.schema import (
+    ARCH_UNSUPPORTED,
+    CPU_WHEEL,
+    DRIVER_BROKEN,
+    DRIVER_TOO_OLD,
+    LOW,
+    MEDIUM,
+    NO_DRIVER,
+    NOT_VISIBLE,
+)
 
 
 def get(facts: Any, path: str) -> Any:

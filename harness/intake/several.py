@@ -17,10 +17,10 @@ from collections.abc import Callable
 
 from harness import compat
 from harness.classify import classify
-from harness.intake.assess import CANNOT_TELL, CONFLICT, HIGH, LOW, MEDIUM, OTHER, TIE, Assessment, assess_report
+from harness.intake.assess import CONFLICT, TIE, assess_report
 from harness.intake.environments import Environment
 from harness.intake.parsed import Line, ParsedReport, ReportError
-from harness.schema import OK
+from harness.schema import CANNOT_TELL, HIGH, LOW, MEDIUM, OK, OTHER, Assessment
 from harness.schema.envelope import ReportEnvironment
 
 _RANK = {HIGH: 3, MEDIUM: 2, LOW: 1}

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from harness import catalogue
 from harness.intake.clean import strip_triggered
-from harness.schema import NO_DRIVER, NOT_VISIBLE
+from harness.schema import NO_DRIVER, NOT_VISIBLE, OK
 from refenv.model.records import CellResult
 from refenv.reproduce.execute import NO_REMEDY, CellRun, Outcome
 from refenv.reproduce.values import Reported, Reproduction
@@ -64,7 +64,7 @@ def _observed(cell: CellResult) -> tuple[str, str, str]:
     if o is None:
         return "?", f"(no result: {cell.status}, {cell.reason})", cell.status
     available = str(o.is_available)
-    if o.simulated and o.verdict == "OK":
+    if o.simulated and o.verdict == OK:
         available += " (simulated host: True on a real driver of this version)"
     verdict = o.verdict + (" (simulated)" if o.simulated else "")
     return available, normalized(o.torch_message) or "(nothing)", verdict
@@ -148,7 +148,7 @@ def render(outcome: Outcome) -> str:
         lines += side_by_side([("is_available()", before[0], after[0]), ("torch's message", before[1], after[1]),
                                ("verdict", before[2], after[2])], ("before", "after the fix"))
         fo = outcome.fixed.cell.observed
-        turned = fo is not None and fo.verdict == "OK"
+        turned = fo is not None and fo.verdict == OK
         lines.append(f"  => {'the cell turns OK' if turned else 'the cell does NOT turn OK'}"
                      + (" (simulated: the CUDA runtime accepts the driver; device work is tested only on a real GPU)"
                         if turned and fo is not None and fo.simulated else ""))
@@ -166,5 +166,5 @@ def succeeded(outcome: Outcome) -> bool:
     ok = o is not None and (reported is None or verdicts_agree(reported.verdict, o.verdict, host))
     if outcome.fixed is not None:
         fo = outcome.fixed.cell.observed
-        ok = ok and fo is not None and fo.verdict == "OK"
+        ok = ok and fo is not None and fo.verdict == OK
     return ok and outcome.fix_status != NO_REMEDY

@@ -12,6 +12,7 @@ import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from harness.schema import OK
 from refenv import paths
 from refenv.builder import wheelhouse
 from refenv.engines.seam import CellEngine, ImageRequest
@@ -129,7 +130,7 @@ def reproduce(inferred: Inferred, source: str, settings: Settings, ui: UI, engin
     remedy = chosen_remedy(observed.verdict, observed.findings)
     fix = plan_fix(reproduction, observed.verdict, offer, known, base, settings.prefer, remedy)
     if fix is None:
-        if observed.verdict == "OK":
+        if observed.verdict == OK:
             return Outcome(source, inferred, original, fix_note="nothing to fix: the reproduced verdict is OK",
                            fix_status=NOTHING_TO_FIX)
         what = f"the remedy ({remedy.kind})" if remedy else f"no remedy for {observed.verdict}"

@@ -14,13 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from harness import compat
+from harness.catalogue.entries import REMEDY_FIX
 from harness.schema import (
     ARCH_UNSUPPORTED,
-    CPU_WHEEL,
-    DRIVER_BROKEN,
-    DRIVER_TOO_OLD,
-    NO_DRIVER,
-    NOT_VISIBLE,
+    BY_CODE,
+    FIX_ACCESS,
+    FIX_DRIVER,
+    FIX_REPAIR,
+    FIX_WHEEL,
     OK,
     Finding,
     Remedy,
@@ -142,11 +143,10 @@ def wheel_fix(r: Reproduction, verdict: str, offer: Offer, known: Sequence[Envir
     return FixPlan("wheel", summary, fixed, predicted(fixed))
 
 
-# Which change each remedy kind is (harness.catalogue.entries.REMEDY_KINDS); kinds not named here fix
-# the driver in place (a reboot, a module reload, a library path: the same driver without its fault).
-_WHEEL_KINDS = ("install_wheel",)
-_DRIVER_KINDS = ("install_driver",)
-_SCENARIO_KINDS = ("enable_gpu_access", "install_toolkit", "unset_variable", "add_capability", "expose_devices")
+# A kind of fix that does not turn the cell OK falls back to the next of its chain: GPU access without a
+# driver to inject needs the driver first. The verdict's own order (harness/schema/verdicts.py) is used when
+# the remedy is the fix the verdict tries first, or when there is no remedy.
+FALLBACK = {FIX_ACCESS: (FIX_ACCESS, FIX_DRIVER)}
 
 
 def chosen_remedy(verdict: str, findings: Sequence[Finding]) -> Remedy | None:
@@ -157,45 +157,36 @@ def chosen_remedy(verdict: str, findings: Sequence[Finding]) -> Remedy | None:
     return None
 
 
+def fix_order(verdict: str, remedy: Remedy | None, prefer: str, has_driver: bool) -> tuple[str, ...]:
+    """The kinds of fix to try, in order (pure). The verdict table's kinds for the verdict, `prefer` ('driver'
+    or 'wheel') first where it offers both; a remedy that names another kind than the verdict's first is
+    tried alone, with its fallback. A change of the container's access is left out on a host without a
+    driver: there is nothing to give the container."""
+    own = BY_CODE[verdict].fixes if verdict in BY_CODE else ()
+    kinds = own
+    if prefer in (FIX_DRIVER, FIX_WHEEL) and {FIX_DRIVER, FIX_WHEEL} <= set(own):
+        kinds = (prefer, *(k for k in own if k != prefer))
+    if remedy is not None:
+        kind = REMEDY_FIX.get(remedy.kind, FIX_REPAIR)
+        if own[:1] != (kind,):
+            kinds = FALLBACK.get(kind, (kind,))
+    return tuple(k for k in kinds if has_driver or k != FIX_ACCESS)
+
+
 def plan_fix(r: Reproduction, verdict: str, offer: Offer, known: Sequence[Environment], base: Base,
              prefer: str = "auto", remedy: Remedy | None = None) -> FixPlan | None:
     """The remediation for the reproduced verdict as a cell: the change the classifier's remedy names (by the
     verdict when there is none); None when there is nothing to fix or no fix fits."""
     if verdict == OK:
         return None
-
-    def wheel() -> FixPlan | None:
-        return wheel_fix(r, verdict, offer, known, base)
-
-    def driver() -> FixPlan | None:
-        return driver_fix(r)
-
-    def healthy() -> FixPlan | None:
-        return healthy_driver_fix(r)
-
-    def scenario() -> FixPlan | None:
-        return scenario_fix(r)
-
-    choices: dict[str, list[Callable[[], FixPlan | None]]] = {
-        DRIVER_TOO_OLD: [wheel, driver] if prefer == "wheel" else [driver, wheel],
-        CPU_WHEEL: [wheel],
-        ARCH_UNSUPPORTED: [wheel],
-        DRIVER_BROKEN: [healthy],
-        NO_DRIVER: [driver],
-        NOT_VISIBLE: [scenario, driver] if r.profile is not None else [driver],
+    fixers: dict[str, Callable[[], FixPlan | None]] = {
+        FIX_WHEEL: lambda: wheel_fix(r, verdict, offer, known, base),
+        FIX_DRIVER: lambda: driver_fix(r),
+        FIX_REPAIR: lambda: healthy_driver_fix(r),
+        FIX_ACCESS: lambda: scenario_fix(r),
     }
-    order = choices.get(verdict, [])
-    if remedy is not None:
-        if remedy.kind in _WHEEL_KINDS:
-            order = [wheel]
-        elif remedy.kind in _DRIVER_KINDS:
-            order = choices[DRIVER_TOO_OLD] if verdict == DRIVER_TOO_OLD else [driver]
-        elif remedy.kind in _SCENARIO_KINDS:
-            order = [scenario, driver] if r.profile is not None else [driver]
-        else:
-            order = [healthy]
-    for attempt in order:
-        found = attempt()
+    for kind in fix_order(verdict, remedy, prefer, r.profile is not None):
+        found = fixers[kind]()
         if found is not None and found.predicted == OK:
             return found
     return None

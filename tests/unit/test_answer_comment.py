@@ -82,7 +82,7 @@ def test_a_verdict_is_named_only_at_high_or_medium_confidence(name: str) -> None
     doc, text = render_case(name)
     first = text.splitlines()[0]
     assert doc.diagnosis is not None and doc.diagnosis.assessment is not None
-    verdict, confidence = doc.diagnosis.verdict, doc.diagnosis.assessment["confidence"]
+    verdict, confidence = doc.diagnosis.verdict, doc.diagnosis.assessment.confidence
     if confidence in ("high", "medium") and verdict != "CANNOT_TELL":
         assert first.startswith(f"**refenv diagnose: `{verdict}`** (confidence: {confidence})")
     else:

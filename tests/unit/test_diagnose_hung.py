@@ -101,7 +101,7 @@ def test_a_blocked_torch_is_named_with_the_driver_call_beside_it() -> None:
 def test_a_report_of_a_hang_is_read_as_one(text: str, confidence: str) -> None:
     doc = judge_report(load_report(text), "report.txt")
     assert doc.diagnosis is not None and doc.diagnosis.verdict == DRIVER_BROKEN
-    assert doc.diagnosis.assessment is not None and doc.diagnosis.assessment["confidence"] == confidence
+    assert doc.diagnosis.assessment is not None and doc.diagnosis.assessment.confidence == confidence
     hang = doc.diagnosis.failing[0]
     assert "never returns" in hang.title and "--gpu-reset" in fixes(hang)
 
@@ -116,9 +116,9 @@ def test_xid_79_and_a_hang_in_other_words_are_leads_to_a_broken_driver(text: str
     assert doc.diagnosis is not None and doc.diagnosis.verdict == DRIVER_BROKEN
     assessment = doc.diagnosis.assessment
     assert assessment is not None
-    rests = " ".join(assessment["rests_on"])
+    rests = " ".join(assessment.rests_on)
     assert "fallen off the bus" in rests or "hangs" in rests
-    assert "sudo dmesg | grep -i -e NVRM -e Xid" in assessment["ask"]
+    assert "sudo dmesg | grep -i -e NVRM -e Xid" in assessment.ask
 
 
 def test_a_training_that_hangs_later_is_not_read_as_a_driver_hang() -> None:

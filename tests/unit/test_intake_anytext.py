@@ -9,7 +9,8 @@ import pytest
 
 from harness.classify import classify
 from harness.intake import ParsedReport, ReportError, load_report
-from harness.intake.assess import Assessment, assess_report
+from harness.intake.assess import assess_report
+from harness.schema import Assessment
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reports"
 

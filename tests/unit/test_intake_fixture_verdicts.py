@@ -55,7 +55,7 @@ def test_every_fixture_has_a_verdict() -> None:
 def test_a_fixture_gets_its_verdict(name: str) -> None:
     doc = diagnose_report(str(DATA / name))
     assert doc.diagnosis is not None
-    confidence = (doc.diagnosis.assessment or {}).get("confidence")
+    confidence = doc.diagnosis.assessment.confidence if doc.diagnosis.assessment else None
     assert (doc.diagnosis.verdict, confidence) == VERDICTS[name]
 
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from harness.classify import classify
 from harness.intake import ReportError, load_report
-from harness.intake.assess import CANNOT_TELL, OTHER, assess_report
-from harness.schema import VERDICTS
+from harness.intake.assess import assess_report
+from harness.schema import CANNOT_TELL, OTHER, VERDICTS
 
 FRAGMENTS = st.sampled_from([
     "PyTorch version: 2.1.0", "Is CUDA available: False", "Driver Version: 535.54.03", "torch==1.3.0",

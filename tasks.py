@@ -12,7 +12,8 @@
   invoke clean              remove every container and image refenv made
   invoke zipapp             write dist/refenv-diagnose.pyz: the harness as one file for any Python 3.8+
   invoke web                write dist/web/: the paste page, diagnosing in the browser (Pyodide)
-  invoke test               ruff and mypy, then the test tiers (unit, docker, slurm, browser; gpu where a GPU is)
+  invoke test               ruff, mypy, the docs site, then the test tiers (unit, docker, slurm, browser; gpu if any)
+  invoke docs               write the command reference from the parsers, then build the documentation site
 
 Exit codes, on every task: 0 done; 1 a result that is not good (cells that disagree, a failed build, a
 reproduction that did not reproduce); 2 bad input (a malformed matrix.yaml, report or flag); 3 an internal
@@ -351,16 +352,18 @@ def _has_gpu() -> bool:
 @task(help={"tier": "unit, docker, podman, slurm, browser, breadth, gpu, or all (default: unit, docker, podman, "
                     "slurm, browser and breadth, and gpu where a GPU is)",
             "k": "pytest -k expression", "x": "stop at the first failure",
-            "lint": "run ruff check and mypy (strict, as pyproject.toml sets) first (default: yes)"})
+            "lint": "run ruff check, mypy (strict, as pyproject.toml sets) and `mkdocs build --strict` first "
+                    "(default: yes)"})
 @_guarded
 def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: bool = True) -> None:
-    """Lint and type-check, then run the tests.
+    """Lint and type-check, build the docs site strictly, then run the tests.
 
     With CI=true a missing Docker engine, Slurm cluster or Chromium fails its tier instead of skipping it."""
     if lint:
         # The guardrails first: a finding stops here, before minutes of containers (`--no-lint` skips them).
         c.run(f"{sys.executable} -m ruff check .", pty=False)
         c.run(f"{sys.executable} -m mypy", pty=False)
+        _build_site(c, None)
     if tier == "default":
         tier = "all" if _has_gpu() else "nogpu"
         if tier == "nogpu":
@@ -383,6 +386,16 @@ def test(c: Context, tier: str = "default", k: str = "", x: bool = False, lint: 
         args += ["-x"]
     c.run(" ".join(f"'{a}'" if " " in a else a for a in args), pty=False, env={"PYTHONPATH": str(ROOT)})
 
+
+def _build_site(c: Context, out: str | None) -> None:
+    """`mkdocs build --strict` (a broken link or page fails it) into `out`, or into a folder thrown away after."""
+    import tempfile
+
+    env = {"NO_MKDOCS_2_WARNING": "1"}  # Material's notice about its successor, on every build
+    with tempfile.TemporaryDirectory(prefix="refenv-site-") as tmp:
+        site = out or tmp
+        c.run(f"{sys.executable} -m mkdocs build --strict --config-file {ROOT / 'mkdocs.yml'} "
+              f"--site-dir {site}", pty=False, env=env)
 
 
 def _slurm_up(c: Context) -> None:
@@ -524,4 +537,18 @@ def web(c: Context, out: str = "dist/web", pyodide: str | None = None) -> None:
           "http://127.0.0.1:8000/")
 
 
-ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish, fleet, zipapp, web)
+@task(help={"out": "the folder to build the site into (default: site)"})
+@_guarded
+def docs(c: Context, out: str = "site") -> None:
+    """Write the command reference from the parsers (docs/reference.md), then build the documentation site.
+
+    The site is MkDocs with the Material theme over docs/, built strictly: a broken link fails it."""
+    from refenv import reference
+
+    page = reference.write(ROOT)
+    print(f"wrote {page.relative_to(ROOT)} (from `python -m harness`'s parser and these tasks)")
+    _build_site(c, out)
+    print(f"built {out}/ (open {out}/index.html)")
+
+
+ns = Collection(matrix, compare, run, build, lock, clean, test, reproduce, publish, fleet, zipapp, web, docs)

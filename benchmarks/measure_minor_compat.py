@@ -4,9 +4,9 @@ Each runtime (the cudart of the nvidia-cuda-runtime wheels, downloaded on the ho
 process against a simulated host reporting each CUDA driver version; the process calls
 cudaRuntimeGetVersion, cudaDriverGetVersion and cudaGetDeviceCount and reads the driver's stage record.
 The reference in the same run is `harness.compat.runtime_accepts`; the script prints how many cells agree
-and writes docs/compat-measured.md and docs/compat-measured.json.
+and writes benchmarks/results/compat-measured.md and benchmarks/results/compat-measured.json.
 
-    .venv/bin/python benchmarks/measure_minor_compat.py [--wheel-dir DIR] [--out-dir docs]
+    .venv/bin/python benchmarks/measure_minor_compat.py [--wheel-dir DIR] [--out-dir benchmarks/results]
 """
 
 from __future__ import annotations
@@ -159,7 +159,7 @@ def write_doc(out_dir: Path, record: dict[str, Any]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--wheel-dir", type=Path, default=simdriver.default_cache_root().parent / "cudart-wheels")
-    parser.add_argument("--out-dir", type=Path, default=ROOT / "docs")
+    parser.add_argument("--out-dir", type=Path, default=ROOT / "benchmarks" / "results")
     args = parser.parse_args()
     driver = simdriver.build()
     work = args.wheel_dir / "configs"

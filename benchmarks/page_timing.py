@@ -10,7 +10,7 @@ Reference: `python -m harness diagnose --from FILE` as a fresh process (interpre
 median of as many runs. Targets on a 2-core machine shared with other work (its load average is printed):
 cold <= 30 s, warm <= 15 s.
 
-    python benchmarks/page_timing.py [--rounds N] [--report FILE] [--screenshot docs/paste-page.png]
+    python benchmarks/page_timing.py [--rounds N] [--report FILE] [--screenshot docs/images/paste-page.png]
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # errors and paths are refenv's foundations; the model holds the data every stage reads; the build makes
 # images through a narrow protocol; the engines run containers (and build through the builders); the
 # reports read only the model; the run drives them all; reproduce, publish and fleet are jobs over a run; the
-# program (cli) runs the tasks over them all.
+# program (cli) runs the tasks over them all, and the command reference (reference) reads their parsers.
 FLOORS = {
     "refenv": 0, "refenv.errors": 0, "refenv.paths": 0,
     "refenv.model": 1, "refenv.readiness": 1, "refenv.ship": 1,
@@ -29,7 +29,7 @@ FLOORS = {
     "refenv.engines": 3,
     "refenv.run": 4,
     "refenv.reproduce": 5, "refenv.publish": 5, "refenv.fleet": 5,
-    "refenv.cli": 6,
+    "refenv.cli": 6, "refenv.reference": 6,
 }
 # The harness's rooms from the ground up. The foundations (its version, the input discipline, its data files,
 # the facts' shape, CUDA_VISIBLE_DEVICES as the driver parses it) and the knowledge (the schema, the

@@ -53,6 +53,7 @@ def _columns(width: int) -> Iterator[None]:
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """A parser's subcommands by name (argparse keeps them only in its private action list)."""
     found: dict[str, argparse.ArgumentParser] = {}
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):

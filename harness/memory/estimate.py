@@ -11,7 +11,7 @@ from harness.memory.activations import ActivationSetup, logits_bytes, logits_gra
 from harness.memory.inference import KvPart
 from harness.memory.layers import MOE
 from harness.memory.lora import LoraSpec
-from harness.memory.params import count_params, largest_module_params, root_tensors, tensors_of
+from harness.memory.params import count_params, largest_module_params, param_tensors, root_tensors, tensors_of
 from harness.memory.peak import PhasePeaks, optimizer_temp_bytes, training_peaks
 from harness.memory.shape import BareModel, MemoryInputError, Model, ModelConfig, layer_groups
 from harness.memory.training import REGIMES, StateLedgers, adapter_bytes, regime, state_ledgers
@@ -227,7 +227,7 @@ def _serving_weights(model: Model, setup: InferSetup, fmt: wf.WeightFormat) -> i
     experts = check_ep(model, setup.ep, setup.gpus, training=False)
     if not experts or isinstance(model, BareModel):
         return -(-total // setup.gpus)
-    expert_bytes = sum(inference.tensor_bytes(t, fmt, model.keep_fp32)
+    expert_bytes = sum(inference.tensor_bytes(t, fmt, inference.kept_fp32(model, fmt))
                        for layer, n in layer_groups(model) for t in tensors_of(model, layer, 0)
                        for _ in range(n) if t.part == wf.EXPERTS)
     local = -(-expert_bytes * -(-experts // setup.ep) // experts)
@@ -290,13 +290,15 @@ def _model_notes(model: ModelConfig, setup: InferSetup, kv_bytes: int, fmt: wf.W
     if any(layer.attention.kind == "sliding" for layer, _ in layer_groups(model)):
         notes.append("sliding-window layers hold at most their window of tokens per sequence")
     if fmt.quantized:
-        kept = [part for part in (wf.EMBEDDING, wf.HEAD, wf.ROUTER, wf.ATTENTION, wf.MLP, wf.VISION)
-                if not fmt.quantizes(part)]
-        notes.append(f"weights: {fmt.title}; 16-bit: {', '.join(kept)}, norms and biases"
+        present = {t.part for t in param_tensors(model)}
+        unquantized = [part for part in (wf.EMBEDDING, wf.HEAD, wf.ROUTER, wf.ATTENTION, wf.MLP, wf.EXPERTS,
+                                         wf.VISION) if part in present and not fmt.quantizes(part)]
+        notes.append(f"weights: {fmt.title}; 16-bit: {', '.join([*unquantized, 'norms and biases'])}"
                      + (f" ({fmt.source})" if fmt.source else ""))
-    if model.keep_fp32:
-        notes.append(f"{', '.join(sorted(model.keep_fp32))} weights kept in fp32, as {model.family}'s transformers "
-                     "class loads them (_keep_in_fp32_modules)")
+    fp32 = inference.kept_fp32(model, fmt)
+    if fp32 and fmt.bits == 16:
+        notes.append(f"{', '.join(sorted(fp32))} weights kept in fp32, as {model.family}'s transformers class loads "
+                     f"them in {fmt.name} (_keep_in_fp32_modules)")
     return notes + [f"config: {n}" for n in model.notes]
 
 

@@ -44,12 +44,19 @@ def tensor_bytes(t: ParamTensor, precision: str | wf.WeightFormat, keep_fp32: fr
     return (4 if t.kind in keep_fp32 else 2) * t.numel
 
 
+def kept_fp32(model: ModelConfig, fmt: wf.WeightFormat) -> frozenset[str]:
+    """The tensor kinds a model loaded in this format's 16-bit dtype keeps in fp32 (transformers' from_pretrained:
+    the strict list under fp16 and bf16, the other under fp16 only; modeling_utils.py, dtype_plan)."""
+    return model.keep_fp32 | (model.keep_fp32_fp16 if fmt.name == "fp16" else frozenset())
+
+
 def inference_weight_bytes(model: Model, precision: str | wf.WeightFormat | None) -> int:
     """All weights in a format (None: the checkpoint's own); a bare count is treated as all-Linear."""
     fmt = precision if isinstance(precision, wf.WeightFormat) else weight_format(model, precision)
     if isinstance(model, BareModel):
         return tensor_bytes(ParamTensor("params", (model.params, 1), LINEAR), fmt)
-    return sum(tensor_bytes(t, fmt, model.keep_fp32) for t in param_tensors(model))
+    keep = kept_fp32(model, fmt)
+    return sum(tensor_bytes(t, fmt, keep) for t in param_tensors(model))
 
 
 def kv_dtype_bytes(kv_dtype: str) -> int:
@@ -170,11 +177,11 @@ def decode_weight_bytes(model: ModelConfig, fmt: wf.WeightFormat, tokens: int) -
     total = 0.0
     for layer, n in layer_groups(model):
         for t in tensors_of(model, layer, 0):
-            size = float(tensor_bytes(t, fmt, model.keep_fp32) * n)
+            size = float(tensor_bytes(t, fmt, kept_fp32(model, fmt)) * n)
             if t.part == wf.EXPERTS:
                 size *= experts_touched(layer.mlp.experts, layer.mlp.top_k, tokens) / layer.mlp.experts
             total += size
-    return total + sum(tensor_bytes(t, fmt, model.keep_fp32) for t in root_tensors(model))
+    return total + sum(tensor_bytes(t, fmt, kept_fp32(model, fmt)) for t in root_tensors(model))
 
 
 def attention_flops(model: ModelConfig, batch: int, context: int) -> float:

@@ -292,7 +292,4 @@ def targetable(cfg: ModelConfig) -> tuple[str, ...]:
         for t in tensors_of(cfg, layer, 0):
             if t.kind == LINEAR and t.module and t.module not in found:
                 found.append(t.module)
-    order: dict[str, int] = {}
-    for m in ATTENTION_LINEARS + MLA_LINEARS + MLP_LINEARS:
-        order.setdefault(m, len(order))
-    return tuple(sorted(found, key=lambda m: order.get(m, len(order))))
+    return tuple(found)

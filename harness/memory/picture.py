@@ -24,9 +24,9 @@ LEDGERS = (("weights", "weights", "#0072B2"), ("gradients", "gradients", "#E69F0
 _FILL = {key: fill for key, _, fill in LEDGERS}
 _LABEL = {key: label for key, label, _ in LEDGERS}
 OTHER_FILL = "#999999"
-WIDTH = 860
-LEFT = 250           # room for the bar's name
+SPAN = 440           # the bars' byte scale, in pixels
 RIGHT = 170          # room for the total and the verdict
+CHAR = 7             # about one character of the 12 px sans-serif, for the names' column
 BAR = 26
 GAP = 18
 
@@ -80,22 +80,23 @@ def bars_svg(title: str, bars: tuple[Bar, ...], budget: BudgetMarks | None = Non
     top = 44 + (18 if budget else 0)
     height = top + len(bars) * (BAR + GAP) + 64
     biggest = max([b.total for b in bars] + ([budget.total_bytes] if budget else []) + [1])
-    span = WIDTH - LEFT - RIGHT
+    left = 24 + CHAR * max([len(_short(b.name)) for b in bars] + [8])
+    width = left + SPAN + RIGHT
 
     def x(n: int) -> float:
-        return LEFT + span * n / biggest
+        return left + SPAN * n / biggest
 
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
-           f'viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="12" role="img">',
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12" role="img">',
            f"<title>{escape(title)}</title>",
-           f'<rect width="{WIDTH}" height="{height}" fill="#ffffff"/>',
+           f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
            f'<text x="12" y="22" font-size="15" font-weight="bold">{escape(title)}</text>']
     bottom = top + len(bars) * (BAR + GAP) - GAP + 6
     if budget:
         out += _budget(budget, x, top - 8, bottom)
     for i, bar in enumerate(bars):
         y = top + i * (BAR + GAP)
-        out.append(f'<text x="{LEFT - 8}" y="{y + BAR / 2 + 4:.1f}" text-anchor="end">'
+        out.append(f'<text x="{left - 8}" y="{y + BAR / 2 + 4:.1f}" text-anchor="end">'
                    f"{escape(_short(bar.name))}</text>")
         pos = 0
         for key, size in bar.segments:
@@ -143,7 +144,7 @@ def _legend(bars: tuple[Bar, ...], y: int) -> list[str]:
     return out
 
 
-def _short(name: str, most: int = 38) -> str:
+def _short(name: str, most: int = 48) -> str:
     return name if len(name) <= most else name[: most - 1] + "…"
 
 

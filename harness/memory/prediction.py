@@ -18,7 +18,8 @@ from harness.schema.jsondata import encode, optional_key
 from harness.schema.memory_document import MEMORY_SCHEMA, MEMORY_VERSION
 
 # ModelConfig's fields the document writes in brief (per kind of layer, by name) rather than whole.
-_STRUCTURED = frozenset({"layer_plan", "vision", "quantization", "keep_fp32", "notes", "fused_experts"})
+_STRUCTURED = frozenset({"layer_plan", "vision", "quantization", "keep_fp32", "keep_fp32_fp16", "notes",
+                         "fused_experts"})
 LEDGER_NAMES = ("weights", "gradients", "optimizer_state", "master_weights", "activations", "kv_cache")
 
 
@@ -38,8 +39,8 @@ class ModelShape:
                    "mlp": layer.mlp.kind, "experts": layer.mlp.experts or None, "description": layer.label}
                   for layer, n in layer_groups(m)]
         return {**plain, "layer_kinds": layers, "quantization": m.quantization.name if m.quantization else None,
-                "keep_fp32": sorted(m.keep_fp32), "notes": list(m.notes), "params": counts.total,
-                "active_params": counts.active, "vision_params": counts.vision}
+                "keep_fp32": sorted(m.keep_fp32), "keep_fp32_fp16": sorted(m.keep_fp32_fp16), "notes": list(m.notes),
+                "params": counts.total, "active_params": counts.active, "vision_params": counts.vision}
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,10 @@ class ModelConfig:
     layer_plan: tuple[Layer, ...] = ()
     vision: VisionTower | None = None
     quantization: WeightFormat | None = None        # the checkpoint's format, from its quantization_config
-    keep_fp32: frozenset[str] = frozenset()         # tensor kinds the model class keeps in fp32 (see params)
+    # Tensor kinds the model class keeps in fp32 when loaded in a 16-bit dtype (transformers'
+    # _keep_in_fp32_modules_strict), and those it keeps in fp32 only when loaded in fp16 (_keep_in_fp32_modules).
+    keep_fp32: frozenset[str] = frozenset()
+    keep_fp32_fp16: frozenset[str] = frozenset()
     fused_experts: bool = False                     # experts as 3-D tensors (transformers 5), not one Linear each
     family: str = ""                                # the config's model_type
     notes: tuple[str, ...] = field(default=())      # what the reader assumed, each naming its key

@@ -256,7 +256,10 @@ def estimate_inference(model: Model, setup: InferSetup) -> Estimate:
         notes.append("activations: the prefill working set of one layer and the last position's logits (an estimate)")
         notes += _model_notes(model, setup, kv_bytes, fmt)
     if setup.gpus > 1:
-        notes.append(f"tensor parallel over {setup.gpus} GPUs: weights split evenly, KV cache by KV head")
+        mla = isinstance(model, ModelConfig) and any(layer.attention.kind == "mla" for layer, _ in layer_groups(model))
+        but = " but the routed experts" if setup.ep > 1 else ""
+        notes.append(f"tensor parallel over {setup.gpus} GPUs: weights{but} split evenly, KV cache by KV head"
+                     + (" (MLA: the latent whole on each)" if mla else ""))
     if setup.ep > 1:
         notes.append(f"expert parallelism over {setup.ep} GPUs: each holds {-(-routed_experts(model) // setup.ep)} of "
                      f"the {routed_experts(model)} routed experts of every MoE layer")
@@ -293,7 +296,7 @@ def _model_notes(model: ModelConfig, setup: InferSetup, kv_bytes: int, fmt: wf.W
         present = {t.part for t in param_tensors(model)}
         unquantized = [part for part in (wf.EMBEDDING, wf.HEAD, wf.ROUTER, wf.ATTENTION, wf.MLP, wf.EXPERTS,
                                          wf.VISION) if part in present and not fmt.quantizes(part)]
-        notes.append(f"weights: {fmt.title}; 16-bit: {', '.join([*unquantized, 'norms and biases'])}"
+        notes.append(f"weights {fmt.name}; 16-bit: {', '.join([*unquantized, 'norms and biases'])}"
                      + (f" ({fmt.source})" if fmt.source else ""))
     fp32 = inference.kept_fp32(model, fmt)
     if fp32 and fmt.bits == 16:

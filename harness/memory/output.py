@@ -24,7 +24,8 @@ def human(n: int | None) -> str:
     return f"{sign}{n} B"
 
 
-def _describe(est: Estimate) -> list[str]:
+def describe(est: Estimate) -> list[str]:
+    """The run's setup, a line each (regime, optimizer, sharding, batch; or format, batch, context)."""
     s = est.setup
     if isinstance(s, TrainSetup):
         lora = "" if s.lora is None else (
@@ -91,7 +92,7 @@ def render_text(est: Estimate, fit: Fit | None, plans: tuple[Plan, ...] | None =
             head += f" (vision tower {counts.vision / 1e9:.3f} B)"
     if est.trainable_params and est.trainable_params != est.params:
         head += f" ({est.trainable_params / 1e6:.2f} M trainable)"
-    lines = [head, *(f"  {d}" for d in _describe(est)), "", *_ledger_lines(est)]
+    lines = [head, *(f"  {d}" for d in describe(est)), "", *_ledger_lines(est)]
     if fit is not None:
         lines += ["", *_fit_lines(fit)]
     lines += [f"  note: {n}" for n in est.notes]

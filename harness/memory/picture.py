@@ -15,7 +15,7 @@ from typing import Callable  # noqa: UP035  (collections.abc.Callable[...] is 3.
 from harness.memory.budget import FRAGMENTATION, Fit
 from harness.memory.estimate import Estimate
 from harness.memory.ladder import Plan
-from harness.memory.output import human, render_text
+from harness.memory.output import describe, human, render_text
 
 # Ledger -> (label, fill). Colour-blind-safe (Okabe-Ito), in the text report's order.
 LEDGERS = (("weights", "weights", "#0072B2"), ("gradients", "gradients", "#E69F00"),
@@ -75,13 +75,13 @@ def estimate_bar(name: str, est: Estimate, verdict: str = "") -> Bar:
     return Bar(name, tuple(segments), verdict)
 
 
-def bars_svg(title: str, bars: tuple[Bar, ...], budget: BudgetMarks | None = None) -> str:
+def bars_svg(title: str, bars: tuple[Bar, ...], budget: BudgetMarks | None = None, subtitle: str = "") -> str:
     """The bars on one byte scale, the budget behind them, a legend below; an SVG document as text."""
-    top = 44 + (18 if budget else 0)
+    top = 44 + (18 if budget else 0) + (18 if subtitle else 0)
     height = top + len(bars) * (BAR + GAP) + 64
     biggest = max([b.total for b in bars] + ([budget.total_bytes] if budget else []) + [1])
     left = 24 + CHAR * max([len(_short(b.name)) for b in bars] + [8])
-    width = left + SPAN + RIGHT
+    width = max(left + SPAN + RIGHT, 24 + round(6.3 * len(subtitle)))
 
     def x(n: int) -> float:
         return left + SPAN * n / biggest
@@ -91,6 +91,8 @@ def bars_svg(title: str, bars: tuple[Bar, ...], budget: BudgetMarks | None = Non
            f"<title>{escape(title)}</title>",
            f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
            f'<text x="12" y="22" font-size="15" font-weight="bold">{escape(title)}</text>']
+    if subtitle:
+        out.append(f'<text x="12" y="40" fill="#555555">{escape(subtitle)}</text>')
     bottom = top + len(bars) * (BAR + GAP) - GAP + 6
     if budget:
         out += _budget(budget, x, top - 8, bottom)
@@ -160,7 +162,8 @@ def prediction_bars(est: Estimate, fit: Fit | None, plans: tuple[Plan, ...] | No
 def render_svg(est: Estimate, fit: Fit | None, plans: tuple[Plan, ...] | None = None) -> str:
     """The prediction (and the ladder) as one SVG."""
     title = f"{est.model.name}: memory per GPU ({est.mode})"
-    return bars_svg(title, prediction_bars(est, fit, plans), BudgetMarks.of(fit) if fit else None)
+    return bars_svg(title, prediction_bars(est, fit, plans), BudgetMarks.of(fit) if fit else None,
+                    "; ".join(describe(est)))
 
 
 def render_html(est: Estimate, fit: Fit | None, plans: tuple[Plan, ...] | None = None) -> str:

@@ -32,6 +32,15 @@ _MOE_KEYS = (*_EXPERT_KEYS, *_TOPK_KEYS, "moe_intermediate_size", "n_shared_expe
 _MLA_KEYS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")
 _SLIDING_KEYS = ("sliding_window", "layer_types", "sliding_window_pattern", "use_sliding_window", "max_window_layers")
 _LAYER_TYPES = {"full_attention": FULL, "sliding_attention": SLIDING}
+# The sliding-window keys each way of deriving layer types reads (families.py, Family.sliding).
+_SLIDING_READS = {
+    "all": ("sliding_window", "layer_types"),
+    "all_gated": ("sliding_window", "use_sliding_window", "layer_types"),
+    "qwen2": ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types"),
+    "qwen2_moe": ("sliding_window", "use_sliding_window", "max_window_layers", "layer_types"),
+    "pattern": ("sliding_window", "sliding_window_pattern", "layer_types"),
+    "layer_types": ("sliding_window", "layer_types"),
+}
 
 
 def _gpt2(d: Mapping[str, object], name: str, source: str, where: str) -> ModelConfig:
@@ -90,6 +99,10 @@ def _layer_kinds(r: _Reading, layers: int, max_context: int) -> tuple[tuple[str,
     if fam.sliding == "none":
         r.ignored(_SLIDING_KEYS, f"model_type {r.model_type!r} has no sliding-window attention in transformers")
         return (FULL,) * layers, 0
+    reads = _SLIDING_READS[fam.sliding]
+    if fam.sliding not in ("all_gated", "qwen2", "qwen2_moe") or d.get("use_sliding_window"):
+        r.ignored(tuple(k for k in _SLIDING_KEYS if k not in reads),
+                  f"model_type {r.model_type!r} does not read it (its window comes from {', '.join(reads)})")
     if explicit is not None:
         if not isinstance(explicit, list) or len(explicit) != layers:
             raise MemoryInputError(f"{where}: 'layer_types' must list one type per layer ({layers}, "

@@ -19,7 +19,6 @@ from harness.memory.shape import BareModel, MemoryInputError, Model, ModelConfig
 
 WEIGHT_PRECISIONS = wf.NAMES
 KV_DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
-DESCRIPTIONS = {name: fmt.title for name, fmt in wf.FORMATS.items()}
 LATENT = "latent"
 DECOMPRESSED = "decompressed"
 MLA_CACHES = (LATENT, DECOMPRESSED)

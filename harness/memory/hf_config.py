@@ -107,7 +107,7 @@ def _layer_kinds(r: _Reading, layers: int, max_context: int) -> tuple[tuple[str,
         if not isinstance(explicit, list) or len(explicit) != layers:
             raise MemoryInputError(f"{where}: 'layer_types' must list one type per layer ({layers}, "
                                    f"num_hidden_layers), got {shorten(explicit)}")
-        unknown = [t for t in explicit if t not in _LAYER_TYPES]
+        unknown = [t for t in explicit if not (isinstance(t, str) and t in _LAYER_TYPES)]
         if unknown:
             raise MemoryInputError(f"{where}: 'layer_types' has {shorten(unknown[0])}; refenv counts "
                                    f"{', '.join(_LAYER_TYPES)}")

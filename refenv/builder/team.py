@@ -118,7 +118,7 @@ def from_dockerfile(store: ImageStore, env: Environment, log: BuildLog, start: f
 
 def content_hash(identity: str) -> str:
     """What a team image's cells depend on: the image (its id, or its Dockerfile digest) and the harness mounted in."""
-    harness = tree_digest(paths.project_root() / "harness")
+    harness = tree_digest(paths.harness_dir())
     return hashlib.sha256(f"{identity}:{harness}".encode()).hexdigest()
 
 

@@ -55,5 +55,5 @@ def env_builds(engine: Engine, default_matrix: Matrix) -> dict[str, EnvBuild]:
 
 @pytest.fixture(scope="session")
 def sim_driver() -> SimDriver:
-    """The simulated driver, built from images/simdriver (or found in its cache)."""
+    """The simulated driver, built from refenv/images/simdriver (or found in its cache)."""
     return simdriver.build()

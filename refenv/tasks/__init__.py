@@ -27,14 +27,15 @@ from invoke.collection import Collection
 from refenv.tasks.guard import EXIT_INTERNAL
 from refenv.tasks.jobs import fleet, publish, reproduce
 from refenv.tasks.matrix import build, compare, lock, matrix, run
+from refenv.tasks.team import diff, init
 from refenv.tasks.tools import clean, web, zipapp
 
 
 def collection() -> Collection:
     """A fresh collection of refenv's tasks (the checkout's tasks.py adds its own `test` to one)."""
-    return Collection(matrix, compare, run, build, lock, clean, reproduce, publish, fleet, zipapp, web)
+    return Collection(init, matrix, compare, diff, run, build, lock, clean, reproduce, publish, fleet, zipapp, web)
 
 
 ns = collection()
-__all__ = ["EXIT_INTERNAL", "build", "clean", "collection", "compare", "fleet", "lock", "matrix", "ns", "publish",
-           "reproduce", "run", "web", "zipapp"]
+__all__ = ["EXIT_INTERNAL", "build", "clean", "collection", "compare", "diff", "fleet", "init", "lock", "matrix",
+           "ns", "publish", "reproduce", "run", "web", "zipapp"]

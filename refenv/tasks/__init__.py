@@ -12,6 +12,9 @@
   refenv publish --registry HOST[:PORT]/NAMESPACE   push the environments a full matrix run proved (GPU somewhere)
   refenv fleet [--partition P]   per node of a Slurm (or Kubernetes) cluster: driver, GPUs, ready environments
   refenv clean              remove every container and image refenv made
+  refenv disk               the disk a run needs (all environments, one at a time) against the disk free here
+  refenv summary [--run R]  a run's readiness as a CI job's summary and outputs ($GITHUB_STEP_SUMMARY, $GITHUB_OUTPUT)
+  refenv bases --save|--load FOLDER   refenv's base images kept in a CI cache folder
   refenv zipapp             write dist/refenv-diagnose.pyz: the harness as one file for any Python 3.8+
   refenv web                write dist/web/: the paste page, diagnosing in the browser (Pyodide)
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from invoke.collection import Collection
 
+from refenv.tasks.gate import bases, disk, summary
 from refenv.tasks.guard import EXIT_INTERNAL
 from refenv.tasks.jobs import fleet, publish, reproduce
 from refenv.tasks.matrix import build, compare, lock, matrix, run
@@ -33,9 +37,10 @@ from refenv.tasks.tools import clean, web, zipapp
 
 def collection() -> Collection:
     """A fresh collection of refenv's tasks (the checkout's tasks.py adds its own `test` to one)."""
-    return Collection(init, matrix, compare, diff, run, build, lock, clean, reproduce, publish, fleet, zipapp, web)
+    return Collection(init, matrix, compare, diff, run, build, lock, clean, reproduce, publish, fleet, zipapp, web,
+                      disk, summary, bases)
 
 
 ns = collection()
-__all__ = ["EXIT_INTERNAL", "build", "clean", "collection", "compare", "diff", "fleet", "init", "lock", "matrix",
-           "ns", "publish", "reproduce", "run", "web", "zipapp"]
+__all__ = ["EXIT_INTERNAL", "bases", "build", "clean", "collection", "compare", "diff", "disk", "fleet", "init",
+           "lock", "matrix", "ns", "publish", "reproduce", "run", "summary", "web", "zipapp"]

@@ -96,6 +96,18 @@ class Engine:
         except ImageNotFound:
             return None
 
+    def image_size(self, ref: str) -> int | None:
+        """The bytes an image holds (`docker image inspect`'s Size), or None when it is not here."""
+        try:
+            return int(self.client.images.get(ref).attrs.get("Size") or 0) or None
+        except (ImageNotFound, APIError):
+            return None
+
+    def root_dir(self) -> str | None:
+        """Where the engine keeps images and containers (DockerRootDir), or None when it does not say."""
+        root = self.client.info().get("DockerRootDir")
+        return str(root) if root else None
+
     def pull(self, ref: str, auth: dict[str, str] | None = None) -> str:
         try:
             image = self.client.images.pull(ref, auth_config=auth)
@@ -319,6 +331,11 @@ class Engine:
     def images_labelled(self, labels: dict[str, str]) -> list[str]:
         filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
         return [str(i.id) for i in self.client.images.list(filters=filters)]
+
+    def image_tags(self, labels: dict[str, str]) -> list[str]:
+        """Every name (REPO:TAG) of the images with these labels, sorted."""
+        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
+        return sorted({str(tag) for i in self.client.images.list(filters=filters) for tag in (i.tags or [])})
 
     def image_records(self, labels: dict[str, str]) -> list[tuple[str, str, str]]:
         """(id, repository, created) of each tag of the images carrying `labels`."""

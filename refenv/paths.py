@@ -65,9 +65,3 @@ def harness_dir() -> Path:
 
     return Path(harness.__file__).resolve().parent
 
-
-def source_checkout() -> Path | None:
-    """refenv's git checkout when it runs from one (an editable install), else None: an installed refenv's
-    folder may sit inside a team's repository (a venv in it), whose commit is not refenv's."""
-    root = package_dir().parent
-    return root if (root / ".git").exists() and (root / "pyproject.toml").is_file() else None

@@ -9,7 +9,7 @@ machine the cu130, cu128 and cpu images of the default matrix are 5.95, 7.53 and
 0.22 GB of wheels on a 0.17 GB base); a team's image by its size in the engine, or its Dockerfile's FROM image
 and 1 GB for its own steps; what the engine does not hold is assumed 8 GB (the size of a CUDA image), and said.
 
-All environments at once need the sum; one at a time (`refenv matrix --one-at-a-time`), the shared part and the
+All environments at once need the sum; one at a time (`refenv matrix --low-disk`), the shared part and the
 largest environment. Where neither fits, the run is refused at once with what to do.
 """
 
@@ -86,7 +86,7 @@ def lines(p: DiskPlan) -> list[str]:
     if p.verdict == FITS:
         out.append("the run fits")
     elif p.verdict == ONE_AT_A_TIME:
-        out.append("the run fits one environment at a time: refenv matrix --one-at-a-time (each image is removed "
+        out.append("the run fits one environment at a time: refenv matrix --low-disk (each image is removed "
                    "once its cells are judged)")
     else:
         largest = max(p.needs, key=lambda n: n.image_bytes, default=None)

@@ -53,7 +53,7 @@ def disk(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None) 
     p = disk_plan.plan(needs, free, any(h.kind == "simulated" for h in m.hosts),
                        any(e.team is None for e in m.environments))
     print("\n".join(disk_plan.lines(p)))
-    _outputs({"disk": p.verdict, "one-at-a-time": str(p.verdict != disk_plan.FITS).lower()})
+    _outputs({"disk": p.verdict, "low-disk": str(p.verdict != disk_plan.FITS).lower()})
     if p.verdict == disk_plan.TOO_SMALL:
         raise Exit(code=NOT_GOOD)
 

@@ -29,15 +29,15 @@ from refenv.tasks.guard import guarded, load_matrix, say
     "backend": "local | slurm | kubernetes: where the cells run (default: run.backend)",
     "max-cells": "confirm a run of more than 10,000 cells (refused without it): the number of cells it may have",
     "engine": "docker | podman: the local engine the cells run in (default: run.engine, else docker)",
-    "one-at-a-time": "build and judge one environment after another, removing each image it built once its cells "
-                     "are judged (a machine with little disk: `refenv disk` says when)",
+    "low-disk": "build and judge one environment after another, removing each image it built once its cells are "
+                "judged (a machine with little disk: `refenv disk` says when)",
 })
 @guarded
 def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None, host: list[str] | None = None,
            scenario: list[str] | None = None, rerun: bool = False, parallel: int = 0, results: str = "results",
            dry_run: bool = False, relock: bool = False, probes: str | None = None, verbose: bool = False,
            compare: str | None = None, backend: str | None = None, max_cells: int = 0,
-           engine: str | None = None, one_at_a_time: bool = False) -> None:
+           engine: str | None = None, low_disk: bool = False) -> None:
     """Build every environment, run it on every host and scenario, and check predicted against observed."""
     from refenv.model.matrix import MODES
     from refenv.report.console import console_summary
@@ -71,7 +71,7 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
 
     ui = ConsoleUI(verbose=verbose)
     options = Options(results_root=Path(results).resolve(), parallel=parallel_for(where, cells, parallel),
-                      use_cache=not rerun, relock=relock, probes=probes, one_at_a_time=one_at_a_time,
+                      use_cache=not rerun, relock=relock, probes=probes, one_at_a_time=low_disk,
                       selection={"env": env or [], "host": host or [], "scenario": scenario or []})
     try:
         try:

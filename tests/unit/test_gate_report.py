@@ -31,7 +31,7 @@ def test_a_run_fits_at_once_one_at_a_time_or_not_at_all_and_says_what_to_do() ->
     assert disk.plan(needs, 40 * GB, True, True).verdict == disk.FITS
     one = disk.plan(needs, 14 * GB, True, True)       # GitHub's standard runner
     assert one.verdict == disk.ONE_AT_A_TIME and one.one_bytes < 14 * GB < one.all_bytes
-    assert any("refenv matrix --one-at-a-time" in line for line in disk.lines(one))
+    assert any("refenv matrix --low-disk" in line for line in disk.lines(one))
     none = disk.plan([disk.team_need("huge", None)], 5 * GB, True, False)
     assert none.verdict == disk.TOO_SMALL and none.needs[0].assumed
     text = "\n".join(disk.lines(none))

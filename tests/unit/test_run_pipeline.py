@@ -167,7 +167,7 @@ def test_planning_and_running_cells_need_no_docker_sdk() -> None:
 
 
 def test_one_environment_at_a_time_builds_judges_and_releases_each_before_the_next(tmp_path: Path) -> None:
-    """A runner with little disk (refenv matrix --one-at-a-time): each image is removed once its cells are judged,
+    """A runner with little disk (refenv matrix --low-disk): each image is removed once its cells are judged,
     before the next is built; the run document is the whole matrix's, as without it."""
     events: list[str] = []
 

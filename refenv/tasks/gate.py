@@ -117,13 +117,14 @@ def summary(c: Context, run: str = "results/latest", baseline: str | None = None
           + (f"; lost: {values['hosts-lost']}" if values["hosts-lost"] else ""))
 
 
-@task(help={"save": "write refenv's base images into this folder (a CI cache folder)",
-            "load": "load the base images this folder holds into the engine"})
+@task(help={"save": "write the base images of the matrix's recipe environments into this folder (a CI cache)",
+            "load": "load the base images this folder holds into the engine",
+            "matrix": "the matrix whose bases are saved (default: matrix.yaml)"})
 @guarded
-def bases(c: Context, save: str | None = None, load: str | None = None) -> None:
+def bases(c: Context, save: str | None = None, load: str | None = None, matrix: str = "matrix.yaml") -> None:
     """Keep refenv's base images in a folder between CI runs: --save FOLDER after a run, --load FOLDER before one."""
+    from refenv.builder.baseimage import bootstrap_tag
     from refenv.engines.docker.sdk import Engine
-    from refenv.model.labels import KIND, MANAGED
 
     if bool(save) == bool(load):
         raise Exit("refenv bases: give --save FOLDER or --load FOLDER", code=USAGE)
@@ -138,13 +139,14 @@ def bases(c: Context, save: str | None = None, load: str | None = None) -> None:
             print(f"refenv bases: loaded {', '.join(loaded) or archive.name}")
         return
     assert save
+    m = load_matrix(matrix, None, None, None)
+    tags = sorted({e.base.image or bootstrap_tag(e.base.bootstrap) for e in m.environments if e.team is None})
     folder = Path(save)
     folder.mkdir(parents=True, exist_ok=True)
-    tags = engine.image_tags({MANAGED: "true", KIND: "base"})
     for tag in tags:
         archive = folder / (tag.replace("/", "_").replace(":", "_") + ".tar")
-        if archive.is_file():
-            continue  # a base is named by its recipe's digest: the archive of that name holds it
+        if archive.is_file() or engine.image_id(tag) is None:
+            continue  # kept already (a base is named by its recipe's digest), or not made by this run
         tmp = archive.with_suffix(".tmp")
         with tmp.open("wb") as f:
             for chunk in engine.save(tag):
@@ -152,4 +154,4 @@ def bases(c: Context, save: str | None = None, load: str | None = None) -> None:
         tmp.replace(archive)
         print(f"refenv bases: saved {tag} to {archive} ({archive.stat().st_size / 1e9:.2f} GB)")
     if not tags:
-        print("refenv bases: no base image in the engine (the matrix has no refenv recipe); nothing to save")
+        print("refenv bases: the matrix has no refenv recipe environment, so no base image to keep")

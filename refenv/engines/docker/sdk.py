@@ -332,11 +332,6 @@ class Engine:
         filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
         return [str(i.id) for i in self.client.images.list(filters=filters)]
 
-    def image_tags(self, labels: dict[str, str]) -> list[str]:
-        """Every name (REPO:TAG) of the images with these labels, sorted."""
-        filters = {"label": [f"{k}={v}" for k, v in labels.items()]}
-        return sorted({str(tag) for i in self.client.images.list(filters=filters) for tag in (i.tags or [])})
-
     def image_records(self, labels: dict[str, str]) -> list[tuple[str, str, str]]:
         """(id, repository, created) of each tag of the images carrying `labels`."""
         filters = {"label": [f"{k}={v}" for k, v in labels.items()]}

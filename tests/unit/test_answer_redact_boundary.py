@@ -40,7 +40,7 @@ TEXTS = {name: (DATA / name).read_text(encoding="utf-8") for name in REPORTS}
 
 
 def _web() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("refenv_web_answer", ROOT / "web" / "answer.py")
+    spec = importlib.util.spec_from_file_location("refenv_web_answer", ROOT / "refenv" / "web" / "answer.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -90,8 +90,8 @@ def lines(r: Refresh) -> list[str]:
     out = [f"compat refresh: {len(r.builds)} builds of {len(r.seen)} series read from {', '.join(r.indexes)}"]
     out += [f"  {c.kind:<14} {c.text}" for c in real] or ["  compat.json already says what the index says"]
     if unknown:
-        out.append(f"  architectures unknown for {len(unknown)} builds (no wheel of them in the wheelhouse):")
-        out += [f"    {c.text.split(':', 1)[0]}" for c in unknown]
+        out.append(f"  architectures unknown for {len(unknown)} builds:")
+        out += [f"    {c.text.replace(': architectures unknown: ', ': ')}" for c in unknown]
     out += [f"  note: {n}" for n in r.notes]
     return out
 

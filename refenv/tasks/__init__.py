@@ -17,6 +17,9 @@
   refenv bases --save|--load FOLDER   refenv's base images kept in a CI cache folder
   refenv zipapp             write dist/refenv-diagnose.pyz: the harness as one file for any Python 3.8+
   refenv web                write dist/web/: the paste page, diagnosing in the browser (Pyodide)
+  refenv compat 2.14        a torch release's builds, minimum drivers and GPU architectures (compat.json)
+  refenv compat refresh [--index URL] [--write]   torch's releases from a package index, against compat.json
+  refenv mcp                a stdio MCP server: assistants ask refenv (diagnose, stack, memory, compat, readiness)
 
 Each task parses its arguments, calls refenv, prints, and raises Exit on expected errors; the exit codes are
 refenv.tasks.guard's. Everything a task reads ships in the package (refenv.paths), so the program works in
@@ -27,10 +30,12 @@ from __future__ import annotations
 
 from invoke.collection import Collection
 
+from refenv.tasks.compat import compat
 from refenv.tasks.gate import bases, disk, summary
 from refenv.tasks.guard import EXIT_INTERNAL
 from refenv.tasks.jobs import fleet, publish, reproduce
 from refenv.tasks.matrix import build, compare, lock, matrix, run
+from refenv.tasks.mcp import mcp
 from refenv.tasks.team import diff, init
 from refenv.tasks.tools import clean, web, zipapp
 
@@ -38,9 +43,9 @@ from refenv.tasks.tools import clean, web, zipapp
 def collection() -> Collection:
     """A fresh collection of refenv's tasks (the checkout's tasks.py adds its own `test` to one)."""
     return Collection(init, matrix, compare, diff, run, build, lock, clean, reproduce, publish, fleet, zipapp, web,
-                      disk, summary, bases)
+                      disk, summary, bases, compat, mcp)
 
 
 ns = collection()
-__all__ = ["EXIT_INTERNAL", "bases", "build", "clean", "collection", "compare", "diff", "disk", "fleet", "init",
-           "lock", "matrix", "ns", "publish", "reproduce", "run", "summary", "web", "zipapp"]
+__all__ = ["EXIT_INTERNAL", "bases", "build", "clean", "collection", "compare", "compat", "diff", "disk", "fleet",
+           "init", "lock", "matrix", "mcp", "ns", "publish", "reproduce", "run", "summary", "web", "zipapp"]

@@ -20,16 +20,17 @@ ROOT = Path(__file__).resolve().parents[2]
 # refenv's rooms from the ground up: a room may import its own floor and the floors below, never above.
 # errors and paths are refenv's foundations; the model holds the data every stage reads; the build makes
 # images through a narrow protocol; the engines run containers (and build through the builders); the
-# reports read only the model; the run drives them all; reproduce, publish and fleet are jobs over a run; the
-# program (cli) and its task collection (tasks) run over them all, and the command reference (reference) reads
-# their parsers.
+# reports read only the model; the run drives them all; reproduce, publish and fleet are jobs over a run, and
+# the assistant's answers (the MCP server) read all of them; the program (cli) and its task collection (tasks)
+# run over them all, and the command reference (reference) reads their parsers. A torch release as the tables
+# know it (releases) and as an index lists it (refresh) stand on the foundations alone.
 FLOORS = {
     "refenv": 0, "refenv.errors": 0, "refenv.paths": 0,
-    "refenv.model": 1, "refenv.readiness": 1, "refenv.ship": 1,
+    "refenv.model": 1, "refenv.readiness": 1, "refenv.ship": 1, "refenv.releases": 1, "refenv.refresh": 1,
     "refenv.builder": 2, "refenv.report": 2,
     "refenv.engines": 3,
     "refenv.run": 4,
-    "refenv.reproduce": 5, "refenv.publish": 5, "refenv.fleet": 5,
+    "refenv.reproduce": 5, "refenv.publish": 5, "refenv.fleet": 5, "refenv.assistant": 5,
     "refenv.cli": 6, "refenv.tasks": 6, "refenv.reference": 6,
 }
 # The harness's rooms from the ground up. The foundations (its version, the input discipline, its data files,

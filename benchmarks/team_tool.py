@@ -74,7 +74,8 @@ def main() -> int:
         team = tmp / "team"
         team.mkdir()
         (team / "Dockerfile").write_text(f"FROM {base.tag}\nENV TEAM_STAGE=bench\n", encoding="utf-8")
-        env = {**os.environ, "PATH": f"{installed.venv / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
+        env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+               "PATH": f"{installed.venv / 'bin'}:{os.environ.get('PATH', '/usr/bin:/bin')}"}
         subprocess.run([str(installed.refenv), "init", "--drivers", "535,580"], cwd=team, env=env, check=True,
                        capture_output=True)
         tool = [str(installed.refenv), "matrix", *CELLS]

@@ -39,6 +39,21 @@ class BuildRootUnavailable(RuntimeError):
     """No build root here; the message says why (not root, no debootstrap, the mirror did not answer)."""
 
 
+# Debian installs debootstrap and chroot in the administrator's folders, which a user's PATH (or a CI step's)
+# may leave out although the process runs as root.
+ADMIN_DIRS = ("/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
+def _admin_path() -> str:
+    path = os.environ.get("PATH", "/usr/bin:/bin")
+    return ":".join([path, *(d for d in ADMIN_DIRS if d not in path.split(":"))])
+
+
+def admin_tool(name: str) -> str | None:
+    """Where an administrator's command is: on PATH, else in the sbin folders."""
+    return shutil.which(name, path=_admin_path())
+
+
 @dataclass(frozen=True)
 class BuildRoot:
     """A bootstrapped root filesystem with a C compiler; `glibc` is the suite's."""
@@ -57,7 +72,8 @@ class BuildRoot:
             inside = "/" + work.relative_to(self.path).as_posix()
             for argv in commands:
                 script = f"cd {shlex.quote(inside)} && " + shlex.join(argv)
-                done = subprocess.run(["chroot", str(self.path), "/usr/bin/env", "-i", f"PATH={PATH}", "LANG=C",
+                done = subprocess.run([admin_tool("chroot") or "chroot", str(self.path), "/usr/bin/env", "-i",
+                                       f"PATH={PATH}", "LANG=C",
                                        "/bin/sh", "-c", script], capture_output=True, text=True, timeout=timeout,
                                       check=False)
                 if done.returncode != 0:
@@ -102,10 +118,12 @@ def ensure(mirror: str = Bootstrap.mirror, log: Callable[[str], None] = LOG.info
     final = root_dir / f"{suite}-{digest[:16]}"
     made = BuildRoot(final, suite, suites.SUITE_GLIBC[suite], digest)
     if (final / "usr" / "bin" / "cc").exists():
+        if os.geteuid() != 0 or admin_tool("chroot") is None:
+            raise BuildRootUnavailable(f"entering the build root {final} needs root and chroot")
         return made
     if os.geteuid() != 0:
         raise BuildRootUnavailable("making a build root needs root (debootstrap and chroot)")
-    if shutil.which("debootstrap") is None or shutil.which("chroot") is None:
+    if admin_tool("debootstrap") is None or admin_tool("chroot") is None:
         raise BuildRootUnavailable("debootstrap is not installed (apt-get install debootstrap; ./go installs it)")
     with _locked(root_dir):
         if (final / "usr" / "bin" / "cc").exists():
@@ -114,7 +132,8 @@ def ensure(mirror: str = Bootstrap.mirror, log: Callable[[str], None] = LOG.info
         try:
             log(f"bootstrapping a Debian {suite} build root with {', '.join(PACKAGES)} (debootstrap, about a minute)")
             proc = subprocess.run(["sh", str(paths.images_dir() / RECIPE), suite, mirror, ",".join(PACKAGES),
-                                   str(work / "root")], capture_output=True, text=True, check=False)
+                                   str(work / "root")], capture_output=True, text=True, check=False,
+                                  env={**os.environ, "PATH": _admin_path()})
             if proc.returncode != 0:
                 tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
                 raise BuildRootUnavailable(f"debootstrap of {suite} from {mirror} failed (exit {proc.returncode}): "

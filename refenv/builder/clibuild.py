@@ -80,18 +80,20 @@ def to_podman(store: ImageStore, refs: list[str], log: Callable[[str], None]) ->
         if store.image_id(ref) is None or _podman("image", "exists", ref, timeout=60).returncode == 0:
             continue
         log(f"copying {ref} into podman for its builder (docker save | podman load)")
-        load = subprocess.Popen(["podman", "load", "-q"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        load = subprocess.Popen(["podman", "load", "-q"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
-        assert load.stdin is not None
+        assert load.stdin is not None and load.stderr is not None
         try:
             for chunk in store.save(ref):
                 load.stdin.write(chunk)
         except BrokenPipeError:
             pass
         finally:
+            # Closed by hand, so not through communicate() (which flushes stdin first: a closed file raises).
             with contextlib.suppress(BrokenPipeError):
                 load.stdin.close()
-            _, err = load.communicate(timeout=3600)
+            err = load.stderr.read()
+            load.wait(timeout=3600)
         if load.returncode != 0:
             raise BuildError(f"copying {ref} into podman failed: {err.decode(errors='replace').strip()[-300:]}")
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from refenv import paths
 from refenv.builder import buildroot, elfneeds
 from refenv.builder.buildroot import BuildRoot, BuildRootUnavailable
+from refenv.errors import RefenvError
 from refenv.model import suites
 from refenv.model.matrix import Bootstrap
 
@@ -54,8 +55,9 @@ TARGETS: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]], ..
 COMPILERS = ("cc", "gcc", "clang")
 
 
-class SimDriverBuildError(RuntimeError):
-    """The simulated driver could not be built; the message says why and what to do."""
+class SimDriverBuildError(RefenvError):
+    """The simulated driver could not be built; the message says why and what to do (an expected failure,
+    reported in its own words, not an internal error)."""
 
 
 @dataclass(frozen=True)

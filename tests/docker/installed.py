@@ -6,6 +6,7 @@ outputs), so building it leaves nothing in the checkout; pip fetches its depende
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -47,10 +48,15 @@ def build_wheel(out: Path) -> Path:
 def install(wheel: Path, where: Path) -> Installed:
     """A fresh venv with the wheel and its dependencies."""
     venv.EnvBuilder(with_pip=True).create(where)
+    # Without the test run's PYTHONPATH (`invoke test` puts the checkout on it): pip would find the checkout's
+    # refenv there, call the requirement satisfied, and install its dependencies but not refenv.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run([str(where / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
-                           str(wheel)], capture_output=True, text=True, timeout=900, check=False)
+                           str(wheel)], capture_output=True, text=True, timeout=900, check=False, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
-    return Installed(wheel, where)
+    installed = Installed(wheel, where)
+    assert installed.refenv.is_file(), f"pip installed no refenv into {where}:\n{done.stdout}{done.stderr}"
+    return installed
 
 
 def tree_state() -> str:

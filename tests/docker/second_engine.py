@@ -1,7 +1,9 @@
 """A Docker engine of a test's own, to be killed: others' runs share the machine's engine, which is never stopped.
 
 It has its own data root, exec root (and so its own containerd), socket, pid file, containerd namespace and
-cgroup parent, and no bridge or iptables rules; runs reach it through DOCKER_HOST. Images are copied in from
+cgroup parent, a bridge of its own and no iptables rules; runs reach it through DOCKER_HOST. (Not
+`--bridge=none`: a daemon started so deletes the default bridge, docker0, the machine's engine uses:
+moby's daemon_unix.go, removeDefaultBridgeInterface.) Images are copied in from
 the machine's engine (`docker save | docker load`, through the API).
 """
 
@@ -38,19 +40,37 @@ class SecondEngine:
     def exec_root(self) -> Path:
         return self.root / "exec"
 
+    @property
+    def bridge(self) -> str:
+        """A bridge interface of this engine's own (interface names hold at most 15 characters)."""
+        return "rfd" + "".join(ch for ch in self.root.name if ch.isalnum())[-8:]
+
+    def _make_bridge(self) -> None:
+        """The engine's bridge with an address from TEST-NET-1 (RFC 5737: never routed), made once."""
+        if subprocess.run(["ip", "link", "show", self.bridge], capture_output=True, check=False).returncode == 0:
+            return
+        for cmd in (["ip", "link", "add", "name", self.bridge, "type", "bridge"],
+                    ["ip", "addr", "add", "192.0.2.1/24", "dev", self.bridge],
+                    ["ip", "link", "set", self.bridge, "up"]):
+            subprocess.run(cmd, check=True, capture_output=True)
+
+    def remove_bridge(self) -> None:
+        subprocess.run(["ip", "link", "delete", self.bridge], capture_output=True, check=False)
+
     def start(self, timeout: float = 60.0) -> None:
         """Start dockerd (again, on the same data root) and wait until it answers.
 
         A containerd the killed daemon had started may still be winding down; the new daemon starts its own,
         so the old one is given a few seconds and then ended."""
         self._end_containerd()
+        self._make_bridge()
         log = (self.root / "dockerd.log").open("ab")
         # containerd's namespace must match [A-Za-z0-9]+([._-][A-Za-z0-9]+)*; mkdtemp's suffix may hold '_'
         # next to the prefix's '-' ('refenv-d-_4nly562'), which dockerd refuses for every container.
         name = "refenvd" + "".join(ch for ch in self.root.name if ch.isalnum())
         self.process = subprocess.Popen(
             ["dockerd", "--data-root", str(self.root / "data"), "--exec-root", str(self.exec_root),
-             "-H", self.host, "--pidfile", str(self.root / "docker.pid"), "--bridge=none", "--iptables=false",
+             "-H", self.host, "--pidfile", str(self.root / "docker.pid"), "--bridge", self.bridge, "--iptables=false",
              "--ip-masq=false", "--containerd-namespace", name, "--containerd-plugins-namespace", f"{name}-plugins",
              "--cgroup-parent", f"/{name}"],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -125,4 +145,5 @@ def second_engine() -> Iterator[SecondEngine]:
                 os.kill(pid, signal.SIGKILL)
         subprocess.run(["sh", "-c", f"grep -o ' {root}[^ ]*' /proc/mounts | sort -r | xargs -r -n1 umount -l"],
                        check=False)
+        engine.remove_bridge()
         shutil.rmtree(root, ignore_errors=True)

@@ -23,7 +23,9 @@ def test_init_then_matrix_in_a_team_folder(installed_refenv: Installed, env_buil
     (team / "Dockerfile").write_text(f"FROM {env_builds[CU130].tag}\nUSER root\nRUN echo ci > /etc/team-stage\n"
                                      "ENV TEAM_STAGE=ci\nUSER 10001:10001\n", encoding="utf-8")
     before, site = tree_state(), files_under(installed_refenv.site_packages)
-    env = {**os.environ, "PATH": f"{installed_refenv.venv / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
+    # The installed refenv alone: the test run's PYTHONPATH (the checkout, under `invoke test`) left out.
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+           "PATH": f"{installed_refenv.venv / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
     init = subprocess.run([str(installed_refenv.refenv), "init"], cwd=team, env=env, capture_output=True, text=True,
                           timeout=120, check=False)
     assert init.returncode == 0, init.stderr

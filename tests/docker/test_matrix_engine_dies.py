@@ -5,6 +5,7 @@ left and resumes; when the engine is stopped, nothing of it is left running."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -28,12 +29,19 @@ SCENARIOS: dict[str, dict[str, Any]] = {"gpu": {"gpus": "all"}, "cvd-empty": {"e
 LOST = "the Docker engine stopped answering"
 
 
+def engine_bridges() -> set[str]:
+    """The bridge interfaces of the machine (the machine's engine's docker0 among them)."""
+    out = subprocess.run(["ip", "-o", "link", "show", "type", "bridge"], capture_output=True, text=True, check=True)
+    return {line.split(":")[1].strip().split("@")[0] for line in out.stdout.splitlines() if ":" in line}
+
+
 def test_the_engine_dying_mid_run(engine: Engine, env_builds: dict[str, EnvBuild], tmp_path: Path,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     own_cache(tmp_path / "cache", monkeypatch)
     image = str(env_builds[CPU].tag)
     matrix = small_matrix([CPU], ["r535", "r580"], SCENARIOS, {**DIAGNOSIS_ONLY, "parallel": 2})
     options = Options(results_root=tmp_path / "results", parallel=2, use_cache=False, images={CPU: image})
+    bridges_before = engine_bridges()
     with second_engine() as second:
         second.copy_image(engine, image)
         monkeypatch.setenv("DOCKER_HOST", second.host)
@@ -79,3 +87,6 @@ def test_the_engine_dying_mid_run(engine: Engine, env_builds: dict[str, EnvBuild
         assert all(statuses[i][1] for i in passed), statuses  # what finished before the engine died is reused
         running = second
     assert running.processes() == [], "the second engine left processes behind"
+    # Its own bridge is gone, and the machine's engine keeps its own (a daemon started with --bridge=none
+    # would have deleted docker0, and every later build on the default network would fail).
+    assert engine_bridges() == bridges_before

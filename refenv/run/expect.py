@@ -8,6 +8,8 @@ so a disagreement means the model or the software stack changed, never two table
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from harness import catalogue, compat, cvd
@@ -21,6 +23,7 @@ from harness.schema import (
     VERDICTS,
 )
 from refenv.builder.simdriver import SimDriver
+from refenv.model import profiles
 from refenv.model.matrix import Environment, Host, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import Expected
@@ -34,6 +37,27 @@ _DRIVER = SimDriver(_NOWHERE, _NOWHERE / "libcuda.so.1", _NOWHERE / "libnvidia-m
 
 
 selection = injection_of.selection  # the --gpus selection (kept here for the planners that import it)
+# What an image's own ENV may set that decides what a container sees (NVIDIA container toolkit docs,
+# docker-specialized.md: the runtime reads the container's whole environment, the image's included).
+VISIBILITY = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+
+
+def host_profile(host: Host, real: Profile | None) -> Profile | None:
+    """The driver profile a host stands for: its inline or shipped simulated profile, or the real machine's."""
+    if host.kind == "simulated" and host.inline is not None:
+        return host.inline
+    if host.kind == "simulated" and host.profile:
+        return profiles.get(host.profile)
+    if host.kind == "real":
+        return real
+    return None
+
+
+def in_image(scenario: Scenario, image_env: Mapping[str, str]) -> Scenario:
+    """The scenario as a container of an image that sets `image_env` sees it: the image's visibility variables
+    beneath the ones `docker run -e` sets (the run's own value wins, as Docker merges them)."""
+    baked = [(k, v) for k, v in image_env.items() if k in VISIBILITY and k not in scenario.env_dict]
+    return replace(scenario, env=(*baked, *scenario.env)) if baked else scenario
 
 
 def injection(profile: Profile, scenario: Scenario) -> toolkit.Injection:

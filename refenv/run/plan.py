@@ -14,7 +14,6 @@ from pathlib import Path
 
 from refenv.builder.simdriver import SimDriver
 from refenv.errors import NoGpuRuntime
-from refenv.model import profiles
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
 from refenv.model.profiles import Profile
@@ -76,15 +75,8 @@ class Prepared:
     facts: dict[str, ImageFacts] = field(default_factory=dict)  # environment -> what its image holds
 
 
-def matrix_host_profile(host: Host, real: Profile | None) -> Profile | None:
-    """The driver profile a host stands for: its inline or shipped simulated profile, or the real machine's."""
-    if host.kind == "simulated" and host.inline is not None:
-        return host.inline
-    if host.kind == "simulated" and host.profile:
-        return profiles.get(host.profile)
-    if host.kind == "real":
-        return real
-    return None
+# The profile a host stands for: the predictor's own (refenv/run/expect.py), which `refenv check` reads too.
+matrix_host_profile = expect.host_profile
 
 
 def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, settings: RunSettings,

@@ -40,7 +40,7 @@ class Checked:
     def good(self) -> bool:
         """No error among the findings, and torch would get a GPU somewhere (or nothing could be predicted)."""
         errors = any(f.severity == "error" for f in self.findings)
-        nowhere = self.readiness is not None and not self.readiness.ready and not self.readiness.untested
+        nowhere = self.readiness is not None and not self.readiness.ready and bool(self.readiness.refused)
         return not errors and not nowhere and self.resolved.environment is not None
 
 

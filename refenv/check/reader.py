@@ -152,6 +152,10 @@ def context_path(container_path: str, copies: list[tuple[tuple[str, ...], str]])
     return None
 
 
+# What `uv sync` and `pip install .` read of a project: its lock first (exact builds), then its pyproject.toml.
+PROJECT_FILES = (("uv.lock", projectfiles.uv_lock), ("pyproject.toml", projectfiles.pyproject))
+
+
 def _read_files(command: installs.Command, copies: list[tuple[tuple[str, ...], str]], read: Reader
                 ) -> tuple[list[Install], list[str], list[str]]:
     """The installs the command's files hold, the files read, and the ones that could not be found."""
@@ -159,19 +163,21 @@ def _read_files(command: installs.Command, copies: list[tuple[tuple[str, ...], s
     done: list[str] = []
     missing: list[str] = []
     for kind, path in command.files:
+        if kind == "project":
+            named = [(context_path(posixpath.normpath(posixpath.join(path, n)), copies), parse_one)
+                     for n, parse_one in PROJECT_FILES]
+            texts = [(src, read(src), parse_one) for src, parse_one in named if src is not None]
+            for src, text, parse_one in texts:
+                if text is not None:
+                    found.append(parse_one(text, src))
+                    done.append(src)
+            if not any(text is not None for _, text, _ in texts):
+                missing.append(f"{path} (named at {command.install.where}): no pyproject.toml or uv.lock copied "
+                               "in from the build context")
+            continue
         source = context_path(path, copies)
         if source is None:
             missing.append(f"{path} (named at {command.install.where}) is not copied in from the build context")
-            continue
-        if kind == "project":
-            for name, parse_one in (("uv.lock", projectfiles.uv_lock), ("pyproject.toml", projectfiles.pyproject)):
-                rel = posixpath.normpath(posixpath.join(source, name)) if source not in ("", ".") else name
-                if context_path(posixpath.join(path, name), copies) is None:
-                    continue
-                text = read(rel)
-                if text is not None:
-                    found.append(parse_one(text, rel))
-                    done.append(rel)
             continue
         text = read(source)
         if text is None:

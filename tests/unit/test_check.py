@@ -185,3 +185,19 @@ def test_a_clean_dockerfile_has_no_finding_and_is_good(tmp_path: Path) -> None:
 def test_bad_input_is_named_by_file_and_line() -> None:
     with pytest.raises(CheckInputError, match="Dockerfile:3: byte 0xff"):
         read_dockerfile(b"FROM a\nRUN x\nRUN \xff\n", "Dockerfile", lambda _: None)
+
+
+def test_the_gate_compares_the_prediction_with_the_run_cell_by_cell() -> None:
+    from refenv.check.compare import agreement, markdown
+
+    check_doc = {"environments": [{"cells": [
+        {"environment": "e", "host": "r535", "scenario": "gpu", "verdict": "DRIVER_TOO_OLD"},
+        {"environment": "e", "host": "r580", "scenario": "gpu", "verdict": "OK"},
+        {"environment": "e", "host": "real", "scenario": "gpu", "verdict": None}]}]}
+    cells_doc = {"cells": [
+        {"environment": "e", "host": "r535", "scenario": "gpu", "observed": {"verdict": "DRIVER_TOO_OLD"}},
+        {"environment": "e", "host": "r580", "scenario": "gpu", "observed": {"verdict": "NOT_VISIBLE"}},
+        {"environment": "e", "host": "real", "scenario": "gpu", "observed": None}]}
+    a = agreement(check_doc, cells_doc)
+    assert (a.compared, a.differing) == (2, (("e/r580/gpu", "OK", "NOT_VISIBLE"),)) and a.share == 0.5
+    assert "| e/r580/gpu | OK | NOT_VISIBLE |" in markdown(a)

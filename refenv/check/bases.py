@@ -23,7 +23,6 @@ from refenv.check.facts import Base
 NGC_FILE = "ngc_pytorch.json"
 _CUDA_TAG = re.compile(r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)-(.+)")
 _PYTORCH_TAG = re.compile(r"(\d+\.\d+(?:\.\d+)?)-cuda(\d{1,2}\.\d{1,2})-cudnn(\d+)-(\w+)")
-_PYTORCH_CPU_TAG = re.compile(r"(\d+\.\d+(?:\.\d+)?)-(?:cpu|runtime)?")
 _NGC_TAG = re.compile(r"(\d\d\.\d\d)-py3(?:-.*)?")
 _REGISTRIES = ("docker.io/", "index.docker.io/", "registry-1.docker.io/", "library/")
 

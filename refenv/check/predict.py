@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from refenv import readiness
 from refenv.model.matrix import Environment, Host, Scenario
+from refenv.model.status import NOT_RUN
 from refenv.readiness import CellFacts, Readiness
 from refenv.run import expect
 
@@ -42,8 +43,8 @@ def predict(env: Environment, image_env: Mapping[str, str], hosts: tuple[Host, .
             simulated = host.kind == "simulated"
             if host.kind == "real":
                 out.append(CellCheck(env.name, host.name, scenario.name, None, (),
-                                     "not predicted: a real host's GPUs are read where its cells run "
-                                     "(refenv matrix --dry-run)", False, plain))
+                                     "a real host's GPUs are read where its cells run (refenv matrix --dry-run)",
+                                     False, plain))
                 continue
             profile = expect.host_profile(host, None)
             e = expect.expect(env, host, profile, expect.in_image(scenario, image_env))
@@ -59,7 +60,8 @@ def judge(env: Environment, cells: list[CellCheck], hosts: tuple[Host, ...]) -> 
     for c in cells:
         profile = expect.host_profile(by_host[c.host], None)
         facts.append(CellFacts(
-            environment=c.environment, host=c.host, scenario=c.scenario, status=readiness.PASS,
+            environment=c.environment, host=c.host, scenario=c.scenario,
+            status=readiness.PASS if c.verdict else NOT_RUN,
             expected=c.verdict, observed=c.verdict, simulated=c.simulated, gpu_access=c.gpu_access,
             driver=profile.driver_version if profile else None, torch=env.torch, cuda=env.cuda,
             driver_cuda=profile.cuda_driver_version if profile else None,

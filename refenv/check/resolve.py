@@ -18,7 +18,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from harness import compat
-from refenv.check.facts import DockerfileFacts, Fact, Install, Requirement, Where
+from refenv.check.facts import DockerfileFacts, Fact, Install, Requirement
 from refenv.model.matrix import Environment
 
 _INDEX_VARIANT = re.compile(r"download\.pytorch\.org/whl/(?:(?:nightly|test)/)?(cpu|cu\d{3,4}|rocm[\d.]+)", re.I)
@@ -141,7 +141,3 @@ def resolve(facts: DockerfileFacts, name: str) -> Resolved:
                                                                         key=compat.parse_version)].default_cuda)
     env = Environment(name, prediction_version(exact.split("+", 1)[0]), variant, python)
     return Resolved(env, Fact(exact, req.where), why, tuple(assumptions), req, install)
-
-
-def where_torch(resolved: Resolved) -> Where | None:
-    return resolved.torch.where if resolved.torch else None

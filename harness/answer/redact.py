@@ -69,13 +69,14 @@ SHAPES: tuple[Shape, ...] = (
            "docs.gitlab.com, 'Token overview: token prefixes'"),
     _shape("aws access key id", r"\b(?P<secret>(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16})\b",
            "AWS IAM User Guide, 'IAM identifiers: unique identifiers' (prefixes)"),
-    # 40 characters of base64's alphabet with '/' or '+' in it (random bytes: 1.25 of them on average; more
-    # than three only where its letters change case as random ones do: _random_not_a_path), letters of
+    # 40 characters of base64's alphabet with '/' or '+' in it, first and last too (random bytes: 1.25 of
+    # them on average; more than three only where its letters change case as random ones do:
+    # _random_not_a_path), letters of
     # both cases and a digit: the AWS secret access key (IAM User Guide, 'Managing access keys':
     # wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY). Without '/' or '+' the opaque rule below takes it.
-    _shape("aws secret access key", r"(?<![A-Za-z0-9/+=])(?P<secret>(?=[A-Za-z0-9+]*[/+])"
-           r"(?=[A-Za-z0-9]*(?:[/+][A-Za-z0-9]+){1,39}(?![A-Za-z0-9/+]))(?=[^\s]{0,39}[a-z])"
-           r"(?=[^\s]{0,39}[A-Z])(?=[^\s]{0,39}[0-9])[A-Za-z0-9][A-Za-z0-9/+]{38}[A-Za-z0-9])(?![A-Za-z0-9/+=])",
+    _shape("aws secret access key", r"(?<![A-Za-z0-9/+=])(?P<secret>(?=[A-Za-z0-9/+]{0,39}[/+])"
+           r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[0-9])"
+           r"[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
            "AWS IAM User Guide, 'Managing access keys for IAM users'", _random_not_a_path),
     _shape("slack token", r"\b(?P<secret>xox[abposre]-[A-Za-z0-9-]{10,255})", "api.slack.com, 'Token types'"),
     _shape("webhook url", r"(?i)\bhttps?://(?:hooks\.slack\.com/(?:services|workflows|triggers)|"

@@ -150,12 +150,12 @@ def test_the_refenv_command_works_in_a_folder_of_its_own(tmp_path: Path) -> None
     assert version.returncode == 0 and version.stdout.startswith("refenv ")
 
 
-def test_the_checkout_collection_is_the_program_s_plus_its_test_task() -> None:
+def test_the_checkout_collection_is_the_program_s_plus_its_test_and_docs_tasks() -> None:
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("checkout_tasks", ROOT / "tasks.py")
     assert spec is not None and spec.loader is not None
     checkout = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(checkout)
-    assert set(checkout.ns.task_names) == {*tasks.ns.task_names, "test"}
+    assert set(checkout.ns.task_names) == {*tasks.ns.task_names, "test", "docs"}
     assert all(checkout.ns.tasks[name] is tasks.ns.tasks[name] for name in tasks.ns.task_names)

@@ -24,6 +24,7 @@ NGC_FILE = "ngc_pytorch.json"
 _CUDA_TAG = re.compile(r"(\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)-(.+)")
 _PYTORCH_TAG = re.compile(r"(\d+\.\d+(?:\.\d+)?)-cuda(\d{1,2}\.\d{1,2})-cudnn(\d+)-(\w+)")
 _NGC_TAG = re.compile(r"(\d\d\.\d\d)-py3(?:-.*)?")
+_NGC_FIELDS = frozenset({"torch", "cuda", "min_driver", "python"})
 _REGISTRIES = ("docker.io/", "index.docker.io/", "registry-1.docker.io/", "library/")
 
 
@@ -33,7 +34,8 @@ class NgcRelease:
     cuda: str
     min_driver: str
     python: str
-    source: str
+    source: str                       # what confirms the row, in words
+    confirmed: tuple[str, ...] = ()   # the fields read in NVIDIA's release notes; the others are unconfirmed
 
 
 @lru_cache(maxsize=1)
@@ -45,9 +47,21 @@ def ngc_releases() -> dict[str, NgcRelease]:
     for tag, row in raw["releases"].items():
         if not re.fullmatch(r"\d\d\.\d\d", tag) or row.get("source") not in sources:
             raise ValueError(f"{NGC_FILE}: releases.{tag}: a YY.MM tag with a named source is expected")
+        confirmed = row.get("confirmed", [])
+        if row["source"] != "unconfirmed" and not (confirmed and row.get("url")):
+            raise ValueError(f"{NGC_FILE}: releases.{tag}: a confirmed row names its fields ('confirmed') "
+                             "and the page they were read in ('url')")
+        if not set(confirmed) <= _NGC_FIELDS:
+            raise ValueError(f"{NGC_FILE}: releases.{tag}.confirmed: fields of {sorted(_NGC_FIELDS)} are expected")
         compat.parse_version(row["cuda"])
         compat.parse_version(row["min_driver"])
-        out[tag] = NgcRelease(row["torch"], row["cuda"], row["min_driver"], row["python"], sources[row["source"]])
+        source = sources[row["source"]]
+        if confirmed:
+            unread = sorted(_NGC_FIELDS - set(confirmed))
+            source = f"{', '.join(confirmed)} read in {row['url']}"
+            source += f"; {', '.join(unread)} unconfirmed" if unread else ""
+        out[tag] = NgcRelease(row["torch"], row["cuda"], row["min_driver"], row["python"], source,
+                              tuple(confirmed))
     return out
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import compat
 from refenv.check import bases, checker, report
 from refenv.check.facts import DockerfileFacts
 from refenv.check.lint import lint
@@ -113,6 +114,26 @@ def test_known_bases_by_name() -> None:
     assert bases.from_reference("python:3.11-slim").kind == "plain"
     inspected = bases.from_inspect("team:1", {"refenv.torch": "2.14.1+cu130", "refenv.cuda": "13.0"}, {})
     assert inspected is not None and (inspected.torch, inspected.variant) == ("2.14.1+cu130", "cu130")
+
+
+def test_ngc_rows_keep_the_cuda_toolkits_driver_floor_and_say_what_is_confirmed() -> None:
+    """Each NGC release's driver is its CUDA's toolkit floor (compat.json) or a later driver of the same branch,
+    its torch's CUDA major is the release's, and a row not read in NVIDIA's release notes says so where shown."""
+    releases = bases.ngc_releases()
+    assert "23.01" in releases and "25.12" in releases
+    for tag, release in releases.items():
+        floor = compat.min_driver_for_cuda(release.cuda)
+        assert floor is not None, tag
+        assert compat.parse_version(release.min_driver) >= compat.parse_version(floor), tag
+        assert release.min_driver.split(".")[0] == floor.split(".")[0], tag
+        shown = bases.from_reference(f"nvcr.io/nvidia/pytorch:{tag}-py3").source
+        if release.confirmed:
+            assert "docs.nvidia.com" in shown and (set(release.confirmed) < {"torch", "cuda", "min_driver", "python"})\
+                == ("unconfirmed" in shown), tag
+        else:
+            assert "not confirmed" in shown, tag
+    assert releases["25.12"].confirmed == ("torch", "cuda", "python")
+    assert bases.from_reference("nvcr.io/nvidia/pytorch:99.01-py3").torch is None
 
 
 def test_the_cells_are_the_matrix_predictors_own() -> None:

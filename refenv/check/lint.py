@@ -133,9 +133,11 @@ def _visibility(facts: DockerfileFacts) -> list[Finding]:
     for name in VISIBILITY:
         fact = facts.env.get(name)
         if fact is not None:
+            # --gpus appends its own NVIDIA_VISIBLE_DEVICES after the image's (refenv/run/injection.py, in_image)
+            unless = " or asks for GPUs with --gpus" if name == "NVIDIA_VISIBLE_DEVICES" else ""
             out.append(Finding("visibility-baked", SEVERITY_WARNING, fact.where,
                                f"ENV {name}={fact.value!r} is baked into the image: every container starts with it "
-                               "unless its run sets another value, whatever GPUs the host gives it",
+                               f"unless its run sets another value{unless}, whatever GPUs the host gives it",
                                f"remove the ENV; set {name} where the container is started (docker run -e, the "
                                "pod spec, the job script)"))
     return out

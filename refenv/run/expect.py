@@ -8,8 +8,6 @@ so a disagreement means the model or the software stack changed, never two table
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
 
 from harness import catalogue, compat, cvd
@@ -34,12 +32,11 @@ from refenv.run import injection as injection_of
 _NOWHERE = Path("/nonexistent")
 _DRIVER = SimDriver(_NOWHERE, _NOWHERE / "libcuda.so.1", _NOWHERE / "libnvidia-ml.so.1", _NOWHERE / "nvidia-smi", "")
 
-
-
 selection = injection_of.selection  # the --gpus selection (kept here for the planners that import it)
-# What an image's own ENV may set that decides what a container sees (NVIDIA container toolkit docs,
-# docker-specialized.md: the runtime reads the container's whole environment, the image's included).
-VISIBILITY = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+VISIBILITY = injection_of.VISIBILITY
+# The scenario as a container of an image sees it (refenv/run/injection.py): the matrix's plan and
+# `refenv check` both predict through it, so an image's baked visibility variables count the same in both.
+in_image = injection_of.in_image
 
 
 def host_profile(host: Host, real: Profile | None) -> Profile | None:
@@ -51,13 +48,6 @@ def host_profile(host: Host, real: Profile | None) -> Profile | None:
     if host.kind == "real":
         return real
     return None
-
-
-def in_image(scenario: Scenario, image_env: Mapping[str, str]) -> Scenario:
-    """The scenario as a container of an image that sets `image_env` sees it: the image's visibility variables
-    beneath the ones `docker run -e` sets (the run's own value wins, as Docker merges them)."""
-    baked = [(k, v) for k, v in image_env.items() if k in VISIBILITY and k not in scenario.env_dict]
-    return replace(scenario, env=(*baked, *scenario.env)) if baked else scenario
 
 
 def injection(profile: Profile, scenario: Scenario) -> toolkit.Injection:

@@ -85,7 +85,12 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
     env, host, scenario = spec.environment, spec.host, spec.scenario
     profile = (prepared.real_hosts[host.name] if host.name in prepared.real_hosts
                else matrix_host_profile(host, prepared.real))
-    expected = expect.expect(env, host, profile, scenario) if env.known else \
+    # What the container's environment holds, its image's visibility ENV included: the simulated toolkit reads
+    # it as the real one does, and the container is started with it (so the default capabilities refenv sets
+    # beside --gpus do not hide the image's own, refenv/run/containers.py container_env).
+    facts = prepared.facts.get(env.name)
+    seen = expect.in_image(scenario, facts.env if facts is not None else {})
+    expected = expect.expect(env, host, profile, seen) if env.known else \
         Expected("", (), None, "not predicted: torch was not read from the image")
     out_dir = folder / "cells" / env.name / host.name / scenario.name
     build = prepared.builds[env.name]
@@ -133,7 +138,7 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
         else:
             config = folder / "hosts" / f"{host.name}--{scenario.name}.conf"
             try:
-                injection = injection_of.inject(profile, driver, scenario, config_host_path=str(config),
+                injection = injection_of.inject(profile, driver, seen, config_host_path=str(config),
                                                 node_dir=node_dir)
             except toolkit.ToolkitError as exc:
                 return skipped(NOT_RUN, str(exc))
@@ -149,7 +154,7 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
                       if d.host_path != toolkit.HEALTHY_NODE]
             if faulty:
                 key_parts.update(nodes=faulty)
-    container = cell_spec(image, spec.id, run_id, str(out_dir), scenario, settings, injection,
+    container = cell_spec(image, spec.id, run_id, str(out_dir), seen, settings, injection,
                           prepared.ldcaches.get(env.name), real_host=engine_gpus, threads=threads,
                           cdi_specs=cdi_specs)
     if env.team is not None:

@@ -1,18 +1,20 @@
 """`refenv check`'s predictions against the matrix's observations, and the check's time per Dockerfile.
 
-Eight Dockerfiles of refenv's own making that build offline here: each starts FROM one of the default matrix's
-images (`refenv build` makes them first; an ARG's default names the image) and
-changes what decides a GPU — a CPU build, a CUDA 12.8 build (too new for r470's 11.4), a CUDA 13 build on r535, a
-baked-in `CUDA_VISIBLE_DEVICES=""`, `=-1`, a UUID no host has, `=0`, and a torchvision unpacked for another torch
-(torch's verdict unchanged, the stack broken). They form one matrix with the default matrix's hosts and
-scenarios; `refenv check matrix.yaml --json` predicts every cell before anything is built (the FROM images read
-from their labels by `image inspect`), then `refenv matrix` builds and runs every cell.
+Nine Dockerfiles of refenv's own making that build offline here: each starts FROM one of the default matrix's
+images (`refenv build` makes them first; an ARG's default names the image) and changes what decides a GPU — a
+CPU build, a CUDA 12.8 build (too new for r470's 11.4), a CUDA 13 build on r535, a baked-in
+`CUDA_VISIBLE_DEVICES=""`, `=-1`, a UUID no host has, `=0`, a baked-in `NVIDIA_DRIVER_CAPABILITIES=utility` (the
+toolkit then injects no libcuda: the simulated toolkit reads the image's ENV as the real one does), and a
+torchvision unpacked for another torch (torch's verdict unchanged, the stack broken). They form one matrix with
+the default matrix's hosts and scenarios; `refenv check matrix.yaml --json` predicts every cell before anything
+is built (the FROM images read from their labels by `image inspect`), then `refenv matrix` builds and runs every
+cell.
 
 Figures: the share of cells with an observed verdict where the check's verdict equals it (target >= 99%), and the
 median wall time of `refenv check DOCKERFILE` as a fresh process per Dockerfile, Python's own start included
 (target <= 1 s), beside a bare `python -c pass` in the same run. Exit 1 when a target is missed.
 
-    flock /tmp/refenv-engine.lock python benchmarks/check_vs_matrix.py [--rounds N] [--timing-only]
+    flock /tmp/refenv-engine.lock python benchmarks/check_vs_matrix.py [--rounds N] [--timing-only] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ DOCKERFILES = {
     "cvd-minus-one": (CU128, "ENV CUDA_VISIBLE_DEVICES=-1\n"),
     "cvd-uuid": (CU130, "ENV CUDA_VISIBLE_DEVICES=GPU-00000000-dead-beef-0000-000000000000\n"),
     "cvd-zero": (CU128, "ENV CUDA_VISIBLE_DEVICES=0\n"),
+    "caps-utility-baked": (CU128, "ENV NVIDIA_DRIVER_CAPABILITIES=utility\n"),
     "torchvision-mismatch": (CU130, "USER root\nCOPY torchvision.whl /tmp/torchvision.whl\n"
                              "RUN cd /opt/venv/lib/python3.11/site-packages && rm -rf torchvision torchvision-* "
                              "&& python -m zipfile -e /tmp/torchvision.whl . && rm /tmp/torchvision.whl\n"
@@ -108,6 +111,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--timing-only", action="store_true", help="time the check; build and run nothing")
+    parser.add_argument("--keep", type=Path, help="copy the check's JSON and the matrix's cells.json here")
     args = parser.parse_args()
     failed = False
     with tempfile.TemporaryDirectory(prefix="refenv-check-bench-") as tmp:
@@ -127,6 +131,10 @@ def main() -> int:
         subprocess.run([*REFENV, "matrix", "--matrix", str(matrix), "--results", str(folder / "results")],
                        cwd=folder, check=False)
         cells = json.loads((folder / "results" / "latest" / "cells.json").read_text(encoding="utf-8"))
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            (args.keep / "check.json").write_text(done.stdout, encoding="utf-8")
+            (args.keep / "cells.json").write_text(json.dumps(cells), encoding="utf-8")
         a = agreement(check_doc, cells)
         print(markdown(a))
         print(f"agreement: {a.compared - len(a.differing)}/{a.compared} = {a.share:.2%} (target >= "

@@ -28,6 +28,10 @@ from invoke.parser.context import ParserContext
 from invoke.program import Program as InvokeProgram
 
 USAGE_ERROR = 2
+# Tasks whose one positional argument may be left out (`refenv check` checks ./matrix.yaml, else ./Dockerfile):
+# invoke takes a positional argument only while its value is None, so one with a default is never given by position,
+# and one without is required; left out, it is given as '' and the task chooses.
+OPTIONAL_POSITIONAL = frozenset({"check"})
 # invoke's parser names a flag by its repr ('Flag <Argument: engine (n)> needed value ...').
 _ARGUMENT = re.compile(r"<\w*Argument: ([\w-]+)[^>]*>")
 
@@ -107,7 +111,14 @@ class Program(InvokeProgram):
         try:
             super().parse_tasks()
         except ParseError as exc:
-            raise self._usage(getattr(exc.context, "name", None), _message(exc)) from None
+            name = getattr(exc.context, "name", None)
+            if name in OPTIONAL_POSITIONAL and "did not receive required positional arguments" in str(exc):
+                tokens = list(self.core.unparsed)
+                at = tokens.index(name) + 1 if name in tokens else len(tokens)
+                self.core.unparsed = [*tokens[:at], "", *tokens[at:]]
+                self.parse_tasks()
+                return
+            raise self._usage(name, _message(exc)) from None
 
 
 def version() -> str:

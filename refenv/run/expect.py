@@ -21,6 +21,7 @@ from harness.schema import (
     VERDICTS,
 )
 from refenv.builder.simdriver import SimDriver
+from refenv.model import profiles
 from refenv.model.matrix import Environment, Host, Scenario
 from refenv.model.profiles import Profile
 from refenv.model.records import Expected
@@ -31,9 +32,22 @@ from refenv.run import injection as injection_of
 _NOWHERE = Path("/nonexistent")
 _DRIVER = SimDriver(_NOWHERE, _NOWHERE / "libcuda.so.1", _NOWHERE / "libnvidia-ml.so.1", _NOWHERE / "nvidia-smi", "")
 
-
-
 selection = injection_of.selection  # the --gpus selection (kept here for the planners that import it)
+VISIBILITY = injection_of.VISIBILITY
+# The scenario as a container of an image sees it (refenv/run/injection.py): the matrix's plan and
+# `refenv check` both predict through it, so an image's baked visibility variables count the same in both.
+in_image = injection_of.in_image
+
+
+def host_profile(host: Host, real: Profile | None) -> Profile | None:
+    """The driver profile a host stands for: its inline or shipped simulated profile, or the real machine's."""
+    if host.kind == "simulated" and host.inline is not None:
+        return host.inline
+    if host.kind == "simulated" and host.profile:
+        return profiles.get(host.profile)
+    if host.kind == "real":
+        return real
+    return None
 
 
 def injection(profile: Profile, scenario: Scenario) -> toolkit.Injection:

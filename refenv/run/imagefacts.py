@@ -29,6 +29,7 @@ from refenv.model.builds import FAILED, EnvBuild
 from refenv.model.labels import KIND, MANAGED, RUN
 from refenv.model.matrix import Environment
 from refenv.run.containers import HARNESS_MOUNT, harness_bind
+from refenv.run.injection import VISIBILITY
 
 T = TypeVar("T")
 RECIPE_PYTHON = "python"   # the recipe images put their venv first on PATH (refenv/images/env.Dockerfile.j2)
@@ -37,7 +38,8 @@ TIMEOUT_S = 600.0
 PROBE = f"""
 import json, os, sys
 info = {{"python": "%d.%d.%d" % tuple(sys.version_info[:3]), "executable": sys.executable,
-        "require_cuda": os.environ.get("NVIDIA_REQUIRE_CUDA")}}
+        "require_cuda": os.environ.get("NVIDIA_REQUIRE_CUDA"),
+        "env": dict((k, os.environ[k]) for k in {VISIBILITY!r} if k in os.environ)}}
 open("{OUT}/image.json", "w").write(json.dumps(info))
 if sys.version_info >= (3, 8):
     sys.path.insert(0, "{HARNESS_MOUNT}")
@@ -52,11 +54,13 @@ if sys.version_info >= (3, 8):
 
 @dataclass(frozen=True)
 class ImageSays:
-    """image.json, what PROBE writes before the harness runs: the image's Python and its NVIDIA_REQUIRE_CUDA."""
+    """image.json, what PROBE writes before the harness runs: the image's Python, its NVIDIA_REQUIRE_CUDA and
+    the visibility variables its ENV sets (the probe container is given none of its own)."""
 
     python: str = ""
     executable: str | None = None
     require_cuda: str | None = None
+    env: dict[str, str] = field(default_factory=dict)   # the visibility variables its ENV sets
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,9 @@ class ImageFacts:
     cuda: str | None = None             # '13.0'; None for a CPU build
     arch: tuple[str, ...] | None = None
     require_cuda: str | None = None     # the image's NVIDIA_REQUIRE_CUDA
+    # CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, NVIDIA_DRIVER_CAPABILITIES as the image's ENV sets them: a
+    # cell's container starts with them beneath the scenario's own (refenv/run/injection.py, in_image)
+    env: dict[str, str] = field(default_factory=dict)
     labels: dict[str, str] = field(default_factory=dict)
     stack: Inventory | None = None      # the inventory (harness/stack/inventory.py)
     error: str | None = None
@@ -107,7 +114,8 @@ def read_facts(interpreter: str, image_doc: object, stack_doc: object, labels: d
         tail = " | ".join(line for line in logs.strip().splitlines()[-3:] if line.strip())
         return replace(facts, error=f"the image's Python ({interpreter}) did not run" + (f": {tail}" if tail else ""))
     python = said.python
-    facts = replace(facts, python=python, require_cuda=said.require_cuda)
+    facts = replace(facts, python=python, require_cuda=said.require_cuda,
+                    env={k: v for k, v in said.env.items() if k in VISIBILITY})
     if tuple(int(p) for p in python.split(".")[:2] if p.isdigit()) < (3, 8):
         return replace(facts, error=f"the image's Python ({interpreter}) is {python}: the harness needs 3.8 or newer "
                        "(name another with python: in matrix.yaml)")
@@ -124,7 +132,9 @@ def read_facts(interpreter: str, image_doc: object, stack_doc: object, labels: d
 
 
 def _cache_file(image_id: str, interpreter: str, harness_digest: str) -> Path:
-    key = hashlib.sha256(f"{image_id}\0{interpreter}\0{harness_digest}".encode()).hexdigest()[:32]
+    # The probe's own text is in the key: facts a former probe read (without what this one asks) are read again.
+    probe = hashlib.sha256(PROBE.encode()).hexdigest()
+    key = hashlib.sha256(f"{image_id}\0{interpreter}\0{harness_digest}\0{probe}".encode()).hexdigest()[:32]
     return paths.cache_root() / "image-facts" / f"{key}.json"
 
 

@@ -10,6 +10,9 @@ indices and UUIDs: refenv/run/toolkit.py). The CDI spec is itself built from the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
+
 from refenv.builder.simdriver import SimDriver
 from refenv.model.matrix import Scenario
 from refenv.model.profiles import Profile
@@ -22,6 +25,27 @@ def selection(scenario: Scenario) -> str | None:
     if "NVIDIA_VISIBLE_DEVICES" in scenario.env_dict:
         return None
     return "all" if scenario.gpus == "all" else scenario.gpus.removeprefix("device=")
+
+
+# What an image's own ENV may set that decides what a container sees (NVIDIA container toolkit docs,
+# docker-specialized.md: the runtime reads the container's whole environment, the image's included).
+VISIBILITY = ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES")
+
+
+def in_image(scenario: Scenario, image_env: Mapping[str, str]) -> Scenario:
+    """The scenario as a container of an image whose ENV is `image_env` has it, as the toolkit reads it.
+
+    The container's environment is the image's ENV beneath `docker run -e` (Docker merges them, the run's value
+    winning). A --gpus request then appends its own NVIDIA_VISIBLE_DEVICES to the process environment, and the
+    toolkit takes the last value (moby daemon/nvidia_linux.go, setNvidiaGPUs): an image's NVIDIA_VISIBLE_DEVICES
+    decides only where no --gpus is made (the NVIDIA runtime without it). --gpus sets NVIDIA_DRIVER_CAPABILITIES
+    only for capabilities it names (`--gpus all` names none), so an image's capabilities hold under it, and its
+    CUDA_VISIBLE_DEVICES is what the CUDA driver in the container reads. Pure.
+    """
+    gpus_request = scenario.gpu_access and not scenario.devices and selection(scenario) is not None
+    baked = [(k, v) for k, v in image_env.items() if k in VISIBILITY and k not in scenario.env_dict
+             and not (k == "NVIDIA_VISIBLE_DEVICES" and gpus_request)]
+    return replace(scenario, env=(*baked, *scenario.env)) if baked else scenario
 
 
 def inject(profile: Profile, driver: SimDriver, scenario: Scenario, *, config_host_path: str,

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from refenv.builder.simdriver import SimDriver
 from refenv.errors import NoGpuRuntime
-from refenv.model import profiles
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
 from refenv.model.profiles import Profile
@@ -76,15 +75,8 @@ class Prepared:
     facts: dict[str, ImageFacts] = field(default_factory=dict)  # environment -> what its image holds
 
 
-def matrix_host_profile(host: Host, real: Profile | None) -> Profile | None:
-    """The driver profile a host stands for: its inline or shipped simulated profile, or the real machine's."""
-    if host.kind == "simulated" and host.inline is not None:
-        return host.inline
-    if host.kind == "simulated" and host.profile:
-        return profiles.get(host.profile)
-    if host.kind == "real":
-        return real
-    return None
+# The profile a host stands for: the predictor's own (refenv/run/expect.py), which `refenv check` reads too.
+matrix_host_profile = expect.host_profile
 
 
 def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, settings: RunSettings,
@@ -93,7 +85,12 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
     env, host, scenario = spec.environment, spec.host, spec.scenario
     profile = (prepared.real_hosts[host.name] if host.name in prepared.real_hosts
                else matrix_host_profile(host, prepared.real))
-    expected = expect.expect(env, host, profile, scenario) if env.known else \
+    # What the container's environment holds, its image's visibility ENV included: the simulated toolkit reads
+    # it as the real one does, and the container is started with it (so the default capabilities refenv sets
+    # beside --gpus do not hide the image's own, refenv/run/containers.py container_env).
+    facts = prepared.facts.get(env.name)
+    seen = expect.in_image(scenario, facts.env if facts is not None else {})
+    expected = expect.expect(env, host, profile, seen) if env.known else \
         Expected("", (), None, "not predicted: torch was not read from the image")
     out_dir = folder / "cells" / env.name / host.name / scenario.name
     build = prepared.builds[env.name]
@@ -141,7 +138,7 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
         else:
             config = folder / "hosts" / f"{host.name}--{scenario.name}.conf"
             try:
-                injection = injection_of.inject(profile, driver, scenario, config_host_path=str(config),
+                injection = injection_of.inject(profile, driver, seen, config_host_path=str(config),
                                                 node_dir=node_dir)
             except toolkit.ToolkitError as exc:
                 return skipped(NOT_RUN, str(exc))
@@ -157,7 +154,7 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
                       if d.host_path != toolkit.HEALTHY_NODE]
             if faulty:
                 key_parts.update(nodes=faulty)
-    container = cell_spec(image, spec.id, run_id, str(out_dir), scenario, settings, injection,
+    container = cell_spec(image, spec.id, run_id, str(out_dir), seen, settings, injection,
                           prepared.ldcaches.get(env.name), real_host=engine_gpus, threads=threads,
                           cdi_specs=cdi_specs)
     if env.team is not None:

@@ -4,6 +4,7 @@
   refenv matrix             build every environment, run every cell, check expected against observed
   refenv matrix --env NEW --compare OLD      the same, and what moving from OLD to NEW changes on each host
   refenv compare OLD NEW    that comparison, read from the latest run
+  refenv check [PATH]       predict a Dockerfile's matrix row (every host x scenario) and lint it, nothing built
   refenv diff BASE NEW      what changed between two runs' cells.json: hosts that lost or gained a GPU
   refenv run --env E --host H --scenario S   one cell, with its full diagnosis
   refenv build [--env E]    build (or find) the environment images
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 from invoke.collection import Collection
 
+from refenv.tasks.check import check
 from refenv.tasks.compat import compat
 from refenv.tasks.gate import bases, disk, summary
 from refenv.tasks.guard import EXIT_INTERNAL
@@ -42,10 +44,10 @@ from refenv.tasks.tools import clean, web, zipapp
 
 def collection() -> Collection:
     """A fresh collection of refenv's tasks (the checkout's tasks.py adds its own `test` to one)."""
-    return Collection(init, matrix, compare, diff, run, build, lock, clean, reproduce, publish, fleet, zipapp, web,
-                      disk, summary, bases, compat, mcp)
+    return Collection(init, check, matrix, compare, diff, run, build, lock, clean, reproduce, publish, fleet, zipapp,
+                      web, disk, summary, bases, compat, mcp)
 
 
 ns = collection()
-__all__ = ["EXIT_INTERNAL", "bases", "build", "clean", "collection", "compare", "compat", "diff", "disk", "fleet",
-           "init", "lock", "matrix", "mcp", "ns", "publish", "reproduce", "run", "summary", "web", "zipapp"]
+__all__ = ["EXIT_INTERNAL", "bases", "build", "check", "clean", "collection", "compare", "compat", "diff", "disk",
+           "fleet", "init", "lock", "matrix", "mcp", "ns", "publish", "reproduce", "run", "summary", "web", "zipapp"]

@@ -48,7 +48,7 @@ def guarded(body: Callable[P, R]) -> Callable[P, R]:
 
         try:
             return body(*args, **kwargs)
-        except (Exit, KeyboardInterrupt, SystemExit):
+        except (Exit, KeyboardInterrupt, SystemExit, BrokenPipeError):
             raise
         except UnexpectedExit as exc:  # a command the task ran (pytest, ruff) failed: its status, not a bug
             raise Exit(f"refenv: `{exc.result.command}` exited {exc.result.exited}",

@@ -46,7 +46,7 @@ def test_the_gate_s_scripts_read_inputs_from_the_environment_and_name_refenv_by_
     action = yaml.safe_load((ROOT / "matrix" / "action.yml").read_text(encoding="utf-8"))
     steps = action["runs"]["steps"]
     runs = [s for s in steps if "run" in s]
-    assert [s["id"] for s in runs] == ["install", "disk", "matrix", "summary", "gate"]
+    assert [s["id"] for s in runs] == ["install", "check", "disk", "matrix", "summary", "gate"]
     for step in runs:
         assert "${{" not in step["run"], step["id"]          # no expression spliced into a script
         assert "GITHUB_ENV" not in step["run"] and "GITHUB_PATH" not in step["run"]

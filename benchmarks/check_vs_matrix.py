@@ -1,0 +1,147 @@
+"""`refenv check`'s predictions against the matrix's observations, and the check's time per Dockerfile.
+
+Nine Dockerfiles of refenv's own making that build offline here: each starts FROM one of the default matrix's
+images (`refenv build` makes them first; an ARG's default names the image) and changes what decides a GPU — a
+CPU build, a CUDA 12.8 build (too new for r470's 11.4), a CUDA 13 build on r535, a baked-in
+`CUDA_VISIBLE_DEVICES=""`, `=-1`, a UUID no host has, `=0`, a baked-in `NVIDIA_DRIVER_CAPABILITIES=utility` (the
+toolkit then injects no libcuda: the simulated toolkit reads the image's ENV as the real one does), and a
+torchvision unpacked for another torch (torch's verdict unchanged, the stack broken). They form one matrix with
+the default matrix's hosts and scenarios; `refenv check matrix.yaml --json` predicts every cell before anything
+is built (the FROM images read from their labels by `image inspect`), then `refenv matrix` builds and runs every
+cell.
+
+Figures: the share of cells with an observed verdict where the check's verdict equals it (target >= 99%), and the
+median wall time of `refenv check DOCKERFILE` as a fresh process per Dockerfile, Python's own start included
+(target <= 1 s), beside a bare `python -c pass` in the same run. Exit 1 when a target is missed.
+
+    flock /tmp/refenv-engine.lock python benchmarks/check_vs_matrix.py [--rounds N] [--timing-only] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from refenv.check.compare import agreement, markdown  # noqa: E402
+
+REFENV = [sys.executable, "-m", "refenv.cli", "--as", "refenv"]
+SHARE_TARGET = 0.99
+TIME_TARGET_S = 1.0
+CU130, CU128, CPU = "torch-2.14.1-cu130", "torch-2.10.0-cu128", "torch-2.13.0-cpu"
+HEAD = "ARG BASE={image}\nFROM ${{BASE}}\n"
+# name -> (the default matrix's environment it starts FROM, what the Dockerfile adds)
+DOCKERFILES = {
+    "cu130": (CU130, "LABEL team=cu130\n"),
+    "cpu-pin": (CPU, "LABEL team=cpu\n"),
+    "cu128-r470": (CU128, "LABEL team=cu128\n"),
+    "cvd-empty-baked": (CU130, 'ENV CUDA_VISIBLE_DEVICES=""\n'),
+    "cvd-minus-one": (CU128, "ENV CUDA_VISIBLE_DEVICES=-1\n"),
+    "cvd-uuid": (CU130, "ENV CUDA_VISIBLE_DEVICES=GPU-00000000-dead-beef-0000-000000000000\n"),
+    "cvd-zero": (CU128, "ENV CUDA_VISIBLE_DEVICES=0\n"),
+    "caps-utility-baked": (CU128, "ENV NVIDIA_DRIVER_CAPABILITIES=utility\n"),
+    "torchvision-mismatch": (CU130, "USER root\nCOPY torchvision.whl /tmp/torchvision.whl\n"
+                             "RUN cd /opt/venv/lib/python3.11/site-packages && rm -rf torchvision torchvision-* "
+                             "&& python -m zipfile -e /tmp/torchvision.whl . && rm /tmp/torchvision.whl\n"
+                             "USER 10001:10001\n"),
+}
+
+
+def newest_image(environment: str) -> str:
+    """The newest image of a default-matrix environment in the engine (`refenv build` made it just before)."""
+    out = subprocess.run(["docker", "images", "--filter", f"label=refenv.environment={environment}", "--format",
+                          "{{.Repository}}:{{.Tag}}"], capture_output=True, text=True, check=True).stdout.split()
+    if not out:
+        raise SystemExit(f"no image of {environment}: `refenv build -m matrix.yaml` first")
+    return out[0]
+
+
+def project(folder: Path, wheel: Path | None) -> Path:
+    """The Dockerfiles and the matrix that names them, with the default matrix's hosts and scenarios."""
+    import yaml
+
+    default = yaml.safe_load((ROOT / "matrix.yaml").read_text(encoding="utf-8"))
+    envs = {}
+    for name, (base_env, body) in DOCKERFILES.items():
+        (folder / name).mkdir()
+        (folder / name / "Dockerfile").write_text(HEAD.format(image=newest_image(base_env)) + body, encoding="utf-8")
+        if "torchvision.whl" in body and wheel is not None:
+            (folder / name / "torchvision.whl").write_bytes(wheel.read_bytes())
+        envs[name] = {"dockerfile": f"{name}/Dockerfile", "python": "/opt/venv/bin/python"}
+    matrix = {"version": 1, "environments": envs, "hosts": default["hosts"], "scenarios": default["scenarios"],
+              "run": {"probes": "off", "memory_check": "off"}}
+    (folder / "matrix.yaml").write_text(yaml.safe_dump(matrix, sort_keys=False), encoding="utf-8")
+    return folder / "matrix.yaml"
+
+
+def timed(command: list[str], cwd: Path) -> float:
+    start = time.monotonic()
+    subprocess.run(command, cwd=cwd, capture_output=True, check=False, timeout=60)
+    return time.monotonic() - start
+
+
+def timing(folder: Path, rounds: int) -> tuple[float, float]:
+    """Medians over every Dockerfile and round: `refenv check DOCKERFILE`, and `python -c pass`."""
+    check, bare = [], []
+    for _ in range(rounds):
+        for name in DOCKERFILES:
+            check.append(timed([*REFENV, "check", f"{name}/Dockerfile"], folder))
+            bare.append(timed([sys.executable, "-c", "pass"], folder))
+    return statistics.median(check), statistics.median(bare)
+
+
+def torchvision_wheel() -> Path | None:
+    """torchvision 0.28.0 (built for torch 2.13.0) from refenv's wheelhouse, as the docker tier takes it."""
+    try:
+        from tests.docker.support import wheel
+    except ImportError:
+        return None
+    return Path(wheel("torchvision==0.28.0"))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--timing-only", action="store_true", help="time the check; build and run nothing")
+    parser.add_argument("--keep", type=Path, help="copy the check's JSON and the matrix's cells.json here")
+    args = parser.parse_args()
+    failed = False
+    with tempfile.TemporaryDirectory(prefix="refenv-check-bench-") as tmp:
+        folder = Path(tmp)
+        if not args.timing_only:
+            subprocess.run([*REFENV, "build", "--matrix", str(ROOT / "matrix.yaml")], check=True)
+        matrix = project(folder, None if args.timing_only else torchvision_wheel())
+        median, bare = timing(folder, args.rounds)
+        print(f"refenv check per Dockerfile: median {median:.2f} s over {args.rounds} x {len(DOCKERFILES)} runs "
+              f"(python -c pass: {bare:.2f} s); target <= {TIME_TARGET_S:.1f} s")
+        failed |= median > TIME_TARGET_S
+        if args.timing_only:
+            return 1 if failed else 0
+        done = subprocess.run([*REFENV, "check", str(matrix), "--json"], cwd=folder, capture_output=True, text=True,
+                              check=False)
+        check_doc = json.loads(done.stdout)
+        subprocess.run([*REFENV, "matrix", "--matrix", str(matrix), "--results", str(folder / "results")],
+                       cwd=folder, check=False)
+        cells = json.loads((folder / "results" / "latest" / "cells.json").read_text(encoding="utf-8"))
+        if args.keep is not None:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            (args.keep / "check.json").write_text(done.stdout, encoding="utf-8")
+            (args.keep / "cells.json").write_text(json.dumps(cells), encoding="utf-8")
+        a = agreement(check_doc, cells)
+        print(markdown(a))
+        print(f"agreement: {a.compared - len(a.differing)}/{a.compared} = {a.share:.2%} (target >= "
+              f"{SHARE_TARGET:.0%})")
+        failed |= a.share < SHARE_TARGET
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

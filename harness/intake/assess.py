@@ -49,6 +49,13 @@ GENERIC = "torch sees no CUDA device and says nothing about why"
 WORKING = {"torch_named_device": "torch named or described its CUDA device",
            "cuda_oom": "torch ran out of CUDA device memory (it allocated on the GPU)",
            "invalid_ordinal": "CUDA counted its devices and the code asked for an index past them"}
+# What says which machine torch's "no driver" message came from: without one of these (or a stated fact
+# beside torch's own words), the message alone proved right 3 times in 5 in the corpus (a sandboxed IDE or
+# an image for another vendor's GPU says the same words), so it is a lead, not a medium answer.
+MACHINE_CLUES = frozenset(("no_gpu", "other_gpu", "colab", "container", "nvidia_gpu", "windows", "wsl",
+                           "scheduler", "smi_ok", "one_gpu"))
+_TORCH_WORDS = frozenset(("torch.init_error", "torch.init_warning", "torch.is_available", "torch.importable",
+                          "torch.warnings"))
 # Set by the reader (several.py) when another environment of the report fails otherwise, and as surely.
 CONFLICT, TIE = "environment_conflict", "environment_tie"
 
@@ -94,7 +101,7 @@ def _outside(facts: Any, clues: set[str]) -> Assessment | None:
     if get(facts, "torch.hip") or ("rocm" in clues and not get(facts, "torch.cuda")):
         return Assessment(OTHER, MEDIUM, ("a ROCm build of torch (AMD GPUs)",), (), _asked(),
                           "outside: a ROCm build uses AMD's HIP, not the NVIDIA driver stack refenv judges")
-    if "apple_silicon" in clues or get(facts, "host.os") == "Darwin":
+    if ("apple_silicon" in clues or get(facts, "host.os") == "Darwin") and "colab" not in clues:
         why = "Apple Silicon" if "apple_silicon" in clues else "macOS"
         return Assessment(OTHER, HIGH if "apple_silicon" in clues else MEDIUM, (f"the machine is a Mac ({why})",),
                           (NO_DRIVER,), ('python -c "import torch; print(torch.backends.mps.is_available())"',),
@@ -169,12 +176,17 @@ def _failing(facts: Any, verdict: str, title: str, stated: set[str], inferred: s
         competing = (NO_DRIVER, DRIVER_BROKEN)
     else:
         competing = (DRIVER_TOO_OLD,) if not measured else ()
-    if verdict == ARCH_UNSUPPORTED and not torch_texts(facts) and (
+    if verdict == NO_DRIVER and not clues & MACHINE_CLUES and not stated - _TORCH_WORDS:
+        confidence = LOW  # torch's words alone: see MACHINE_CLUES
+    elif verdict == ARCH_UNSUPPORTED and not torch_texts(facts) and (
             "torch.arch_list" in inferred or any(p.endswith("compute_capability") for p in inferred)):
         confidence = MEDIUM  # the architectures or the capability come from the tables, not from torch
     elif measured:
         # A CPU build inferred from where pip installs from (not seen) is not beyond doubt.
-        confidence = MEDIUM if verdict == CPU_WHEEL and "torch.cuda" in inferred and not torch_texts(facts) else HIGH
+        # Nor is a CUDA build inferred from what a conda command asked for (the solver may have given another).
+        guessed = "torch.cuda" in inferred and not torch_texts(facts) and (
+            verdict == CPU_WHEEL or "conda_install" in clues)
+        confidence = MEDIUM if guessed else HIGH
     elif inferred and not torch_texts(facts):
         confidence = LOW
     else:

@@ -88,6 +88,10 @@ def _read_command(b: Builder, line: Line) -> None:
 
 def read_build(b: Builder, line: Line, version: str, build: str, cpuonly: bool = False) -> None:
     """A package listed or planned with its version and build string."""
+    if build.isupper():
+        # conda's build strings are lower case ('py3.8_cpu_0', 'cuda112py39h...'): 'torch 1.7.1 CPU' is a
+        # framework's banner naming the device it chose (YOLOv5's select_device), not how torch was built.
+        build = ""
     if b.put("torch.version", version, line):
         b.note(f"line {line.number}: conda names pytorch {version}" + (f" (build {build})" if build else ""))
     said = build_cuda(build) if build else None

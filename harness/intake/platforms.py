@@ -18,7 +18,7 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("wsl1", re.compile(r"\bWSL\s?1\b")),
     ("wsl", re.compile(r"\bWSL\s?2?\b|microsoft-standard|/mnt/[c-e]/", re.I)),
     ("macos", re.compile(r"\bmac\s?OS\b|\bOS\s?X\b|\bOSX\b|\bMacBook\b|\bDarwin\b|\biMac\b|/Users/\w|"
-                         r"\bMac\s(?:mini|Studio|Pro)\b", re.I)),
+                         r"\bMac\s(?:mini|Studio|Pro|laptop|computer|notebook)\b|\bmy\sMac\b", re.I)),
     ("apple_silicon", re.compile(r"\bApple\s(?:Silicon|M\d)\b|\bM[1-4]\s(?:Pro|Max|Ultra|chip|Mac(?:Book)?)\b|"
                                  r"\bMacBook\s(?:Air|Pro)\s?M[1-4]\b|\bMac\sM[1-4]\b", re.I)),
     ("rocm", re.compile(r"\bROCm\s?\d|\+rocm\d|\bhipErr|\bAMD\s(?:Radeon|Instinct)\b|\bROCm (?:build|wheel)", re.I)),
@@ -47,7 +47,8 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("aarch64", re.compile(r"\baarch64\b|\barm64\b|\bsbsa\b|Grace[- ](?:Hopper|Blackwell)|\bG[HB]200\b", re.I)),
     ("compose_gpu", re.compile(r"capabilities:\s{0,3}\[")),
     ("smi_cuda_na", re.compile(r"CUDA Version:?\s{0,3}(?:of\s)?n/a|CUDA version of n/a", re.I)),
-    ("smi_ok", re.compile(r"nvidia-smi\W{0,3}(?:ok|works|worked|is fine|runs fine|shows? (?:the|my) GPU)", re.I)),
+    ("smi_ok", re.compile(r"nvidia-smi\W{0,3}(?:ok|works|worked|is fine|runs fine|shows? (?:the|my) GPU)|"
+                           r"\b(?:good|working|fine)\snvidia-smi\b", re.I)),
     ("nvidia_gpu", re.compile(r"\b(?:GeForce|Quadro|Tesla|TITAN|RTX\s?\d{4}|GTX\s?\d{3,4}|A100|H100|H200|V100|"
                               r"A6000|A40|L40S?|T4|P100|K80)\b")),
     ("nightly", re.compile(r"\bnightly\b|\.dev20\d{6}", re.I)),
@@ -108,6 +109,8 @@ def read(b: Builder, lines: list[Line], report: Text | None = None) -> None:
 
 def _set_os(b: Builder) -> None:
     """host.os from the clues when the report does not state it: macOS, then Linux under WSL, then Windows."""
+    if "colab" in b.clues:
+        return  # a Colab notebook runs on Google's Linux runtime, whatever machine its browser is on
     for clue, system, why in (("apple_silicon", "Darwin", "Apple Silicon is named"),
                               ("macos", "Darwin", "macOS is named"),
                               ("wsl", "Linux", "WSL runs Linux"),

@@ -94,6 +94,18 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     "grace-pip.txt": ("CPU_WHEEL", "medium", {"torch.version": "2.5.1", "torch.cuda": None}, {"torch.cuda"}),
     # An Apple machine named by its model.
     "mac-model.txt": ("OTHER", "high", {"host.os": "Darwin"}, {"host.os"}),
+    # Weighing: torch's too-old warning outranks a framework's banner that names the device it chose ('CPU');
+    # a Mac named in a sentence; a Colab notebook runs on Colab's machine, not the Mac its browser is on;
+    # torch's no-driver words alone are a lead; a container whose nvidia-smi works hides only the compute part.
+    "yolo-banner-too-old.txt": ("DRIVER_TOO_OLD", "high", {"torch.version": "1.9.0"}, set()),
+    "mac-laptop.txt": ("OTHER", "medium", {"host.os": "Darwin"}, {"host.os"}),
+    "colab-from-mac.txt": ("NO_DRIVER", "medium", {}, set()),
+    "no-driver-alone.txt": ("NO_DRIVER", "low", {}, set()),
+    "container-smi-good.txt": ("NOT_VISIBLE", "medium", {"torch.is_available": False}, set()),
+    # A Jetson's torch without JetPack's '+nv' label is the generic aarch64 wheel; a conda command's cudatoolkit=
+    # pin names the build it asked for (inferred, so not high).
+    "jetson-generic-release.txt": ("CPU_WHEEL", "medium", {"torch.cuda": None}, {"torch.cuda"}),
+    "conda-cudatoolkit-old-driver.txt": ("DRIVER_TOO_OLD", "medium", {"torch.cuda": "10.2"}, {"torch.cuda"}),
 }
 
 

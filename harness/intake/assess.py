@@ -48,7 +48,10 @@ GENERIC = "torch sees no CUDA device and says nothing about why"
 # asked for a device index past the ones it counted.
 WORKING = {"torch_named_device": "torch named or described its CUDA device",
            "cuda_oom": "torch ran out of CUDA device memory (it allocated on the GPU)",
-           "invalid_ordinal": "CUDA counted its devices and the code asked for an index past them"}
+           "invalid_ordinal": "CUDA counted its devices and the code asked for an index past them",
+           "runs_on_gpu": "the report says the work runs on a GPU, by its index",
+           "kernel_ran": "a kernel ran on the GPU and failed on its own terms (a device-side assert, an illegal "
+                         "memory access in the kernel)"}
 # What says which machine torch's "no driver" message came from: without one of these (or a stated fact
 # beside torch's own words), the message alone proved right 3 times in 5 in the corpus (a sandboxed IDE or
 # an image for another vendor's GPU says the same words), so it is a lead, not a medium answer.
@@ -56,6 +59,15 @@ MACHINE_CLUES = frozenset(("no_gpu", "other_gpu", "colab", "container", "nvidia_
                            "scheduler", "smi_ok", "one_gpu"))
 _TORCH_WORDS = frozenset(("torch.init_error", "torch.init_warning", "torch.is_available", "torch.importable",
                           "torch.warnings"))
+# What the problem more likely is, for each kind of evidence that CUDA works.
+LIKELY = {"torch_named_device": "in the work itself, not the driver stack",
+          "cuda_oom": "the memory the work needs (`python -m harness memory --fit` with the GPU's total from the "
+                      "message sizes what fits)",
+          "invalid_ordinal": "the device index the code or its configuration asks for (count from 0)",
+          "runs_on_gpu": "which GPU is used: CUDA_VISIBLE_DEVICES takes effect only when set before torch first "
+                         "touches CUDA",
+          "kernel_ran": "the data or labels given to the kernel (rerun with CUDA_LAUNCH_BLOCKING=1 to see the "
+                        "operation that failed)"}
 # Set by the reader (several.py) when another environment of the report fails otherwise, and as surely.
 CONFLICT, TIE = "environment_conflict", "environment_tie"
 
@@ -214,8 +226,8 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
         return Assessment(OK, sure, (said,), (), ())
     working = [why for clue, why in WORKING.items() if clue in clues]
     if working and available is not False:
-        return Assessment(OK, MEDIUM, tuple(working), (), _asked(), "CUDA works; the failure is elsewhere (the "
-                          "device index, the memory the work needs)")
+        likely = "; ".join(dict.fromkeys(LIKELY[c] for c in WORKING if c in clues))
+        return Assessment(OK, MEDIUM, tuple(working), (), _asked(), f"CUDA works; the problem is more likely {likely}")
     found = leads(facts, clues)
     if available is False and not found:
         found.append((CANNOT_TELL, "torch.cuda.is_available() is False, and nothing says why", LOW))

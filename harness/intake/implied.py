@@ -89,12 +89,12 @@ def _torch_cuda(b: Builder) -> None:
         return
     if "conda_install" in b.clues and "pip_install" not in b.clues:
         requested = b.details.get("conda_cuda_requested")
-        where = b.provenance.get("details.conda_cuda_requested")
-        command = re.sub(r"(?:-c|--channel)\s{1,4}\S{1,80}", "", where[1]) if where else ""
+        asked = b.provenance.get("details.conda_cuda_requested")
+        command = re.sub(r"(?:-c|--channel)\s{1,4}\S{1,80}", "", asked[1]) if asked else ""
         if requested and not b.known("torch.cuda") and re.search(r"(?<![\w-])pytorch(?![\w-])", command):
             # `conda install pytorch cudatoolkit=10.2 -c pytorch` asks for the CUDA 10.2 build; what the solver
             # gave is not shown, so the CUDA is inferred (conda.py keeps the request as a detail).
-            line = Line(where[0], where[1], where[1]) if where else None
+            line = Line(asked[0], asked[1], asked[1]) if asked else None
             b.infer("torch.cuda", requested.partition("=")[2], line,
                     f"the conda command asks for {requested}, which selects that CUDA build of pytorch")
     if not version or b.known("torch.cuda") or b.get("torch.hip") or "+" in str(version):

@@ -95,8 +95,13 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
     if "no_gpu" in clues or ("colab" in clues and "nvidia_gpu" not in clues):
         out.append((NO_DRIVER, "the report says the machine has no NVIDIA GPU (or a CPU runtime)", LOW))
     if "no_device" in clues:
-        out.append((NOT_VISIBLE if cvd_value is not None else NO_DRIVER, "the CUDA runtime found no CUDA-capable "
-                    "device", LOW))
+        # cudaErrorNoDevice comes from a driver that loaded and listed no device (without one the runtime says
+        # the driver is insufficient, cudaErrorInsufficientDriver): on a machine the report says has an NVIDIA
+        # GPU, something hides it.
+        has_gpu = bool(clues & {"one_gpu", "nvidia_gpu"}) and "no_gpu" not in clues
+        out.append((NOT_VISIBLE if cvd_value is not None or has_gpu else NO_DRIVER, "the CUDA runtime found no "
+                    "CUDA-capable device" + (" on a machine the report says has an NVIDIA GPU" if has_gpu else ""),
+                    LOW))
     if find(texts, ("torch.no_gpus",)) and cvd_value is None:
         out.append((NOT_VISIBLE, "torch found no device it may use (torch.no_gpus): something hides "
                     "them (CUDA_VISIBLE_DEVICES, a launcher, a container), or the machine has none", LOW))

@@ -32,7 +32,7 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"demasiado antiguo|muito antigo|desatualizado|zu alt)", re.I)),
     ("cpu_build_words", re.compile(
         r"cpu[- ]?only (?:version|build|wheel|variant|torch|pytorch)|"
-        r"cpu (?:version|build|wheel|variant) of (?:py)?torch|"
+        r"cpu (?:version|build|wheel|variant) of (?:py)?torch|\[cpu\] (?:version|build|wheel|variant)|"
         r"(?:py)?torch[^.\n]{0,12}\bcpu[- ]?(?:only )?(?:version|build|wheel)|"
         r"cpu\s?版本|cpu\s?版|cpu\s?バージョン|cpu\s?버전|верси\w{1,2} (?:для )?cpu|cpu-верси|"
         r"versi[oó]n (?:de |para )?cpu|vers[aã]o (?:de |para )?cpu|CPU-Version", re.I)),
@@ -50,6 +50,9 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                               r"arch(?:itecture)? list", re.I)),
     # torch's repr of a device it opened: a log that prints it ran on the GPU.
     ("torch_named_device", re.compile(r"_CudaDeviceProperties\(name=")),
+    # The reporter says the work runs on a GPU by its index ('the program consistently uses cuda index 0').
+    ("runs_on_gpu", re.compile(r"\b(?:uses?|using|runs? on|running on|stays? on|always on)\s(?:the\s)?(?:cuda|gpu)"
+                               r"\s?(?:index\s|device\s|:|#)?\d\b", re.I)),
     ("failure_trace", re.compile(r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]{1,40}(?:Error|Exception): ")),
 )
 # An error code named in prose ('the error 804', 'Error 803'): the distinctive CUDA driver codes anywhere,
@@ -65,7 +68,7 @@ KEYWORDS = {
     "hang_words": ("hang", "hung", "freez", "stuck", "never return", "卡住", "卡死", "无响应", "ハング", "固ま",
                    "フリーズ", "멈", "завис", "cuelga", "congela", "trava", "hängt"),
     "arch_words": ("arch", "capability", "sm_"), "torch_named_device": ("_cudadeviceproperties",),
-    "failure_trace": ("traceback", "error: ", "exception: "),
+    "failure_trace": ("traceback", "error: ", "exception: "), "runs_on_gpu": ("cuda", "gpu"),
 }
 _DISTINCTIVE = (802, 803, 804)
 

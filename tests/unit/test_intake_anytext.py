@@ -106,6 +106,21 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     # pin names the build it asked for (inferred, so not high).
     "jetson-generic-release.txt": ("CPU_WHEEL", "medium", {"torch.cuda": None}, {"torch.cuda"}),
     "conda-cudatoolkit-old-driver.txt": ("DRIVER_TOO_OLD", "medium", {"torch.cuda": "10.2"}, {"torch.cuda"}),
+    # Evidence that CUDA works: a kernel ran and asserted, Lightning counted the devices, the work runs on a GPU
+    # by index; is_available()'s answer said before the call, and two answers of two runs in one sentence.
+    "device-assert.txt": ("OK", "medium", {}, set()),
+    "lightning-index.txt": ("OK", "medium", {}, set()),
+    "runs-on-index.txt": ("OK", "medium", {}, set()),
+    "answer-first.txt": ("OK", "high", {"torch.is_available": True}, set()),
+    "two-runs-prose.txt": ("NOT_VISIBLE", "low", {"torch.is_available": True}, set()),
+    # Facts in sentences: a release and build with a GPU named beside them; nvidia-smi failing; a runtime that
+    # found no device on a machine that has one; Anaconda's _pytorch_select cpu_0; pip's '[cpu] version'.
+    "prose-build-gpu.txt": ("ARCH_UNSUPPORTED", "medium", {"torch.version": "2.9.0+cu130", "torch.cuda": "13.0"},
+                            {"torch.arch_list", "driver.nvml.devices"}),
+    "smi-fails-prose.txt": ("NO_DRIVER", "low", {"driver.nvidia_smi.works": False}, set()),
+    "no-device-one-gpu.txt": ("NOT_VISIBLE", "low", {}, set()),
+    "conda-select-cpu.txt": ("CPU_WHEEL", "low", {}, set()),
+    "bracket-cpu-version.txt": ("CPU_WHEEL", "low", {}, set()),
 }
 
 

@@ -21,6 +21,9 @@ _AVAILABLE_RE = re.compile(r"(?:\bis_a[a-z]{3,8}le\b(?:\(\))?|\bCUDA[ _]availabl
                            re.I)
 _CODE_RE = re.compile(r"^(?:if|elif|while|assert|return|def|for)\b|\b(?:print|assert)\(", re.I)
 _NEGATION_RE = re.compile(r"\b(?:not|never|instead of)\b|n't\b|\u4e0d|\u6ca1|\u306a\u3044|\b\u043d\u0435\b", re.I)
+# A driver stated in a sentence: 'driver 575.64', 'Driver version 435.21', 'my nvidia driver is 470.82.01'.
+_DRIVER_PROSE_RE = re.compile(r"\bdriver(?:\sversion)?(?:\s(?:is|was|of))?\s{0,2}[:=]?\s{0,2}v?"
+                              r"([1-9]\d{2}\.\d{1,3}(?:\.\d{1,3})?)(?![\d.]*\d)", re.I)
 # The answer before the call: 'gets "True" with "torch.cuda.is_available()"'.
 _ANSWER_FIRST_RE = re.compile(r"\b(?:gets?|got|returns?|returned|prints?|printed|shows?|showed)\s{1,3}[\"'`\u201c]?"
                               r"(?P<answer>true|false)[\"'`\u201d]?\s{1,3}(?:with|from|for)\s{1,3}[\"'`\u201c]?"
@@ -44,7 +47,7 @@ _SMI_FAILS_RE = re.compile(r"nvidia-smi[`'\"]?\s{1,3}(?:(?:was|is)\s{1,3})?(?:(?
 _CVD_PROSE_RE = re.compile(r"CUDA_VISIBLE_DEVICES\W{0,3}\s(?:to|as)\s[`'\"]?(?P<value>-?\d{1,3}(?:,\d{1,3}){0,15})\b",
                            re.I)
 # What a text must hold (lower-cased) for this reader to find anything in it.
-GATE = re.compile(r"driver version|is_a|available|visible_devices|device_count|torch|gtx|rtx|quadro|titan|tesla|"
+GATE = re.compile(r"driver|is_a|available|visible_devices|device_count|torch|gtx|rtx|quadro|titan|tesla|"
                   r"nvidia-smi")
 _COUNT_RE = re.compile(r"device_count\(\)[^A-Za-z0-9\n]{0,8}(?:(?:returns?|gives?|is|prints?)\s{1,3}){0,2}"
                        r"[`'\"]?(?P<count>\d{1,3})\b")
@@ -70,6 +73,8 @@ def read(b: Builder, lines: list[Line]) -> None:
         if gpu:
             b.detail("gpu", gpu.group(0).strip(), line)
         smi = _DRIVER_ANYWHERE.search(text) if "Driver Version" in text else None
+        if not smi and "driver" in low:
+            smi = _DRIVER_PROSE_RE.search(text)
         if smi:
             b.put("driver.nvml.driver_version", smi.group(1), line)
         available = _AVAILABLE_RE.search(text) if "is_a" in low or "available" in low else None

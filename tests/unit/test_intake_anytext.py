@@ -121,6 +121,8 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     "no-device-one-gpu.txt": ("NOT_VISIBLE", "low", {}, set()),
     "conda-select-cpu.txt": ("CPU_WHEEL", "low", {}, set()),
     "bracket-cpu-version.txt": ("CPU_WHEEL", "low", {}, set()),
+    # A driver stated in a sentence is a fact, for the verdict and for the fix.
+    "driver-in-prose.txt": ("DRIVER_TOO_OLD", "high", {"driver.nvml.driver_version": "470.82.01"}, set()),
 }
 
 
@@ -193,3 +195,11 @@ def test_clues_name_their_lines() -> None:
     report = load_report(DATA / "smi-failed-slurm.txt")
     number, text = report.clues["scheduler"]
     assert number == 1 and "#SBATCH" in text
+
+
+def test_a_driver_stated_in_prose_bounds_the_fix() -> None:
+    """No fix that keeps the driver proposes a build whose CUDA needs a newer driver than the one stated."""
+    report = load_report(DATA / "driver-in-prose.txt")
+    fixes = [line for f in classify(report.facts).failing for line in f.remediation]
+    keep = [line for line in fixes if "keep the driver" in line]
+    assert keep and all("/whl/cu118" in line for line in keep), fixes

@@ -13,7 +13,7 @@ from typing import Dict, List, Optional, TypedDict
 
 
 class SimulatedStage(TypedDict, total=False):
-    """How far a process got with refenv's simulated libcuda (the stage record of images/simdriver/libcuda.c)."""
+    """How far a process got with refenv's simulated libcuda (the stage record of refenv/images/simdriver/libcuda.c)."""
 
     driver_version_queried: bool
     cuinit_called: bool
@@ -29,7 +29,7 @@ class SimulatedStage(TypedDict, total=False):
 
 class SimulatedLibrary(TypedDict, total=False):
     """What a library of refenv's simulated driver says of itself (refenvSimulatedDriverInfo and
-    refenvSimulatedNvmlInfo in images/simdriver), or `unparsable` with what it printed."""
+    refenvSimulatedNvmlInfo in refenv/images/simdriver), or `unparsable` with what it printed."""
 
     simulated: bool
     library: str

@@ -1,4 +1,7 @@
-"""`refenv` (and `./go invoke`): invoke's own program over the project's tasks.py, whose usage errors exit 2.
+"""`refenv` (and `./go invoke`): invoke's own program over refenv's task collection, whose usage errors exit 2.
+
+`refenv` runs the collection the package carries (refenv/tasks/), in whatever folder it is typed; `./go invoke`
+in refenv's checkout loads the checkout's tasks.py, which is that collection plus the checkout's `test`.
 
 Exit codes mean the same everywhere (tasks.py): 1 is a result that is not good (cells that disagree, a run
 that did not go as planned), 2 is bad input. invoke's own program exits 1 on every parser error, so a CI
@@ -12,8 +15,10 @@ argument) exits 2 with the task's usage line, and a flag given twice in one task
 
 from __future__ import annotations
 
+import os
 import re
 import sys
+from importlib import metadata
 from typing import Any
 
 from invoke import __version__ as invoke_version
@@ -105,9 +110,36 @@ class Program(InvokeProgram):
             raise self._usage(getattr(exc.context, "name", None), _message(exc)) from None
 
 
+def version() -> str:
+    """refenv's version as installed (its distribution's metadata), with invoke's."""
+    try:
+        mine = metadata.version("refenv")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        mine = "(not installed)"
+    return f"{mine} (invoke {invoke_version})"
+
+
 def main(argv: list[str] | None = None, binary: str = "refenv") -> None:
-    """The program over the tasks.py of the working folder (or a parent), as invoke finds it."""
-    Program(name="refenv", binary=binary, version=f"invoke {invoke_version}").run(argv)
+    """`refenv`: the program over the package's own task collection, in any folder."""
+    from refenv.tasks import ns
+
+    _quiet_on_closed_pipe(Program(name="refenv", binary=binary, version=version(), namespace=ns).run, argv)
+
+
+def _quiet_on_closed_pipe(run: Any, argv: list[str] | None) -> None:
+    """`refenv --help | head`: a reader that stops early is no error (Python's own advice for SIGPIPE, in the
+    signal module's documentation: point stdout at devnull and exit)."""
+    try:
+        run(argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
+
+
+def checkout_main(argv: list[str], binary: str) -> None:
+    """`./go invoke`: the program over the tasks.py of the working folder (or a parent), as invoke finds it."""
+    _quiet_on_closed_pipe(Program(name="refenv", binary=binary, version=version()).run, argv)
 
 
 if __name__ == "__main__":
@@ -116,4 +148,4 @@ if __name__ == "__main__":
     shown = "refenv"
     if args[:1] == ["--as"] and len(args) > 1:
         shown, args = args[1], args[2:]
-    main([shown, *args], binary=shown)
+    checkout_main([shown, *args], binary=shown)

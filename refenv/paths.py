@@ -1,4 +1,4 @@
-"""Where refenv keeps what it makes: caches under ~/.cache/refenv, results beside the matrix.
+"""Where refenv keeps what it makes (caches under ~/.cache/refenv) and finds what it ships (package data).
 
 Two of its caches may live apart from the rest, shared by several cache roots: the wheelhouse
 (REFENV_WHEELHOUSE: every wheel is checked against its lock's sha256 before use) and the simulated driver's
@@ -44,9 +44,24 @@ def cell_cache() -> Path:
     return cache_root() / "cells"
 
 
-def project_root() -> Path:
-    return Path(__file__).resolve().parent.parent
+def package_dir() -> Path:
+    """refenv's own folder: in a checkout, or in site-packages once installed (the package data lives there)."""
+    return Path(__file__).resolve().parent
 
 
 def images_dir() -> Path:
-    return project_root() / "images"
+    """The Dockerfile template, the offline base recipe and the simulated driver's C sources (package data)."""
+    return package_dir() / "images"
+
+
+def web_dir() -> Path:
+    """The paste page's sources (package data)."""
+    return package_dir() / "web"
+
+
+def harness_dir() -> Path:
+    """The harness package that cells mount and images carry: beside refenv, checkout or site-packages."""
+    import harness
+
+    return Path(harness.__file__).resolve().parent
+

@@ -30,11 +30,17 @@ by `invoke docs`; do not edit it by hand. A unit test fails when this page and t
 
 
 def load_collection() -> Any:
-    """The task collection `invoke` and `refenv` run: the `ns` of tasks.py, found as invoke finds it."""
+    """The task collection `invoke` and `refenv` run: in refenv's checkout, the `ns` of its tasks.py (the
+    package's collection plus `test` and `docs`), found as invoke finds it; installed, the package's own."""
     from invoke.collection import Collection
     from invoke.loader import FilesystemLoader
 
-    module, _ = FilesystemLoader(start=str(paths.project_root())).load("tasks")
+    checkout = paths.package_dir().parent
+    if not (checkout / "tasks.py").is_file():
+        from refenv.tasks import collection
+
+        return collection()
+    module, _ = FilesystemLoader(start=str(checkout)).load("tasks")
     return Collection.from_module(module)
 
 

@@ -1,4 +1,4 @@
-"""What the paste page shows for a report (web/answer.py hands the page this, Pyodide running it in the browser).
+"""What the paste page shows for a report (refenv/web/answer.py hands the page this, Pyodide running it in the browser).
 
 The report the page wrote into its virtual file system is diagnosed as `python -m harness diagnose --from FILE`
 diagnoses it; the answer is one JSON object: the verdict, its confidence, a one-line summary, the text report

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 REDACTED = "[redacted]"
@@ -31,10 +31,26 @@ class Shape:
     name: str
     pattern: re.Pattern[str]
     source: str
+    accept: Callable[[str], bool] | None = None  # a match the pattern cannot tell from a secret, judged
 
 
-def _shape(name: str, pattern: str, source: str) -> Shape:
-    return Shape(name, re.compile(pattern), source)
+def _shape(name: str, pattern: str, source: str, accept: Callable[[str], bool] | None = None) -> Shape:
+    return Shape(name, re.compile(pattern), source, accept)
+
+
+def _random_not_a_path(run: str) -> bool:
+    """Whether a 40-character run of base64's alphabet with separators in it reads as random bytes, not a path.
+
+    Random bytes give '/' or '+' 2 times in 64, so of 40 characters four or more are separators in 3.6% of
+    keys (binomial, n=40, p=1/32): too many to let through. A path of that length has several too, but its
+    segments are words of one case, where random letters change case between neighbours about every third
+    pair. A key with four or more separators and fewer than two such changes: 3 in a million keys (measured
+    over 10^6 keys of 30 random bytes); torch's 'w/pytorch/pytorch/c10/cuda/CUDAFunctions' has one."""
+    if sum(ch in "/+" for ch in run) <= 3:
+        return True
+    changes = sum(run[i].isalpha() and run[i + 1].isalpha() and run[i].islower() != run[i + 1].islower()
+                  for i in range(len(run) - 1))
+    return changes >= 2
 
 
 # A value after an option or a word: anything up to a blank or a quote (a quoted value's own quotes stay).
@@ -53,14 +69,15 @@ SHAPES: tuple[Shape, ...] = (
            "docs.gitlab.com, 'Token overview: token prefixes'"),
     _shape("aws access key id", r"\b(?P<secret>(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16})\b",
            "AWS IAM User Guide, 'IAM identifiers: unique identifiers' (prefixes)"),
-    # 40 characters of base64's alphabet with one to three '/' or '+' in it (random bytes: 0.6 of them on
-    # average; a path has more, as torch's '/__w/pytorch/pytorch/c10/cuda/CUDAFunctions.cpp' does), letters of
+    # 40 characters of base64's alphabet with '/' or '+' in it, first and last too (random bytes: 1.25 of
+    # them on average; more than three only where its letters change case as random ones do:
+    # _random_not_a_path), letters of
     # both cases and a digit: the AWS secret access key (IAM User Guide, 'Managing access keys':
     # wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY). Without '/' or '+' the opaque rule below takes it.
-    _shape("aws secret access key", r"(?<![A-Za-z0-9/+=])(?P<secret>(?=[A-Za-z0-9+]*[/+])"
-           r"(?=[A-Za-z0-9]*(?:[/+][A-Za-z0-9]+){1,3}(?![A-Za-z0-9/+]))(?=[^\s]{0,39}[a-z])"
-           r"(?=[^\s]{0,39}[A-Z])(?=[^\s]{0,39}[0-9])[A-Za-z0-9][A-Za-z0-9/+]{38}[A-Za-z0-9])(?![A-Za-z0-9/+=])",
-           "AWS IAM User Guide, 'Managing access keys for IAM users'"),
+    _shape("aws secret access key", r"(?<![A-Za-z0-9/+=])(?P<secret>(?=[A-Za-z0-9/+]{0,39}[/+])"
+           r"(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[0-9])"
+           r"[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+           "AWS IAM User Guide, 'Managing access keys for IAM users'", _random_not_a_path),
     _shape("slack token", r"\b(?P<secret>xox[abposre]-[A-Za-z0-9-]{10,255})", "api.slack.com, 'Token types'"),
     _shape("webhook url", r"(?i)\bhttps?://(?:hooks\.slack\.com/(?:services|workflows|triggers)|"
            r"(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks|[a-z0-9-]{1,63}\.webhook\.office\.com/webhookb2|"
@@ -142,6 +159,8 @@ def _spans(line: str) -> list[tuple[int, int]]:
     for shape in SHAPES:
         for m in shape.pattern.finditer(line):
             lo, hi = m.span("secret") if "secret" in shape.pattern.groupindex else m.span()
+            if shape.accept is not None and not shape.accept(line[lo:hi]):
+                continue
             if hi > lo and line[lo:hi] != REDACTED:
                 found.append((lo, hi))
     for m in _ASSIGNMENT.finditer(line):

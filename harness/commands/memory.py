@@ -14,6 +14,7 @@ from harness.memory.ladder import ladder
 from harness.memory.lora import DEFAULT_TARGETS, LoraSpec, resolve_targets
 from harness.memory.output import render_text
 from harness.memory.params import count_params
+from harness.memory.picture import render_html, render_svg
 from harness.memory.prediction import document
 from harness.memory.presets import presets
 from harness.memory.shape import BareModel, MemoryInputError, Model
@@ -22,6 +23,7 @@ from harness.schema import EXIT_FAILING, EXIT_HARNESS_ERROR, EXIT_OK, PASS, enco
 
 # Input bounds: far beyond any real model or run, small enough that no loop or product runs away.
 MAX_COUNT = flags.MAX_COUNT
+FORMATS = ("text", "json", "html", "svg")
 
 
 def register(subparsers: Any) -> None:
@@ -49,12 +51,16 @@ def register(subparsers: Any) -> None:
     p.add_argument("--grad-accum", type=int_arg(1, MAX_COUNT), default=1, metavar="K")
     p.add_argument("--attention", choices=activations.ATTENTIONS, default="flash")
     p.add_argument("--checkpointing", choices=activations.CHECKPOINTING, default="none")
-    flags.add_serving(p)
+    flags.add_serving(p, "the checkpoint's own (its quantization_config), else bf16")
+    p.add_argument("--ep", type=int_arg(1, 1 << 16), default=1, metavar="N",
+                   help="expert parallelism: the routed experts of a MoE model split over N GPUs")
     target = p.add_mutually_exclusive_group()
     target.add_argument("--gpu", help="judge against a named GPU, e.g. H100-SXM")
     target.add_argument("--budget", help="judge against a byte budget, e.g. 24GiB")
     p.add_argument("--fit", action="store_true", help="when it does not fit, propose the OOM ladder")
-    p.add_argument("--json", action="store_true", help="print the versioned JSON document")
+    p.add_argument("--json", action="store_true", help="print the versioned JSON document (--format json)")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help="text (default), json, or the ledgers drawn against the budget: html (a page) or svg")
     p.add_argument("--list", choices=("models", "gpus"), help="list the named models or GPUs")
     p.add_argument("--verify", action="store_true", help="measure a real transformer step and compare")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="for --verify")
@@ -65,7 +71,7 @@ def register(subparsers: Any) -> None:
 def _setup(args: argparse.Namespace, model: Model) -> TrainSetup | InferSetup:
     if args.mode == "infer":
         return InferSetup(weights=args.weights, kv_dtype=args.kv_dtype, batch=args.batch, context=args.context,
-                          attention=args.attention, gpus=args.gpus)
+                          attention=args.attention, gpus=args.gpus, ep=args.ep, mla_cache=args.mla_cache)
     lora = None
     if args.lora_rank or args.qlora:
         if isinstance(model, BareModel):
@@ -76,7 +82,7 @@ def _setup(args: argparse.Namespace, model: Model) -> TrainSetup | InferSetup:
     return TrainSetup(regime=args.regime, optimizer=args.optimizer, lora=lora, sharding=shard, gpus=args.gpus,
                       micro_batch=args.micro_batch, seq_len=args.seq, attention=args.attention,
                       checkpointing=args.checkpointing, grad_accum=args.grad_accum,
-                      adam8bit_block=args.adam8bit_block, impl=args.impl)
+                      adam8bit_block=args.adam8bit_block, impl=args.impl, ep=args.ep)
 
 
 def _budget(args: argparse.Namespace) -> Budget | None:
@@ -106,9 +112,11 @@ def _list(what: str, as_json: bool) -> str:
     """The named models or GPUs, as lines or (with --json) a versioned document of their rows."""
     rows: list[dict[str, str | int]]  # a name, a figure, its source
     if what == "models":
-        rows = [{"name": name, "params": count_params(p.config).total, "source": p.source}
-                for name, p in presets().items()]
-        lines = [f"{r['name']:<14} {r['params']:>15,d} params  {r['source']}" for r in rows]
+        rows = [{"name": name, "params": count_params(p.config).total, "active_params": count_params(p.config).active,
+                 "source": p.source} for name, p in presets().items()]
+        lines = [f"{r['name']:<18} {r['params']:>17,d} params" + (
+                 f" ({r['active_params']:,d} active)" if r["active_params"] != r["params"] else "") + f"  {r['source']}"
+                 for r in rows]
     else:
         gpus = sorted({display: (size, source) for display, size, source in gpu_table().values()}.items())
         rows = [{"name": n, "memory_bytes": size, "source": src} for n, (size, src) in gpus]
@@ -118,11 +126,20 @@ def _list(what: str, as_json: bool) -> str:
     return "\n".join(lines)
 
 
-def _verify(args: argparse.Namespace) -> int:
+def _format(args: argparse.Namespace) -> str:
+    """--format, or json for --json; the two cannot disagree."""
+    if args.json and args.format not in (None, "json"):
+        raise MemoryInputError(f"--json and --format {args.format} disagree: give one of them")
+    return "json" if args.json else (args.format or "text")
+
+
+def _verify(args: argparse.Namespace, fmt: str) -> int:
     from harness.memory.verify import render_verification, run_verification
 
+    if fmt in ("html", "svg"):
+        raise MemoryInputError(f"--format {fmt} draws a prediction; --verify prints text or json")
     doc = run_verification(quick=not args.full, device=args.device)
-    print(dumps_json(finite_or_null(encode(doc)), indent=2) if args.json else render_verification(doc))
+    print(dumps_json(finite_or_null(encode(doc)), indent=2) if fmt == "json" else render_verification(doc))
     return EXIT_OK if doc.status == PASS else EXIT_FAILING
 
 
@@ -131,11 +148,14 @@ def run(args: argparse.Namespace) -> int:
     bad input."""
     try:
         _check_text_options(args)
+        fmt = _format(args)
         if args.list:
-            print(_list(args.list, args.json))
+            if fmt in ("html", "svg"):
+                raise MemoryInputError(f"--format {fmt} draws a prediction; --list prints text or json")
+            print(_list(args.list, fmt == "json"))
             return EXIT_OK
         if args.verify:
-            return _verify(args)
+            return _verify(args, fmt)
         model = flags.model_of(args)
         setup = _setup(args, model)
         est = estimate_training(model, setup) if isinstance(setup, TrainSetup) else estimate_inference(model, setup)
@@ -145,8 +165,12 @@ def run(args: argparse.Namespace) -> int:
     except (MemoryInputError, InputError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_HARNESS_ERROR
-    print(dumps_json(finite_or_null(encode(document(est, fit, plans))), indent=2) if args.json
-          else render_text(est, fit, plans))
+    if fmt == "json":
+        print(dumps_json(finite_or_null(encode(document(est, fit, plans))), indent=2))
+    elif fmt in ("html", "svg"):
+        print(render_html(est, fit, plans) if fmt == "html" else render_svg(est, fit, plans))
+    else:
+        print(render_text(est, fit, plans))
     if fit is None or fit.fits or (plans and plans[-1].fit.fits):
         return EXIT_OK
     return EXIT_FAILING

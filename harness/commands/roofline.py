@@ -10,6 +10,7 @@ from typing import Any
 from harness.gpus import specs
 from harness.inputs import InputError, dumps_json, finite_or_null, float_arg, int_arg, label, load_json_file, shorten
 from harness.memory import flags, inference
+from harness.memory import weight_formats as wf
 from harness.memory.params import count_params
 from harness.memory.shape import BareModel, MemoryInputError
 from harness.probe import accounting, results, roofline
@@ -76,7 +77,7 @@ def register(subparsers: Any) -> None:
                          description="The model as `memory` takes it (--model, --config or --params) with --batch "
                          "sequences of --context tokens; the KV cache is counted as `memory --mode infer` counts it.")
     flags.add_model(dec)
-    flags.add_serving(dec, weights=None)
+    flags.add_serving(dec, "--dtype's precision")
     dec.add_argument("--dtype", choices=("fp32", "bf16", "fp16", "fp8"), default="bf16",
                      help="the compute roof (and the weights' precision unless --weights says)")
     dec.add_argument("--kv-bytes", type=float_arg(0, MAX_BYTES), default=None,
@@ -115,17 +116,24 @@ def decode_step(args: argparse.Namespace) -> roofline.Operation:
     if args.kv_bytes is not None:
         raise roofline.RooflineError(f"--kv-bytes: {model.name}'s KV cache is counted from --batch, --context and "
                                      "--kv-dtype; give --kv-bytes only with --params")
-    params = count_params(model).total
-    weights = inference.inference_weight_bytes(model, precision) if precision \
-        else params * accounting.element_bytes(args.dtype)
-    kv = inference.kv_cache_bytes(model, args.batch, args.context, inference.kv_dtype_bytes(args.kv_dtype))
-    # Attention over the cache: q.k and p.v, a multiply-add per head dimension per cached token and query head.
-    attention = 4.0 * model.num_layers * model.q_dim * args.context * args.batch
+    counts = count_params(model)
+    # A token runs through its active parameters only (a MoE's top-k experts): 2 FLOPs per active parameter.
+    params = counts.active
+    # Weights read once per step; of a MoE's routed experts, those its tokens reach. At a --dtype that is no
+    # weight format (fp8 compute, say) every weight is taken at that element size.
+    fmt = inference.weight_format(model, precision) if precision else None
+    read = inference.decode_weight_bytes(model, fmt or wf.FORMATS["bf16"], args.batch)
+    weight_bytes = read if fmt is not None else read / 2 * accounting.element_bytes(args.dtype)
+    kv = inference.kv_cache_bytes(model, args.batch, args.context, inference.kv_dtype_bytes(args.kv_dtype),
+                                  args.mla_cache)
+    attention = inference.attention_flops(model, args.batch, args.context)
     beyond = f" (beyond its {model.max_context} tokens)" if model.max_context and args.context > model.max_context \
         else ""
-    what = (f"{model.name}, batch {args.batch} x {args.context} tokens{beyond}: weights {weights:,.0f} B "
-            f"({precision or args.dtype}) + KV cache {kv:,} B ({args.kv_dtype})")
-    return roofline.decode(params, args.batch, args.dtype, kv, weights, attention, what)
+    routed = (f", the routed experts its {args.batch} token(s) reach (uniform routing)"
+              if counts.active != counts.total else "")
+    what = (f"{model.name}, batch {args.batch} x {args.context} tokens{beyond}: weights {weight_bytes:,.0f} B "
+            f"({precision or args.dtype}{routed}) + KV cache {kv:,} B ({args.kv_dtype})")
+    return roofline.decode(params, args.batch, args.dtype, kv, weight_bytes, attention, what)
 
 
 def _roofs(args: argparse.Namespace) -> roofline.Roofs:

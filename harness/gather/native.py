@@ -44,7 +44,7 @@ def probe(bound: float = INIT_TIMEOUT_S) -> tuple[NativeFacts, bool]:
     else:
         cuda_fact = cuda.fact
         cuda_fact["blocked_in"], cuda_fact["blocked_s"] = cuda_call.blocked()
-        # The simulated driver answers for itself while its cuInit blocks (images/simdriver/libcuda.c).
+        # The simulated driver answers for itself while its cuInit blocks (refenv/images/simdriver/libcuda.c).
         sim = libcuda.simulated_info(cuda.lib) if cuda.lib is not None else None
     nvml_fact: NvmlFact = {}
     nvml_sim: str | None = None

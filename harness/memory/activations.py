@@ -9,15 +9,21 @@ the attention repeats them), MoE routing (fp32 router probabilities, top-k indic
 expert's gathered input and output), eager attention (the s x s probabilities in fp32 and their 16-bit
 copy as HF computes them, or one 16-bit tensor as Megatron's fused softmax keeps) or flash/SDPA (output and
 an fp32 logsumexp), dropout masks, frozen Linears under LoRA, autocast, and selective or full checkpointing.
-Checked against transformers' own LlamaForCausalLM too (harness/memory/verify_hf.py).
+Checked against transformers' own LlamaForCausalLM too (harness/memory/verify_hf.py). Layers that differ
+are summed one by one: Qwen3's and Gemma-3's q/k norms (each an RMSNorm over head_dim, as above), sandwich
+norms, a sliding window (which changes only which scores are masked, not what is kept), transformers 5's MoE
+blocks (experts as 3-D tensors, every route run at once: measured against Qwen3-MoE in `memory --verify`),
+shared experts (a dense MLP beside the routed ones), and MLA's projections (its latent, the decompressed K
+and V, Q through its bottleneck: term by term, not measured).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.memory.params import LINEAR, ROUTER, layer_tensors
-from harness.memory.shape import MemoryInputError, ModelConfig
+from harness.memory.layers import MLA, MOE, Layer
+from harness.memory.params import LINEAR, ROUTER, tensors_of
+from harness.memory.shape import MemoryInputError, ModelConfig, layer_groups
 
 ATTENTIONS = ("eager", "flash")
 CHECKPOINTING = ("none", "selective", "full")
@@ -106,58 +112,97 @@ def _inputs_kept(setup: ActivationSetup, readers: tuple[str, ...]) -> int:
     return keeping if setup.autocast else min(1, keeping)
 
 
-def _moe_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, expert: int, expert_in: int) -> int:
-    """A top-k MoE block per token, as Mixtral's sparse block runs it: router probabilities (fp32), top-k
-    indices and weights, and for each of the k experts a token reaches: its gathered input, the expert's own
-    activations, its output, weight and weighted output."""
-    h, p, k, e = cfg.hidden_size, setup.act_bytes, cfg.experts_per_token, cfg.num_experts
+def _moe_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, layer: Layer, expert: int, expert_in: int) -> int:
+    """A top-k MoE block per token: router probabilities (fp32), top-k indices and weights, and for each of the k
+    experts a token reaches: its gathered input, the expert's own activations, its output, weight and indices.
+
+    Mixtral's sparse block as the probe runs it (one Linear per expert, out-of-place index_add) also keeps the
+    weighted output; transformers 5's fused experts (all routes at once, then an in-place scatter-add) keep a
+    third index per route instead (measured: `memory --verify`, Qwen3-MoE)."""
+    h, p, k, e = cfg.hidden_size, setup.act_bytes, layer.mlp.top_k, layer.mlp.experts
     router = 4 * e + k * INDEX_BYTES + 4 * k + 4          # softmax(fp32), topk indices, weights and their sum
     # x[tok] as the expert keeps it; the expert; its output and routing weight (their product, which
     # index_add keeps: derivatives.yaml expand_as(source)); the token and slot indices. Under autocast the
     # weights and the product are in the fp32 residual's dtype.
     r = 4 if setup.autocast else p
-    per_route = expert_in + expert + h * p + r + h * r + 2 * INDEX_BYTES
+    if cfg.fused_experts:
+        per_route = expert_in + expert + h * p + r + 3 * INDEX_BYTES
+    else:
+        per_route = expert_in + expert + h * p + r + h * r + 2 * INDEX_BYTES
     return router + k * per_route
 
 
-def layer_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup) -> tuple[int, int]:
-    """(bytes one layer keeps per token, of which the s-dependent attention core)."""
+def _head_norms(cfg: ModelConfig, setup: ActivationSetup, layer: Layer) -> int:
+    """Qwen3's and Gemma-3's q_norm and k_norm: an RMSNorm over each head of Q and of K, as the layer norm."""
+    a = layer.attention
+    if not a.qk_norm:
+        return 0
+    p = 4 if setup.autocast else setup.act_bytes
+    width = a.q_dim + a.kv_dim
+    return width * 4 + 4 * (a.num_heads + a.num_kv_heads) + (width * p if setup.trainable is None else 0) \
+        + (width * 4 if setup.mean_keeps_input else 0)
+
+
+def _mla_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, layer: Layer) -> int:
+    """MLA's projections (DeepseekV3Attention): the input its Linears keep, Q's bottleneck and its norm, the
+    latent and its norm, the decompressed K (nope + rope per head) and V, and the attention's output."""
+    a, h, p = layer.attention, cfg.hidden_size, setup.act_bytes
+    out = h * p                                              # the norm's output, read by q_a and kv_a
+    if a.q_lora_rank:
+        out += 2 * a.q_lora_rank * p + a.q_lora_rank * 4 + 4  # q_a's output, its norm's fp32 input and rsqrt
+    out += (a.kv_lora_rank + a.rope_head_dim) * p            # kv_a's output
+    out += a.kv_lora_rank * 4 + 4 + a.kv_lora_rank * p       # kv_a_layernorm: fp32 input, rsqrt, normalised
+    out += a.q_dim * p                                       # Q (nope and rotated rope parts)
+    out += a.num_heads * (a.head_dim + a.v_head_dim) * p     # the decompressed K and V
+    return out
+
+
+def layer_bytes_per_token(cfg: ModelConfig, setup: ActivationSetup, layer: Layer | None = None) -> tuple[int, int]:
+    """(bytes one layer keeps per token, of which the s-dependent attention core); the first layer by default."""
+    layer = layer or cfg.layer(0)
+    att, m = layer.attention, layer.mlp
     p, h, s = setup.act_bytes, cfg.hidden_size, setup.seq_len
-    a, f = cfg.num_heads, cfg.intermediate_size
+    a, f = att.num_heads, m.intermediate_size
     drop_h = h if cfg.hidden_dropout else 0           # 1-byte dropout mask after attention and after MLP
-    norms = 2 * norm_bytes_per_token(cfg, setup, weight_trains=setup.trainable is None)
+    norms = layer.norms * norm_bytes_per_token(cfg, setup, weight_trains=setup.trainable is None)
     eager = setup.attention == "eager"
     expand = eager if setup.expand_kv is None else setup.expand_kv
-    kv_width = cfg.q_dim if expand else cfg.kv_dim
-    attn = _inputs_kept(setup, ("q_proj", "k_proj", "v_proj")) * h * p
-    attn += (cfg.q_dim + 2 * kv_width) * p            # Q and K for QK^T, V for the weighted sum
+    if att.kind == MLA:
+        attn = _mla_bytes_per_token(cfg, setup, layer)
+    else:
+        kv_width = att.q_dim if expand else att.kv_dim
+        attn = _inputs_kept(setup, ("q_proj", "k_proj", "v_proj")) * h * p
+        attn += (att.q_dim + 2 * kv_width) * p            # Q and K for QK^T, V for the weighted sum
+        attn += _head_norms(cfg, setup, layer)
+    out_width = a * att.v_head_dim
     if eager:
         # The probabilities: HF's eager softmax runs in fp32 and keeps them, then their 16-bit copy for @V
         # (modeling_llama.py eager_attention_forward); Megatron's fused softmax keeps one 16-bit tensor.
         core = a * s * (4 + (p if p != 4 else 0) if setup.softmax_fp32 else p)
         if cfg.attention_dropout:
             core += a * s * (1 + p)                   # dropout mask (1 byte) and dropout output
-        attn += cfg.q_dim * p if _keeps_input(setup, "o_proj") else 0  # the heads' output, made contiguous
+        attn += out_width * p if _keeps_input(setup, "o_proj") else 0  # the heads' output, made contiguous
     else:
         core = 0
         lse = -(-s // setup.lse_pad) * setup.lse_pad
-        attn += cfg.q_dim * p + 4 * a * lse // s      # its output (o_proj's input too) and an fp32 logsumexp
+        attn += out_width * p + 4 * a * lse // s      # its output (o_proj's input too) and an fp32 logsumexp
     attn += drop_h
     readers = ("gate_proj", "up_proj") if cfg.mlp == "gated" else ("up_proj",)
     mlp_in = _inputs_kept(setup, readers) * h * p       # the norm's output, as the MLP's Linears keep it
     # SwiGLU keeps the gate output, the activation's output and the up output; GeLU its input.
-    expert = (3 if cfg.mlp == "gated" else 1) * f * p
-    expert += f * p if _keeps_input(setup, "down_proj") else 0
-    if cfg.num_experts:
-        # The router reads the norm's output; each expert reads its own gathered copy of it.
+    per_width = (3 if cfg.mlp == "gated" else 1) * p + (p if _keeps_input(setup, "down_proj") else 0)
+    if m.kind == MOE:
+        # The router reads the norm's output; each expert reads its own gathered copy of it; a shared expert
+        # runs as a dense MLP on the same norm output.
         router_in = (h * p if setup.trainable is None else 0) if setup.autocast else mlp_in
-        mlp = router_in + _moe_bytes_per_token(cfg, setup, expert, mlp_in)
+        mlp = router_in + _moe_bytes_per_token(cfg, setup, layer, f * per_width, mlp_in)
+        mlp += m.shared_size * per_width + (h * p + 4 if m.shared_gate else 0)
     else:
-        mlp = mlp_in + expert
+        mlp = mlp_in + f * per_width
     mlp += drop_h
     lora = 0
     for module in setup.adapted:
-        n_in = cfg.intermediate_size if module == "down_proj" else (cfg.q_dim if module == "o_proj" else h)
+        n_in = f if module == "down_proj" else (out_width if module == "o_proj" else h)
         # PEFT casts the input to the adapter dtype (a copy when they differ) and A's output is kept.
         cast = n_in * setup.adapter_bytes if setup.adapter_bytes != p else 0
         lora += cast + setup.lora_rank * setup.adapter_bytes
@@ -189,7 +234,10 @@ def training_activations(cfg: ModelConfig, setup: ActivationSetup) -> Activation
             f"--checkpointing {setup.checkpointing!r} is unknown; expected one of {', '.join(CHECKPOINTING)}")
     if setup.micro_batch < 1 or setup.seq_len < 1:
         raise MemoryInputError("--micro-batch and --seq must be >= 1")
-    layer, core = layer_bytes_per_token(cfg, setup)
+    per_layer = [(layer_bytes_per_token(cfg, setup, layer), n) for layer, n in layer_groups(cfg)]
+    layers_all = sum(n * b for (b, _), n in per_layer)
+    cores = sum(n * c for (_, c), n in per_layer)
+    layer, core = max(b for (b, _), _ in per_layer), max(c for (_, c), _ in per_layer)
     p, h = setup.act_bytes, cfg.hidden_size
     # Korthikanti sec. 4.3: the final norm, the output projection's input, and the fp32 log-probabilities
     # the cross-entropy keeps (4 sbv: HF computes the loss on logits.float()); plus the embedding dropout mask.
@@ -206,9 +254,9 @@ def training_activations(cfg: ModelConfig, setup: ActivationSetup) -> Activation
         per_token = cfg.num_layers * h * p + head - first
         recompute = layer * setup.micro_batch * setup.seq_len
     elif setup.checkpointing == "selective":
-        per_token = cfg.num_layers * (layer - core) + head - first
+        per_token = layers_all - cores + head - first
     else:
-        per_token = cfg.num_layers * layer + head - first
+        per_token = layers_all + head - first
     return ActivationEstimate(layer_bytes_per_token=layer, core_bytes_per_token=core,
                               head_bytes_per_token=head, tokens=tokens, layers=cfg.num_layers,
                               total=per_token * tokens + _fixed_bytes(cfg, setup), recompute_bytes=recompute)
@@ -217,7 +265,8 @@ def training_activations(cfg: ModelConfig, setup: ActivationSetup) -> Activation
 def autocast_weight_copies(cfg: ModelConfig) -> int:
     """autocast casts every weight F.linear uses (the head too, tied or not) to 16 bits and the Linear keeps
     that copy for backward; embeddings and norms are not cast, biases are cast but not kept."""
-    linear = sum(t.numel for t in layer_tensors(cfg, 0) if t.kind in (LINEAR, ROUTER)) * cfg.num_layers
+    linear = sum(n * sum(t.numel for t in tensors_of(cfg, layer, 0) if t.kind in (LINEAR, ROUTER))
+                 for layer, n in layer_groups(cfg))
     return 2 * (linear + cfg.vocab_size * cfg.hidden_size)
 
 

@@ -1,8 +1,8 @@
 """The model and serving options `memory` and `roofline decode` share: one vocabulary, one reading of them.
 
-`--model NAME | --config config.json | --params N` names the model; `--batch`, `--context`, `--weights` and
-`--kv-dtype` describe how it is served. Both commands read them here, so a KV cache `memory` counts is the
-one `roofline decode` reads per step (harness.memory.estimate.estimate_inference).
+`--model NAME | --config config.json | --params N` names the model; `--batch`, `--context`, `--weights`,
+`--kv-dtype` and `--mla-cache` describe how it is served. Both commands read them here, so a KV cache `memory`
+counts is the one `roofline decode` reads per step (harness.memory.estimate.estimate_inference).
 """
 
 from __future__ import annotations
@@ -27,11 +27,14 @@ def add_model(parser: Any) -> None:
     src.add_argument("--params", type=float_arg(1, MAX_PARAMS), metavar="N", help="a bare parameter count, e.g. 7e9")
 
 
-def add_serving(parser: Any, weights: str | None = "bf16") -> None:
-    """--batch, --context, --weights, --kv-dtype: how an inference is served."""
-    parser.add_argument("--weights", choices=inference.WEIGHT_PRECISIONS, default=weights,
-                        help="inference weights" + ("" if weights else " (default: --dtype's precision)"))
+def add_serving(parser: Any, weights_default: str) -> None:
+    """--batch, --context, --weights, --kv-dtype, --mla-cache: how an inference is served."""
+    parser.add_argument("--weights", choices=inference.WEIGHT_PRECISIONS, default=None,
+                        help=f"the weights' format (default: {weights_default})")
     parser.add_argument("--kv-dtype", choices=tuple(inference.KV_DTYPES), default="bf16")
+    parser.add_argument("--mla-cache", choices=inference.MLA_CACHES, default=inference.LATENT,
+                        help="latent attention (DeepSeek): cache the latent as vLLM/SGLang do, or the decompressed "
+                             "keys and values")
     parser.add_argument("--batch", type=int_arg(1, MAX_COUNT), default=1, help="inference batch")
     parser.add_argument("--context", type=int_arg(1, MAX_COUNT), default=4096,
                         help="inference context (tokens per sequence)")

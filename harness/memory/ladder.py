@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from harness.memory import optimizers, sharding
+from harness.memory import inference, optimizers, sharding
 from harness.memory.budget import Budget, Fit, judge
 from harness.memory.estimate import Estimate, InferSetup, TrainSetup, estimate_inference, estimate_training
 from harness.memory.lora import DEFAULT_TARGETS, LoraSpec, resolve_targets
@@ -140,8 +140,9 @@ def inference_ladder(model: Model, setup: InferSetup, budget: Budget) -> tuple[P
         steps.append((1, f"batch {b}", "fewer sequences at once: the KV cache shrinks in proportion",
                       "lower throughput", replace(setup, batch=b)))
     low = replace(setup, batch=1)
+    current = inference.weight_format(model, setup.weights).name
     for precision, cost in (("int8", "quantization error; int8 kernels"), ("int4", "more quantization error")):
-        if setup.weights in ("fp32", "bf16", "fp16") or (precision == "int4" and setup.weights == "int8"):
+        if current in ("fp32", "bf16", "fp16") or (precision == "int4" and current == "int8"):
             steps.append((2, f"{precision} weights", f"quantize the Linear weights to {precision}", cost,
                           replace(low, weights=precision)))
     last = steps[-1][4] if steps else setup

@@ -60,8 +60,8 @@ def lora_tensors(cfg: ModelConfig, spec: LoraSpec) -> tuple[ParamTensor, ...]:
         if t.kind == LINEAR and t.module in spec.targets:
             n_out, n_in = t.shape
             stem = t.name[: -len(".weight")]
-            out.append(ParamTensor(f"{stem}.lora_A.weight", (spec.rank, n_in), LORA, t.module))
-            out.append(ParamTensor(f"{stem}.lora_B.weight", (n_out, spec.rank), LORA, t.module))
+            out.append(ParamTensor(f"{stem}.lora_A.weight", (spec.rank, n_in), LORA, t.module, t.part))
+            out.append(ParamTensor(f"{stem}.lora_B.weight", (n_out, spec.rank), LORA, t.module, t.part))
     return tuple(out)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from harness.memory import optimizers, sharding
 from harness.memory.budget import FRAGMENTATION, Fit
 from harness.memory.estimate import Estimate, TrainSetup, describe_regime
-from harness.memory.inference import DESCRIPTIONS as WEIGHT_DESCRIPTIONS
 from harness.memory.ladder import Plan
+from harness.memory.params import count_params
+from harness.memory.shape import ModelConfig
 
 _LEDGERS = (("weights", "weights"), ("gradients", "gradients"), ("optimizer_state", "optimizer state"),
             ("master_weights", "master weights"), ("activations", "activations"), ("kv_cache", "KV cache"))
@@ -23,7 +24,8 @@ def human(n: int | None) -> str:
     return f"{sign}{n} B"
 
 
-def _describe(est: Estimate) -> list[str]:
+def describe(est: Estimate) -> list[str]:
+    """The run's setup, a line each (regime, optimizer, sharding, batch; or format, batch, context)."""
     s = est.setup
     if isinstance(s, TrainSetup):
         lora = "" if s.lora is None else (
@@ -31,15 +33,16 @@ def _describe(est: Estimate) -> list[str]:
         return [
             f"training: {describe_regime(s.regime)}",
             f"optimizer: {optimizers.DESCRIPTIONS[s.optimizer]}{lora}",
-            f"sharding: {sharding.DESCRIPTIONS[s.sharding]}" + (f" x {s.gpus} GPUs" if s.gpus > 1 else ""),
+            f"sharding: {sharding.DESCRIPTIONS[s.sharding]}" + (f" x {s.gpus} GPUs" if s.gpus > 1 else "")
+            + (f", routed experts over {s.ep} (expert parallel)" if s.ep > 1 else ""),
             *([f"  {sharding.IMPL_SOURCES[impl]}"] if (impl := sharding.implementation(s.sharding, s.impl))
               in sharding.IMPL_SOURCES else []),
             f"micro-batch {s.micro_batch} x seq {s.seq_len}, {s.attention} attention, checkpointing {s.checkpointing},"
             f" accumulation {s.grad_accum} -> effective batch {s.effective_batch}",
         ]
-    return [f"inference: {WEIGHT_DESCRIPTIONS[s.weights]}, KV cache {s.kv_dtype}",
+    return [f"inference: {est.weight_format}, KV cache {s.kv_dtype}",
             f"batch {s.batch} x context {s.context}, {s.attention} attention"
-            + (f", {s.gpus} GPUs" if s.gpus > 1 else "")]
+            + (f", {s.gpus} GPUs" if s.gpus > 1 else "") + (f", experts over {s.ep} GPUs" if s.ep > 1 else "")]
 
 
 def _ledger_lines(est: Estimate, indent: str = "  ") -> list[str]:
@@ -50,6 +53,9 @@ def _ledger_lines(est: Estimate, indent: str = "  ") -> list[str]:
             continue
         exact = "" if value is None else f"{value:>18,d} B"
         lines.append(f"{indent}{label:<16}{human(value):>12}{exact}")
+        if key == "kv_cache":
+            lines += [f"{indent}  {p.layers:>3} x {p.label}: {p.tokens:,d} tokens x {p.bytes_per_token:,d} B "
+                      f"-> {human(p.bytes)}" for p in est.kv_parts]
     lines.append(f"{indent}{'sum per GPU':<16}{human(led.total):>12}{led.total:>18,d} B")
     ph = est.phases
     if ph is not None:
@@ -78,9 +84,15 @@ def render_text(est: Estimate, fit: Fit | None, plans: tuple[Plan, ...] | None =
     """A short human report: the setup, each ledger, the budget, the plans."""
     m = est.model
     head = f"{m.name}: {est.params / 1e9:.3f} B parameters"
+    if isinstance(m, ModelConfig):
+        counts = count_params(m)
+        if counts.active != counts.total:
+            head += f", {counts.active / 1e9:.3f} B active per token"
+        if counts.vision:
+            head += f" (vision tower {counts.vision / 1e9:.3f} B)"
     if est.trainable_params and est.trainable_params != est.params:
         head += f" ({est.trainable_params / 1e6:.2f} M trainable)"
-    lines = [head, *(f"  {d}" for d in _describe(est)), "", *_ledger_lines(est)]
+    lines = [head, *(f"  {d}" for d in describe(est)), "", *_ledger_lines(est)]
     if fit is not None:
         lines += ["", *_fit_lines(fit)]
     lines += [f"  note: {n}" for n in est.notes]

@@ -6,17 +6,20 @@ per GPU, the peak and each phase's high point, the budget's judgement and the OO
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from harness.memory import sharding
 from harness.memory.budget import CUDA_CONTEXT_BYTES, FRAGMENTATION, Fit
 from harness.memory.estimate import Estimate, InferSetup, Ledgers, TrainSetup
 from harness.memory.ladder import Plan
 from harness.memory.params import count_params
-from harness.memory.shape import BareModel, Model
+from harness.memory.shape import BareModel, Model, layer_groups
 from harness.schema.jsondata import encode, optional_key
 from harness.schema.memory_document import MEMORY_SCHEMA, MEMORY_VERSION
 
+# ModelConfig's fields the document writes in brief (per kind of layer, by name) rather than whole.
+_STRUCTURED = frozenset({"layer_plan", "vision", "quantization", "keep_fp32", "keep_fp32_fp16", "notes",
+                         "fused_experts"})
 LEDGER_NAMES = ("weights", "gradients", "optimizer_state", "master_weights", "activations", "kv_cache")
 
 
@@ -29,8 +32,15 @@ class ModelShape:
     def to_dict(self) -> dict[str, object]:
         if isinstance(self.model, BareModel):
             return {"name": self.model.name, "source": self.model.source, "params": self.model.params}
-        counts = count_params(self.model)
-        return {**encode(self.model), "params": counts.total, "active_params": counts.active}
+        m = self.model
+        counts = count_params(m)
+        plain = {f.name: encode(getattr(m, f.name)) for f in fields(m) if f.name not in _STRUCTURED}
+        layers = [{"layers": n, "attention": layer.attention.kind, "window": layer.attention.window or None,
+                   "mlp": layer.mlp.kind, "experts": layer.mlp.experts or None, "description": layer.label}
+                  for layer, n in layer_groups(m)]
+        return {**plain, "layer_kinds": layers, "quantization": m.quantization.name if m.quantization else None,
+                "keep_fp32": sorted(m.keep_fp32), "keep_fp32_fp16": sorted(m.keep_fp32_fp16), "notes": list(m.notes),
+                "params": counts.total, "active_params": counts.active, "vision_params": counts.vision}
 
 
 @dataclass(frozen=True)

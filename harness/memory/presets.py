@@ -11,7 +11,8 @@ from typing import Any
 
 from harness import datafiles
 from harness.inputs import InputError, label, load_json_file
-from harness.memory.shape import MemoryInputError, ModelConfig, from_hf_config
+from harness.memory.hf_config import from_hf_config
+from harness.memory.shape import MemoryInputError, ModelConfig
 
 CONFIG_CAP = 1 << 20  # an HF config.json is 1-3 kB
 

@@ -1,30 +1,32 @@
-"""A transformer's shape as plain data: read from an HF-style config.json, validated, or a bare count."""
+"""A transformer's shape as plain data (read from a config.json by harness/memory/hf_config.py), validated, or a
+bare count."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Union
 
-from harness.inputs import shorten
+from harness.memory.errors import MemoryInputError
+from harness.memory.layers import (
+    ATTENTION_KINDS,
+    DENSE,
+    FULL,
+    MLA,
+    MOE,
+    SLIDING,
+    Attention,
+    Layer,
+    Mlp,
+    VisionTower,
+)
+from harness.memory.weight_formats import WeightFormat
+
+__all__ = ["BareModel", "MemoryInputError", "Model", "ModelConfig", "bare_model", "layer_groups", "validate"]
 
 
-class MemoryInputError(ValueError):
-    """Bad input to the memory arithmetic; the message names the field and what is expected."""
-
-
-# GPT-2-style configs (model_type gpt2 and friends) spell the shape with these keys
-# (transformers' GPT2Config): n_embd, n_layer, n_head, n_inner, n_positions.
-_GPT2_KEYS = ("n_embd", "n_layer", "n_head")
 MLP_KINDS = ("gated", "gelu")
-# transformers' per-architecture defaults for keys a config.json may leave out. `tie_word_embeddings`:
-# PretrainedConfig defaults to True and Llama/Mistral/Mixtral/Qwen2/Phi-3 override it to False
-# (configuration_<type>.py in transformers; Gemma, Gemma-2 and GPT-2 keep True); an unknown model_type
-# gets PretrainedConfig's True, a config without model_type the Llama default False. Qwen2 builds q/k/v
-# with bias=True and o_proj without, and has no `attention_bias` key (transformers modeling_qwen2.py, Qwen2Attention).
-_UNTIED_BY_DEFAULT = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "phi3"})
-_QKV_BIAS_TYPES = frozenset({"qwen2", "qwen2_moe"})
 NORM_KINDS = ("rmsnorm", "layernorm")
 
 
@@ -53,6 +55,22 @@ class ModelConfig:
     attention_dropout: float = 0.0
     hidden_dropout: float = 0.0
     source: str = ""
+    # Layers that differ from the uniform stack the fields above describe (sliding/full, MLA, dense/MoE): one
+    # per layer when any differs or carries more than those fields say; empty for a uniform Llama-style stack.
+    layer_plan: tuple[Layer, ...] = ()
+    vision: VisionTower | None = None
+    quantization: WeightFormat | None = None        # the checkpoint's format, from its quantization_config
+    # Tensor kinds the model class keeps in fp32 when loaded in a 16-bit dtype (transformers'
+    # _keep_in_fp32_modules_strict), and those it keeps in fp32 only when loaded in fp16 (_keep_in_fp32_modules).
+    keep_fp32: frozenset[str] = frozenset()
+    keep_fp32_fp16: frozenset[str] = frozenset()
+    fused_experts: bool = False                     # experts as 3-D tensors (transformers 5), not one Linear each
+    family: str = ""                                # the config's model_type
+    notes: tuple[str, ...] = field(default=())      # what the reader assumed, each naming its key
+
+    def layer(self, i: int) -> Layer:
+        """Layer i as data (attention kind, MLP kind, norms)."""
+        return self.layer_plan[i] if self.layer_plan else uniform_layer(self)
 
     @property
     def kv_dim(self) -> int:
@@ -77,121 +95,12 @@ class BareModel:
 Model = Union[ModelConfig, BareModel]  # noqa: UP007  (a runtime alias: X | Y needs 3.10)
 
 
-# Upper bounds of a config.json's sizes: far beyond any published model (the largest have ~200 layers,
-# hidden sizes of ~30k and vocabularies of ~1M), small enough that per-layer loops and products stay quick
-# ("num_hidden_layers": 1e12 would loop for hours; "hidden_size": 1e300 is not a model).
-_MAXIMA = {"num_hidden_layers": 10_000, "n_layer": 10_000, "num_attention_heads": 65_536, "n_head": 65_536,
-           "num_key_value_heads": 65_536, "num_local_experts": 65_536, "num_experts_per_tok": 65_536}
-_MAX_SIZE = 1 << 26  # hidden, intermediate, head_dim, vocab and positions: 67M
-
-
-def _int(d: Mapping[str, object], key: str, where: str, *, minimum: int = 1) -> int:
-    value = d.get(key)
-    if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
-            value = int(value)
-        else:
-            raise MemoryInputError(f"{where}: {key!r} must be an integer, got {shorten(value)}")
-    if value < minimum:
-        raise MemoryInputError(f"{where}: {key!r} must be >= {minimum}, got {value}")
-    maximum = _MAXIMA.get(key, _MAX_SIZE)
-    if value > maximum:
-        raise MemoryInputError(f"{where}: {key!r} must be <= {maximum}, got {shorten(value)}")
-    return value
-
-
-def _opt_int(d: Mapping[str, object], key: str, where: str, default: int, *, minimum: int = 1) -> int:
-    return default if d.get(key) is None else _int(d, key, where, minimum=minimum)
-
-
-def _float(d: Mapping[str, object], keys: tuple[str, ...], where: str) -> float:
-    for key in keys:
-        value = d.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 1:
-            raise MemoryInputError(f"{where}: {key!r} must be a probability in [0, 1), got {shorten(value)}")
-        return float(value)
-    return 0.0
-
-
-def _bool(d: Mapping[str, object], key: str, where: str, default: bool) -> bool:
-    value = d.get(key, default)
-    if not isinstance(value, bool):
-        raise MemoryInputError(f"{where}: {key!r} must be true or false, got {shorten(value)}")
-    return value
-
-
-def _tied_default(model_type: object) -> bool:
-    return isinstance(model_type, str) and model_type not in _UNTIED_BY_DEFAULT
-
-
-def from_hf_config(d: object, name: str, source: str = "") -> ModelConfig:
-    """Read an HF-style config.json (parsed JSON, each key checked as it is read): Llama/Mistral/Mixtral keys,
-    or GPT-2's n_embd/n_layer/n_head."""
-    where = source or name
-    if not isinstance(d, dict):
-        raise MemoryInputError(f"{where}: expected a JSON object with the model's config keys")
-    if all(k in d for k in _GPT2_KEYS):
-        # GPT-2 (transformers GPT2Config): LayerNorm with bias, GELU MLP of n_inner (default 4*n_embd),
-        # biases on every Linear, learned positions, tied head, dropout 0.1 by default.
-        hidden = _int(d, "n_embd", where)
-        heads = _int(d, "n_head", where)
-        cfg = ModelConfig(
-            name=name, vocab_size=_int(d, "vocab_size", where), hidden_size=hidden,
-            num_layers=_int(d, "n_layer", where), num_heads=heads, num_kv_heads=heads,
-            intermediate_size=_opt_int(d, "n_inner", where, 4 * hidden),
-            head_dim=hidden // heads if hidden % heads == 0 else 0,
-            tie_word_embeddings=_bool(d, "tie_word_embeddings", where, True),
-            mlp="gelu", norm="layernorm", qkv_bias=True, o_bias=True, mlp_bias=True,
-            max_position_embeddings=_opt_int(d, "n_positions", where, 1024),
-            max_context=_opt_int(d, "n_positions", where, 1024),
-            attention_dropout=_float(d, ("attn_pdrop",), where),
-            hidden_dropout=_float(d, ("resid_pdrop",), where),
-            source=source,
-        )
-        return validate(cfg)
-    missing = [k for k in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
-                           "intermediate_size") if k not in d]
-    if missing:
-        raise MemoryInputError(
-            f"{where}: missing {', '.join(repr(k) for k in missing)}; expected an HF-style transformer config "
-            "(vocab_size, hidden_size, num_hidden_layers, num_attention_heads, intermediate_size) "
-            "or GPT-2's n_embd/n_layer/n_head"
-        )
-    hidden = _int(d, "hidden_size", where)
-    heads = _int(d, "num_attention_heads", where)
-    explicit_head_dim = d.get("head_dim") is not None
-    experts = _opt_int(d, "num_local_experts", where, 0, minimum=0)
-    # Llama-family defaults (transformers LlamaConfig): no biases, RMSNorm, SwiGLU; the head's tying and
-    # Qwen2's q/k/v biases by model_type (see _UNTIED_BY_DEFAULT).
-    model_type = d.get("model_type")
-    attention_bias = _bool(d, "attention_bias", where, False)
-    qkv_bias = attention_bias or model_type in _QKV_BIAS_TYPES
-    cfg = ModelConfig(
-        name=name, vocab_size=_int(d, "vocab_size", where), hidden_size=hidden,
-        num_layers=_int(d, "num_hidden_layers", where), num_heads=heads,
-        num_kv_heads=_opt_int(d, "num_key_value_heads", where, heads),
-        intermediate_size=_int(d, "intermediate_size", where),
-        head_dim=_int(d, "head_dim", where) if explicit_head_dim else (hidden // heads if hidden % heads == 0 else 0),
-        tie_word_embeddings=_bool(d, "tie_word_embeddings", where, _tied_default(model_type)),
-        qkv_bias=qkv_bias, o_bias=attention_bias, mlp_bias=_bool(d, "mlp_bias", where, False),
-        num_experts=experts,
-        experts_per_token=_opt_int(d, "num_experts_per_tok", where, 2 if experts else 0, minimum=0),
-        attention_dropout=_float(d, ("attention_dropout",), where),
-        hidden_dropout=_float(d, ("hidden_dropout",), where),
-        max_context=_opt_int(d, "max_position_embeddings", where, 0, minimum=0),
-        source=source,
-    )
-    return validate(cfg)
-
-
 def validate(cfg: ModelConfig) -> ModelConfig:
     """Check the shape is a transformer that can exist; raise MemoryInputError naming the field."""
     where = cfg.source or cfg.name
-    for field in ("vocab_size", "hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size"):
-        if getattr(cfg, field) < 1:
-            raise MemoryInputError(f"{where}: {field} must be >= 1, got {getattr(cfg, field)}")
+    for key in ("vocab_size", "hidden_size", "num_layers", "num_heads", "num_kv_heads", "intermediate_size"):
+        if getattr(cfg, key) < 1:
+            raise MemoryInputError(f"{where}: {key} must be >= 1, got {getattr(cfg, key)}")
     if cfg.head_dim < 1:
         raise MemoryInputError(
             f"{where}: num_attention_heads ({cfg.num_heads}) must divide hidden_size ({cfg.hidden_size}) "
@@ -208,7 +117,49 @@ def validate(cfg: ModelConfig) -> ModelConfig:
             f"{where}: num_experts_per_tok ({cfg.experts_per_token}) must be between 1 and "
             f"num_local_experts ({cfg.num_experts})"
         )
+    for layer, _ in layer_groups(cfg):
+        _validate_layer(layer, where)
     return cfg
+
+
+def _validate_layer(layer: Layer, where: str) -> None:
+    """A layer's sizes agree with each other (the reader's checks, kept for hand-made configs too)."""
+    a, m = layer.attention, layer.mlp
+    if a.kind not in ATTENTION_KINDS:
+        raise MemoryInputError(f"{where}: attention kind {a.kind!r} is not one of {', '.join(ATTENTION_KINDS)}")
+    if min(a.num_heads, a.num_kv_heads, a.head_dim, a.v_head_dim) < 1:
+        raise MemoryInputError(f"{where}: heads, key/value heads and head sizes must be >= 1")
+    if a.kind == SLIDING and a.window < 1:
+        raise MemoryInputError(f"{where}: a sliding-window layer needs sliding_window >= 1, got {a.window}")
+    if a.kind == MLA and not (a.kv_lora_rank >= 1 and 1 <= a.rope_head_dim <= a.head_dim):
+        raise MemoryInputError(f"{where}: latent attention needs kv_lora_rank >= 1 and 1 <= qk_rope_head_dim <= "
+                               f"qk_nope_head_dim + qk_rope_head_dim")
+    if m.intermediate_size < 1:
+        raise MemoryInputError(f"{where}: the MLP width must be >= 1, got {m.intermediate_size} "
+                               "(intermediate_size / moe_intermediate_size)")
+    if m.kind == MOE and not 1 <= m.top_k <= m.experts:
+        raise MemoryInputError(f"{where}: num_experts_per_tok ({m.top_k}) must be between 1 and the number of "
+                               f"routed experts ({m.experts})")
+
+
+def uniform_layer(cfg: ModelConfig) -> Layer:
+    """The one layer a uniform stack repeats: full attention, and the dense MLP or Mixtral-style experts."""
+    attention = Attention(FULL, cfg.num_heads, cfg.num_kv_heads, cfg.head_dim, cfg.head_dim,
+                          qkv_bias=cfg.qkv_bias, o_bias=cfg.o_bias)
+    mlp = (Mlp(MOE, cfg.intermediate_size, cfg.num_experts, cfg.experts_per_token) if cfg.num_experts
+           else Mlp(DENSE, cfg.intermediate_size))
+    return Layer(attention, mlp)
+
+
+@lru_cache(maxsize=256)
+def layer_groups(cfg: ModelConfig) -> tuple[tuple[Layer, int], ...]:
+    """The distinct layers, in order of first appearance, each with how many times the stack has it."""
+    if not cfg.layer_plan:
+        return ((uniform_layer(cfg), cfg.num_layers),)
+    counts: dict[Layer, int] = {}
+    for layer in cfg.layer_plan:
+        counts[layer] = counts.get(layer, 0) + 1
+    return tuple(counts.items())
 
 
 def bare_model(params: float) -> BareModel:

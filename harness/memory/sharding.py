@@ -120,6 +120,21 @@ def _deepspeed(ledgers: StateLedgers, sharding: str, gpus: int, units: Units) ->
                    master_weights=_split(ledgers.master_weights, gpus))
 
 
+_BYTES = ("weights", "gradients", "optimizer_state", "master_weights")
+
+
+def combine(a: StateLedgers, b: StateLedgers, sign: int = 1) -> StateLedgers:
+    """Field by field a + b (or a - b): the routed experts' ledgers apart from the rest, and back together."""
+    return replace(a, **{f: getattr(a, f) + sign * getattr(b, f) for f in
+                         (*_BYTES, "params", "trainable_params", "tensors", "trainable_tensors")})
+
+
+def expert_share(ledgers: StateLedgers, experts: int, ep: int) -> StateLedgers:
+    """What one expert-parallel rank keeps of the routed experts' ledgers: ceil(E / ep) experts of E."""
+    local = -(-experts // ep)
+    return replace(ledgers, **{f: -(-getattr(ledgers, f) * local // experts) for f in _BYTES})
+
+
 def shard(ledgers: StateLedgers, sharding: str, gpus: int, units: Units | None = None,
           impl: str = PAPER) -> StateLedgers:
     """Per-GPU state ledgers under `sharding` over `gpus`, as `impl` implements it."""

@@ -68,8 +68,10 @@ def _frozen_weight_bytes(t: ParamTensor, reg: Regime, lora: LoraSpec) -> int:
 
 
 def state_ledgers(model: Model, regime_name: str, optimizer: str, lora: LoraSpec | None = None, *,
-                  block: int = optimizers.DEFAULT_8BIT_BLOCK, step_scalars: bool = False) -> StateLedgers:
-    """Exact state ledgers; `step_scalars` counts torch's per-tensor host `step` tensors (CPU accounting)."""
+                  block: int = optimizers.DEFAULT_8BIT_BLOCK, step_scalars: bool = False,
+                  only: frozenset[str] | None = None) -> StateLedgers:
+    """Exact state ledgers; `step_scalars` counts torch's per-tensor host `step` tensors (CPU accounting);
+    `only` restricts them to the tensors of those parts (expert parallelism splits the routed experts apart)."""
     reg = regime(regime_name)
     optimizers.check(optimizer)
     if isinstance(model, BareModel):
@@ -80,6 +82,9 @@ def state_ledgers(model: Model, regime_name: str, optimizer: str, lora: LoraSpec
     else:
         base = param_tensors(model)
         adapters = lora_tensors(model, lora) if lora is not None else ()
+        if only is not None:
+            base = tuple(t for t in base if t.part in only)
+            adapters = tuple(t for t in adapters if t.part in only)
     if lora is None:
         trainable, grad_b, master_b, state_b = base, reg.grad_bytes, reg.master_bytes, reg.state_bytes
         weights = sum(reg.weight_bytes * t.numel for t in base)
@@ -90,7 +95,7 @@ def state_ledgers(model: Model, regime_name: str, optimizer: str, lora: LoraSpec
         trainable, grad_b, master_b, state_b = adapters, ab, 0, ab
         weights = sum(_frozen_weight_bytes(t, reg, lora) for t in base) + ab * sum(t.numel for t in adapters)
     state = sum(optimizers.state_bytes(t.shape, optimizer, state_b, block=block, step_scalars=step_scalars)
-                for t in trainable) + optimizers.shared_bytes(optimizer)
+                for t in trainable) + (optimizers.shared_bytes(optimizer) if only is None else 0)
     n_trainable = sum(t.numel for t in trainable)
     return StateLedgers(
         weights=weights,

@@ -240,12 +240,15 @@ def render_verification(doc: MemoryVerification) -> str:
         lines += [f"      {d}" for d in case.detail or ()]
     titles = {"kv_cache": "KV cache grown token by token",
               "transformers": "transformers' LlamaForCausalLM, activations",
+              "families": "transformers' own classes, family by family: parameters and KV cache (exact)",
+              "moe_training": "a Qwen3-MoE training step against the predicted peak",
               "sharding": "sharding over gloo, what each rank holds"}
     for name, sec in doc.sections():
         error = getattr(sec, "error", None)
         lines.append(f"  {sec.status}  {titles[name]}" + (f"  ({error})" if error else ""))
         lines += [f"      {c.status}  {c.name:<44} predicted {c.predicted_bytes:>11,d}  "
-                  f"measured {c.measured_bytes:>11,d}" for c in sec.checks]
+                  f"measured {c.measured_bytes:>11,d}" + (f" ratio {c.ratio}" if c.ratio is not None else "")
+                  for c in sec.checks]
     for what, why in (doc.not_measured or {}).items():
         lines.append(f"  not measured: {what}: {why}")
     return "\n".join(lines)

@@ -13,8 +13,8 @@ import importlib.util
 from typing import Any
 
 from harness.memory.activations import ActivationSetup, training_activations
+from harness.memory.hf_config import from_hf_config
 from harness.memory.params import count_params
-from harness.memory.shape import from_hf_config
 from harness.memory.torch_traits import storage
 from harness.schema.memory_document import ChecksSection, SizeCheck
 from harness.schema.outcomes import FAIL, PASS

@@ -12,11 +12,17 @@ from harness.schema.outcomes import ERROR
 
 
 def cpu_sections(quick: bool) -> dict[str, ChecksSection | ShardingSection]:
-    """The KV cache grown token by token; with --full, transformers' Llama and sharding over gloo."""
+    """The KV cache grown token by token; where transformers is installed, each architecture family's own class
+    and a small MoE's training step; with --full, transformers' Llama and sharding over gloo."""
+    from harness.memory.verify_families import run_family_verification
     from harness.memory.verify_hf import installed, run_hf_verification
     from harness.memory.verify_infer import run_kv_verification
+    from harness.memory.verify_moe_step import run_moe_step_verification
 
     out: dict[str, ChecksSection | ShardingSection] = {"kv_cache": _guarded(run_kv_verification)}
+    if installed():
+        out["families"] = _guarded(run_family_verification)
+        out["moe_training"] = _guarded(run_moe_step_verification)
     if not quick and installed():
         out["transformers"] = _guarded(run_hf_verification)
     if not quick:
@@ -47,9 +53,18 @@ def not_measured(device: str, quick: bool, traits: TorchTraits | None = None) ->
         "checkpointing selective": "Megatron's selective recompute of the attention core is not in torch; with "
                                    "flash attention it equals none (measured)",
         "inference tensor parallelism": "one process caches all KV heads; the split by KV head is arithmetic",
+        "expert parallelism": "one process holds every expert; the split of the routed experts is arithmetic",
+        "weights gptq / awq / fp8 / mxfp4": "their kernels need a GPU; the bytes are each library's stored layout "
+                                            "(harness/memory/weight_formats.py), not measured here",
+        "mla-cache decompressed": "transformers 5 caches MLA's latent (measured); the decompressed keys and "
+                                  "values of transformers 4 are arithmetic",
     }
     from harness.memory.verify_hf import installed
 
+    if not installed() or device == "cuda":
+        out["architecture families"] = ("measured on the CPU where transformers is installed (a dev dependency): "
+                                         "each family's own class, its parameters and KV cache, and a Qwen3-MoE "
+                                         "training step; the arithmetic is the same either way")
     if not installed() or device == "cuda" or quick:
         out["transformers LlamaForCausalLM"] = ("measured on the CPU with --full where transformers is installed "
                                                 "(a dev dependency); the probe is Llama-style either way")

@@ -1,6 +1,7 @@
 """The memory verification document, `refenv.memory` version 1 of kind "verification", as typed records
 (written by harness/memory/verify*.py): each case's ledgers and phase peaks predicted against measured,
-the sections beyond the cases (KV cache, transformers' Llama, sharding), and what was not measured.
+the sections beyond the cases (KV cache, transformers' Llama, each architecture family's own class, a small
+MoE's training step, sharding), and what was not measured.
 
 Each record writes exactly the keys the document has always had (`optional_key` marks the ones only
 some records carry), so saved documents and the cell cache read as before.
@@ -133,12 +134,15 @@ class MemoryVerification:
     kv_cache: Optional[ChecksSection] = optional_key()
     transformers: Optional[ChecksSection] = optional_key()
     sharding: Optional[ShardingSection] = optional_key()
+    families: Optional[ChecksSection] = optional_key()       # transformers' classes, family by family
+    moe_training: Optional[ChecksSection] = optional_key()   # a small MoE's training step against its peak
     not_measured: Optional[Dict[str, str]] = optional_key()
     wall_s: Optional[float] = None
 
     def sections(self) -> tuple[tuple[str, ChecksSection | ShardingSection], ...]:
         """The verifications beyond the cases that ran, by name."""
-        found = (("kv_cache", self.kv_cache), ("transformers", self.transformers), ("sharding", self.sharding))
+        found = (("kv_cache", self.kv_cache), ("transformers", self.transformers), ("families", self.families),
+                 ("moe_training", self.moe_training), ("sharding", self.sharding))
         return tuple((name, s) for name, s in found if s is not None)
 
 

@@ -114,7 +114,7 @@ def build_environment(engine: ImageStore, matrix: Matrix | None, env: Environmen
                                  "name a base image with that Python")
             lock = get_lock(matrix, env, log, relock, lock_file)
             wheelhouse.ensure_wheels(lock, paths.wheelhouse(), log)
-            plan = images.plan(env, base.image_id, lock, images.tree_digest(paths.project_root() / "harness"))
+            plan = images.plan(env, base.image_id, lock, images.tree_digest(paths.harness_dir()))
             built = images.ensure(engine, plan, base.ref, paths.wheelhouse(), uv_binary(), log, log.path)
             log(f"{built.status.lower()}: {built.tag}")
         except (BuildError, LockError, RefenvError, OSError) as exc:

@@ -4,7 +4,7 @@ An environment is two images. The dependencies image is the base plus /opt/venv,
 container that has no network and sees the wheelhouse read-only (`uv pip install --no-index
 --require-hashes`), then committed: the classic builder has no build mounts, and sending a 4 GB
 wheelhouse through its build context cost 2.7x a plain pip install (measured here: 119 s vs 43 s).
-The environment image is built from `images/env.Dockerfile.j2` on top of it with the classic builder.
+The environment image is built from `refenv/images/env.Dockerfile.j2` on top of it with the classic builder.
 Both tags are digests of everything that goes in, so an unchanged environment is never rebuilt.
 """
 
@@ -164,6 +164,6 @@ def ensure(engine: ImageStore, p: ImagePlan, base_ref: str, wheelhouse: Path, uv
             env={"UV_CACHE_DIR": "/tmp/uv-cache", "UV_NO_PROGRESS": "1"},
             labels={KIND: DEPS_BUILD, ENVIRONMENT: p.environment})
     log(f"building {p.env_tag}")
-    context = tar_context({"Dockerfile": p.dockerfile.encode(), "harness": paths.project_root() / "harness"})
+    context = tar_context({"Dockerfile": p.dockerfile.encode(), "harness": paths.harness_dir()})
     engine.build(context, p.env_tag, log)
     return Built(BUILT, p.env_tag, round(time.monotonic() - start, 1), log_path)

@@ -1,4 +1,5 @@
-"""Build the simulated driver (libcuda.so.1, libnvidia-ml.so.1, nvidia-smi) from images/simdriver, cached by hash.
+"""Build the simulated driver (libcuda.so.1, libnvidia-ml.so.1, nvidia-smi) from refenv/images/simdriver, cached
+by hash.
 
 It is compiled in a build root of the oldest Debian suite refenv bootstraps (`refenv.builder.buildroot`: that
 suite's compiler and glibc), so the files need no newer glibc symbol version than every base has, as a real
@@ -33,7 +34,7 @@ from refenv.model.matrix import Bootstrap
 
 LOGGER = logging.getLogger(__name__)
 
-SOURCE_DIR = Path(__file__).resolve().parents[2] / "images" / "simdriver"
+SOURCE_DIR = paths.images_dir() / "simdriver"
 
 # -z nodelete keeps the library (and the stage it recorded) loaded after the CUDA runtime dlcloses it
 # on a failed initialisation, so refenv's harness can still read it in the same process.

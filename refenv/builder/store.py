@@ -6,7 +6,7 @@ The builders are typed against this, not against an engine: the Docker engine's 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Protocol
 
@@ -32,9 +32,26 @@ class ImageStore(Protocol):
 
     def build(self, context: IO[bytes], tag: str, log: Callable[[str], None],
               labels: dict[str, str] | None = None, timeout: float = 1800,
-              build_args: dict[str, str] | None = None, dockerfile: str | None = None) -> str:
+              build_args: dict[str, str] | None = None, dockerfile: str | None = None, network: str | None = "none",
+              target: str | None = None, platform: str | None = None) -> str:
         """Build `tag` from a tar context (its Dockerfile at `dockerfile`, default `Dockerfile`), with `build_args`,
-        each log line to `log`; its id (BuildError when it fails)."""
+        on `network` (None: the engine's default), each log line to `log`; its id (BuildError when it fails)."""
+        ...
+
+    def save(self, ref: str) -> Iterator[bytes]:
+        """An image as a `docker save` archive, in chunks."""
+        ...
+
+    def load(self, chunks: Iterator[bytes]) -> list[str]:
+        """Load a `docker save` archive; the references it named."""
+        ...
+
+    def tag(self, image: str, ref: str) -> None:
+        """Give an image another reference."""
+        ...
+
+    def untag(self, ref: str) -> None:
+        """Remove one reference (the image stays while another names it)."""
         ...
 
     def commit_run(self, image: str, command: list[str], tag: str, changes: list[str], log: Callable[[str], None],

@@ -4,7 +4,12 @@ The harness is never baked in (it is mounted when the image runs), so the image 
 A Dockerfile's image is tagged by content — the Dockerfile, every file of its context that the build sees
 (`.dockerignore` honoured: Docker's own rules, `**` and `!` exceptions aside), the build arguments — so an
 unchanged one is never rebuilt; its log streams like a recipe build's (refenv/builder/environment.py BuildLog).
-The classic builder with no network: a Dockerfile that needs a registry or the network fails with its own words.
+
+It builds as `docker build` builds it: on the builder's network (registries and package indexes reachable),
+with the engine's registry credentials, `target:`, `platform:`, `build_args:` and `secrets:`; `network: none`
+is the opt-in for a hermetic build. A Dockerfile in BuildKit's syntax goes to a BuildKit builder
+(refenv/builder/buildkit.py says which), the others to Docker's classic builder. A build that cannot reach a
+registry or an index says which, and how to authenticate or build offline (refenv/builder/build_failures.py).
 """
 
 from __future__ import annotations
@@ -12,11 +17,13 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 import time
 from dataclasses import replace
 from pathlib import Path
 
 from refenv import paths
+from refenv.builder import build_failures, buildkit, clibuild
 from refenv.builder.context import tar_context
 from refenv.builder.environment import BuildLog, Progress
 from refenv.builder.images import tree_digest
@@ -24,7 +31,7 @@ from refenv.builder.store import ImageStore
 from refenv.errors import BuildError, RefenvError
 from refenv.model.builds import BUILT, CACHED, EnvBuild
 from refenv.model.labels import ENVIRONMENT, KIND, MANAGED
-from refenv.model.matrix import Environment, TeamImage
+from refenv.model.matrix import NETWORK_DEFAULT, Environment, TeamImage
 
 DOCKERFILE_IN_CONTEXT = ".refenv.Dockerfile"   # where a Dockerfile from outside its context is put
 MAX_CONTEXT_FILES = 100_000
@@ -57,9 +64,13 @@ def context_files(context: Path) -> list[str]:
 
 
 def dockerfile_digest(team: TeamImage, files: list[str]) -> str:
-    """What a Dockerfile build depends on: the Dockerfile, the context's files (names and bytes), the arguments."""
+    """What a Dockerfile build depends on: the Dockerfile, the context's files (names and bytes), the arguments,
+    the stage and platform built, and the secrets' ids (never their values)."""
     assert team.dockerfile and team.context
-    h = hashlib.sha256(json.dumps({"args": sorted(team.build_args)}, sort_keys=True).encode())
+    shape: dict[str, object] = {"args": sorted(team.build_args)}
+    if team.target or team.platform or team.secrets:
+        shape.update(target=team.target, platform=team.platform, secrets=sorted(s.id for s in team.secrets))
+    h = hashlib.sha256(json.dumps(shape, sort_keys=True).encode())
     h.update(Path(team.dockerfile).read_bytes() + b"\0")
     for rel in files:
         h.update(rel.encode() + b"\0" + (Path(team.context) / rel).read_bytes() + b"\0")
@@ -102,23 +113,51 @@ def from_dockerfile(store: ImageStore, env: Environment, log: BuildLog, start: f
         log(f"cached: {tag}")
         return EnvBuild(env.name, CACHED, tag, digest, 0.0, log.path)
     dockerfile = Path(team.dockerfile)
+    text = dockerfile.read_text(encoding="utf-8", errors="replace")
+    labels = {MANAGED: "true", KIND: "team-image", ENVIRONMENT: env.name, "refenv.content-hash": digest}
+    way = buildkit.route(buildkit.buildkit_uses(text, str(dockerfile)), team, clibuild.have_buildx(),
+                         clibuild.have_podman(), str(dockerfile))
+    log(f"building {tag} from {dockerfile} (context {context}, {len(files)} files"
+        + (f", build args {', '.join(k for k, _ in team.build_args)}" if team.build_args else "")
+        + (f", network {team.network}" if team.network != NETWORK_DEFAULT else "")
+        + f"; {way.builder} builder" + (f", for {way.why[0]}" if way.why else "") + ")")
+    try:
+        if way.builder == buildkit.CLASSIC:
+            _classic(store, team, files, tag, labels, log)
+        else:
+            missing = [s for s in team.secrets if s.env and s.env not in os.environ]
+            if missing:
+                raise BuildError(f"the build secret {missing[0].id} comes from ${missing[0].env}, which is not set",
+                                 hint=f"export {missing[0].env}=... (in CI: from the platform's secret store)")
+            bases = buildkit.base_images(text, str(dockerfile), dict(team.build_args))
+            clibuild.build(store, way.builder, buildkit.cli_command(way.builder, team, tag, labels), tag, bases, log)
+    except BuildError as exc:
+        hint = build_failures.explain(f"{exc.log_tail}\n{exc.message}", team.network)
+        if hint is None:
+            raise
+        raise BuildError(exc.message, exc.log_tail, hint) from None
+    log(f"built: {tag}")
+    return EnvBuild(env.name, BUILT, tag, digest, round(time.monotonic() - start, 1), log.path)
+
+
+def _classic(store: ImageStore, team: TeamImage, files: list[str], tag: str, labels: dict[str, str],
+             log: BuildLog) -> None:
+    """Docker's classic builder, through the engine's API, on the context as the build sees it."""
+    assert team.dockerfile and team.context
+    context, dockerfile = Path(team.context), Path(team.dockerfile)
     inside = dockerfile.is_relative_to(context) and dockerfile.relative_to(context).as_posix() in files
     name = dockerfile.relative_to(context).as_posix() if inside else DOCKERFILE_IN_CONTEXT
     parts: dict[str, bytes | Path] = {rel: context / rel for rel in files}
     if not inside:
         parts[name] = dockerfile.read_bytes()
-    log(f"building {tag} from {dockerfile} (context {context}, {len(files)} files"
-        + (f", build args {', '.join(k for k, _ in team.build_args)}" if team.build_args else "") + ")")
-    store.build(tar_context(parts), tag, log, labels={MANAGED: "true", KIND: "team-image", ENVIRONMENT: env.name,
-                                                      "refenv.content-hash": digest},
-                build_args=dict(team.build_args), dockerfile=name)
-    log(f"built: {tag}")
-    return EnvBuild(env.name, BUILT, tag, digest, round(time.monotonic() - start, 1), log.path)
+    store.build(tar_context(parts), tag, log, labels=labels, build_args=dict(team.build_args), dockerfile=name,
+                network=None if team.network == NETWORK_DEFAULT else team.network, target=team.target,
+                platform=team.platform)
 
 
 def content_hash(identity: str) -> str:
     """What a team image's cells depend on: the image (its id, or its Dockerfile digest) and the harness mounted in."""
-    harness = tree_digest(paths.project_root() / "harness")
+    harness = tree_digest(paths.harness_dir())
     return hashlib.sha256(f"{identity}:{harness}".encode()).hexdigest()
 
 

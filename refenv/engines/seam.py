@@ -138,6 +138,15 @@ class RealHost:
 
 
 @runtime_checkable
+class ReleasesImages(Protocol):
+    """An engine that can give back the disk of an environment's image once its cells are judged."""
+
+    def release(self, build: EnvBuild) -> None:
+        """Remove the image the build made (and what only it stands on) from the engine."""
+        ...
+
+
+@runtime_checkable
 class ProbesRealHosts(Protocol):
     """An engine whose real hosts are elsewhere (cluster nodes): it probes them instead of this machine."""
 

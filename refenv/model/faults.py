@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from harness import catalogue
 
-# The codes images/simdriver knows how to return (nvmlInit; cuInit), named by the catalogue.
+# The codes refenv/images/simdriver knows how to return (nvmlInit; cuInit), named by the catalogue.
 NVML_INIT_ERRORS = {code: catalogue.nvml_error_texts()[code] for code in (9, 18, 999)}
 CUINIT_ERRORS = {code: catalogue.cuda_error_names()[code] for code in (3, 34, 100, 803, 804, 999)}
 
@@ -26,7 +26,7 @@ class Faults:
     nvml_init_error: int = 0
     cuinit_error: int = 0
     # cuInit never returns once it reaches a GPU: a GPU fallen off the bus (Xid 79) or a driver hung after an
-    # error, so torch.cuda.is_available() blocks (images/simdriver/libcuda.c, hangs_here).
+    # error, so torch.cuda.is_available() blocks (refenv/images/simdriver/libcuda.c, hangs_here).
     cuinit_hang: bool = False
     stub: bool = False  # libcuda is the toolkit's stub: every driver call answers 34
     # The container's device cgroup lets it create the GPU nodes but not open them ("c 195:* m"): what

@@ -35,6 +35,10 @@ RECIPE, IMAGE, DOCKERFILE = "recipe", "image", "dockerfile"
 SOURCES = (RECIPE, IMAGE, DOCKERFILE)
 
 
+NETWORK_DEFAULT = "default"
+NETWORKS = (NETWORK_DEFAULT, "host", "none")
+
+
 @dataclass(frozen=True)
 class TeamImage:
     """Where an environment that is not refenv's recipe comes from: an existing image, or a team's Dockerfile.
@@ -48,6 +52,21 @@ class TeamImage:
     context: str | None = None                    # the build context (absolute); the Dockerfile's folder if unset
     build_args: tuple[tuple[str, str], ...] = ()
     interpreter: str = "python3"                  # the image's Python: a name on its PATH or an absolute path
+    # How the Dockerfile is built, as `docker build` takes it (refenv/builder/team.py):
+    target: str | None = None                     # --target: a stage of a multi-stage Dockerfile
+    platform: str | None = None                   # --platform: linux/amd64, linux/arm64/v8
+    network: str = NETWORK_DEFAULT                # --network: default (the builder's), host, or none (hermetic)
+    secrets: tuple[Secret, ...] = ()              # --secret: RUN --mount=type=secret,id=ID (BuildKit's syntax)
+
+
+@dataclass(frozen=True)
+class Secret:
+    """A build secret: its id, and where its value comes from (an environment variable or a file); the value
+    itself is never part of a matrix, a record or an image tag."""
+
+    id: str
+    env: str | None = None                        # the variable that holds it
+    file: str | None = None                       # the file that holds it (absolute)
 
 
 @dataclass(frozen=True)

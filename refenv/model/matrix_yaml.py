@@ -25,6 +25,8 @@ from refenv.model.matrix import (
     HOST_KINDS,
     IMAGE,
     MODES,
+    NETWORK_DEFAULT,
+    NETWORKS,
     Base,
     Bootstrap,
     Environment,
@@ -32,6 +34,7 @@ from refenv.model.matrix import (
     Matrix,
     RunSettings,
     Scenario,
+    Secret,
     TeamImage,
 )
 from refenv.model.placement import BACKENDS, LAUNCHERS, KubePlacement, SlurmPlacement
@@ -247,7 +250,14 @@ def _base(r: _Reader, node: yaml.Node, field: str) -> Base:
 
 
 RECIPE_KEYS = ("torch", "variant", "python", "packages", "index_url", "base")
-TEAM_KEYS = ("image", "dockerfile", "context", "build_args", project_paths.ALLOW)
+BUILD_KEYS = ("context", "build_args", "target", "platform", "network", "secrets", project_paths.ALLOW)
+TEAM_KEYS = ("image", "dockerfile", *BUILD_KEYS)
+# A build stage's name (moby's `FROM ... AS name`: letters, digits, '_', '-', '.'), a platform (os/arch[/variant],
+# containerd's platforms package), a BuildKit secret id, an environment variable's name.
+STAGE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,127}")
+PLATFORM_RE = re.compile(r"[a-z0-9]{1,32}/[a-z0-9_]{1,32}(?:/[a-z0-9]{1,32})?")
+SECRET_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+ENV_VAR_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
 BUILD_ARG_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,100}")
 # An image's Python: a command on its PATH or an absolute path, whose last name names an interpreter (python,
 # python3.12, python3.13t free-threaded, pypy3, a team's own wrapper such as team-python); no '.' or '..'
@@ -264,10 +274,10 @@ def _environment(r: _Reader, node: yaml.Node, name: str, field: str, base: Base,
     m = r.mapping(node, field, RECIPE_KEYS + TEAM_KEYS)
     if "image" in m or "dockerfile" in m:
         return _team_environment(r, node, m, name, field, base, root)
-    for key in ("context", "build_args", project_paths.ALLOW):
+    for key in BUILD_KEYS:
         if key in m:
             raise r.fail(m[key], f"{field}.{key}", "only a dockerfile: environment takes a build context, "
-                         "build arguments and allow_outside")
+                         "build arguments, target, platform, network, secrets and allow_outside")
     if "torch" not in m:
         raise r.fail(node, f"{field}.torch", "missing; the torch release, e.g. \"2.14.1\"")
     torch = r.string(m["torch"], f"{field}.torch", VERSION_RE, "a torch release such as \"2.14.1\"")
@@ -299,7 +309,7 @@ def _team_environment(r: _Reader, node: yaml.Node, m: dict[str, yaml.Node], name
     interpreter = r.string(m["python"], f"{field}.python", INTERPRETER_RE, INTERPRETER_HINT, 1100) \
         if "python" in m else "python3"
     if "image" in m:
-        for key in ("context", "build_args", project_paths.ALLOW):
+        for key in BUILD_KEYS:
             if key in m:
                 raise r.fail(m[key], f"{field}.{key}", "only a dockerfile: environment is built: an image: is used as "
                              "it is")
@@ -318,7 +328,43 @@ def _team_environment(r: _Reader, node: yaml.Node, m: dict[str, yaml.Node], name
                              "digits and _)")
             args.append((key, r.check(value, f"{field}.build_args.{key}", accepts.env_value)))
     return Environment(name, "", "", "", base=base, team=TeamImage(
-        DOCKERFILE, dockerfile=dockerfile, context=context, build_args=tuple(args), interpreter=interpreter))
+        DOCKERFILE, dockerfile=dockerfile, context=context, build_args=tuple(args), interpreter=interpreter,
+        target=r.string(m["target"], f"{field}.target", STAGE_RE, "a stage name of the Dockerfile (FROM ... AS "
+                        "name)") if "target" in m else None,
+        platform=r.string(m["platform"], f"{field}.platform", PLATFORM_RE, "a platform such as linux/amd64 or "
+                          "linux/arm64/v8") if "platform" in m else None,
+        network=_network(r, m["network"], f"{field}.network") if "network" in m else NETWORK_DEFAULT,
+        secrets=_secrets(r, m["secrets"], f"{field}.secrets", root) if "secrets" in m else ()))
+
+
+def _network(r: _Reader, node: yaml.Node, field: str) -> str:
+    text = r.string(node, field)
+    if text not in NETWORKS:
+        raise r.fail(node, field, f"expected {', '.join(NETWORKS)} (default: the builder's own network, as docker "
+                     f"build has it; none: a hermetic build), got {shorten(text)}")
+    return text
+
+
+def _secrets(r: _Reader, node: yaml.Node, field: str, root: Path) -> tuple[Secret, ...]:
+    """`secrets: {ID: {env: VAR}}` or `{ID: {file: PATH}}`: what `docker build --secret id=ID,env=VAR|src=PATH`
+    takes. A file may live anywhere (it is mounted for one RUN, never sent in the context nor kept in a layer)."""
+    out = []
+    for key, (key_node, value) in r.entries(node, field).items():
+        if not SECRET_ID_RE.fullmatch(key):
+            raise r.fail(key_node, f"{field}.{_as_field(key)}", "a secret id (letters, digits, '_', '-', '.')")
+        source = r.mapping(value, f"{field}.{key}", ("env", "file"))
+        if len(source) != 1:
+            raise r.fail(value, f"{field}.{key}", "give one of env: VARIABLE or file: PATH")
+        if "env" in source:
+            out.append(Secret(key, env=r.string(source["env"], f"{field}.{key}.env", ENV_VAR_RE,
+                                                "an environment variable's name")))
+            continue
+        text = r.string(source["file"], f"{field}.{key}.file", max_len=project_paths.PATH_MAX)
+        path = (root / os.path.expanduser(text)).resolve()
+        if not path.is_file():
+            raise r.fail(source["file"], f"{field}.{key}.file", f"{shorten(text)} is not a file (looked for {path})")
+        out.append(Secret(key, file=str(path)))
+    return tuple(out)
 
 
 def _inside(r: _Reader, node: yaml.Node, field: str, root: Path, folder: bool, allow_outside: bool) -> str:

@@ -29,7 +29,7 @@ _DRIVER_RE = re.compile(r"[0-9]{3}\.[0-9]{1,3}(\.[0-9]{1,3})?")
 _UUID_RE = re.compile(r"GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _BUS_RE = re.compile(r"[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-7]")
 _CC_RE = re.compile(r"[0-9]{1,2}\.[0-9]")
-# The C side's limits (images/simdriver/sim_config.h): SIM_MAX_GPUS, and sim_gpu.name[96] with its NUL.
+# The C side's limits (refenv/images/simdriver/sim_config.h): SIM_MAX_GPUS, and sim_gpu.name[96] with its NUL.
 MAX_GPUS = 64
 GPU_NAME_BYTES = 95
 
@@ -216,7 +216,7 @@ def _checked(profile: Profile, gpus: Sequence[Gpu]) -> None:
 
 
 def render_config(profile: Profile, gpus: Sequence[Gpu] | None = None, *, require_device_nodes: bool = False) -> str:
-    """The key=value text the simulated libraries read (images/simdriver/sim_config.c), one [gpu] block each.
+    """The key=value text the simulated libraries read (refenv/images/simdriver/sim_config.c), one [gpu] block each.
 
     `gpus` are the GPUs the host hands to the container (all of the profile's by default); each keeps
     its host minor number. With `require_device_nodes` the libraries also insist on /dev/nvidiactl

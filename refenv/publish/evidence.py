@@ -38,7 +38,7 @@ def current_image(engine: Engine, matrix: Matrix, env: Environment) -> tuple[str
     if lock is None or not wheelhouse.is_current(lock, env):
         raise RefenvError(f"{env.name}: its lock is missing or older than its definition",
                           f"run `invoke matrix --env {env.name}` first")
-    plan = images.plan(env, base_id, lock, images.tree_digest(paths.project_root() / "harness"))
+    plan = images.plan(env, base_id, lock, images.tree_digest(paths.harness_dir()))
     labels = engine.image_labels(plan.env_tag)
     if labels is None:
         raise RefenvError(f"{env.name}: its image {plan.env_tag} is not built (the environment changed since the "

@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness.schema import OK
-from refenv import paths
 from refenv.builder.context import tar_context
 from refenv.builder.wheelhouse import lock_path
 from refenv.engines.docker.engine import DockerEngine
@@ -180,7 +179,8 @@ def publish_one(engine: Engine, settings: Settings, env: Environment, runs: list
     record = judged.run.environment(env.name)
     if env.team is not None and record is not None:  # a team image's torch was read from it in the run
         env = replace(env, torch=record.torch or "", variant=record.variant or "", python=record.python or "")
-    revision, source = evidence.git_info(paths.project_root())
+    # The project's commit: the repository that holds the matrix (refenv's checkout, or a team's own).
+    revision, source = evidence.git_info(Path(settings.matrix.path).resolve().parent)
     info = release.ReleaseInfo(
         env.name, env.torch, env.variant, env.python, content_hash, judged.run.run_id, evidence.sha256_of(report),
         tuple(h.label for h in ready.ready), tuple(h.label for h in ready.refused),

@@ -19,7 +19,7 @@ from refenv.model.rundoc import EnvironmentRecord, HostRecord, RunDocument
 from refenv.model.status import FAIL, look
 from refenv.report import measures, ready, roofline_data, roofline_svg, stack, view
 from refenv.report.formats import MISSING, fmt_bytes, fmt_seconds, text
-from refenv.report.memory import Ledger, MemorySummary, ledger_brief, memory_summary
+from refenv.report.memory import Ledger, MemorySummary, ledger_brief, memory_summary, memory_svg
 from refenv.report.page import (
     AttentionGroup,
     BuildFailure,
@@ -116,8 +116,9 @@ def _memory(summary: MemorySummary | None) -> MemoryTable | None:
         by_name = {led.name: led for led in case.ledgers}
         rows.append(MemoryRow(case.name, case.status, case.error, case.details,
                               tuple(_ledger_cell(by_name[n]) if n in by_name else None for n in names)))
+    picture = memory_svg(summary)
     return MemoryTable(summary.status, summary.device, tuple(names), tuple(rows), summary.notes, summary.passed,
-                       len(summary.cases))
+                       len(summary.cases), Markup(picture) if picture else None)  # escaped as drawn
 
 
 def _roofline(probes: ProbesSection | None, title: str, host_kind: str, host: str, cell: str) -> Roofline | None:

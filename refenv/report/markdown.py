@@ -246,3 +246,10 @@ def render_markdown(doc: RunDocument) -> str:
     lines += _probes(doc) + _memory(doc)
     lines += _matrix(doc)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def summary_sections(doc: RunDocument) -> str:
+    """The report's opening for a CI job's summary: the outcome, upgrade readiness, the stack beside torch and
+    the builds that failed (the grids and the cells' evidence stay in report.html)."""
+    lines = _header(doc) + _readiness(doc) + _stack(doc) + _builds(doc)
+    return "\n".join(lines).rstrip() + "\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.memory.picture import Bar, bars_svg
 from harness.memory.probe_predict import LEDGERS
 from harness.schema import PASS
 from harness.schema.envelope import Failed, MemorySection
@@ -106,3 +107,19 @@ def ledger_brief(ledger: Ledger) -> str:
     if ledger.predicted is not None and ledger.predicted == ledger.measured:
         return fmt_bytes(ledger.predicted)
     return f"{fmt_bytes(ledger.predicted)} → {fmt_bytes(ledger.measured)} ({ledger.off})".replace(f" ({MISSING})", "")
+
+
+def memory_svg(summary: MemorySummary) -> str | None:
+    """The cases drawn as `memory --format svg` draws a prediction: per case a stacked bar of the predicted
+    ledgers and one of the measured ledgers, on one byte scale (None when no case has both)."""
+    bars: list[Bar] = []
+    for case in summary.cases:
+        if case.total("predicted") is None or case.total("measured") is None or not case.ledgers:
+            continue
+        for which in ("predicted", "measured"):
+            segments = tuple((led.name, int(getattr(led, which) or 0)) for led in case.ledgers)
+            verdict = case.status if which == "measured" else ""
+            bars.append(Bar(f"{case.name} {which}", segments, verdict))
+    if not bars:
+        return None
+    return bars_svg(f"memory check on {summary.device}: predicted and measured ledgers", tuple(bars))

@@ -132,6 +132,7 @@ class MemoryTable:
     notes: tuple[str, ...]
     passed: int
     total: int
+    picture: Markup | None = None   # the cases' ledgers as stacked bars (harness/memory/picture.py)
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,8 @@ class HostChange:
         return self.before != self.after
 
 
-def _state(r: Readiness | None, host: str) -> tuple[str, str]:
+def host_state(r: Readiness | None, host: str) -> tuple[str, str]:
+    """What torch gets on `host` in an environment's readiness, in words, and the fix where it gets no GPU."""
     if r is None:
         return "not in this run", ""
     ready = next((h for h in r.ready if h.host == host), None)
@@ -156,8 +157,8 @@ def compare(doc: RunDocument, old: str, new: str) -> list[HostChange]:
     before_r, after_r = by_env.get(old), by_env.get(new)
     out = []
     for host in dict.fromkeys(h.name for h in doc.hosts):
-        before, _ = _state(before_r, host)
-        after, fix = _state(after_r, host)
+        before, _ = host_state(before_r, host)
+        after, fix = host_state(after_r, host)
         out.append(HostChange(host, before, after, fix))
     return out
 

@@ -93,7 +93,7 @@ def lines(doc: RunDocument) -> list[str]:
     return out
 
 
-def _broken(doc: RunDocument, environment: str) -> dict[str, str]:
+def broken(doc: RunDocument, environment: str) -> dict[str, str]:
     """Distribution -> the first error it has in any cell of the environment."""
     out: dict[str, str] = {}
     for c in doc.cells:
@@ -107,7 +107,7 @@ def _broken(doc: RunDocument, environment: str) -> dict[str, str]:
 def breaks(doc: RunDocument, old: str, new: str) -> list[str]:
     """'moving to torch 2.6.0 breaks xformers 0.0.28.post3: built for 2.5.1+cu121' for every distribution broken
     under `new` and not under `old` (the reason: the torch it was built for, the torch it requires, or its error)."""
-    before, after = _broken(doc, old), _broken(doc, new)
+    before, after = broken(doc, old), broken(doc, new)
     env = doc.environment(new)
     dists = {d.name: d for d in (env.stack.distributions if env and env.stack else ())}
     torch = (env.torch if env else None) or "?"

@@ -26,7 +26,7 @@ __all__ = ["HARNESS_MOUNT", "LDCACHE", "OUT", "RESULT", "ContainerSpec", "cell_s
 
 def harness_bind() -> tuple[str, str, bool]:
     """This checkout's harness, read-only, where a team image's Python finds it."""
-    return (str(paths.project_root() / "harness"), f"{HARNESS_MOUNT}/harness", True)
+    return (str(paths.harness_dir()), f"{HARNESS_MOUNT}/harness", True)
 
 
 def with_mounted_harness(spec: ContainerSpec, interpreter: str) -> ContainerSpec:

@@ -74,7 +74,7 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
         nvml_error, cuinit_error, stub, hang = faults.nvml_init_error, faults.cuinit_error, faults.stub, \
             faults.cuinit_hang
         denied, uvm_dead = toolkit.node_state(inj)
-        if denied:  # the control node cannot be opened: NVML "Unknown Error", cuInit 999 (images/simdriver)
+        if denied:  # the control node cannot be opened: NVML "Unknown Error", cuInit 999 (refenv/images/simdriver)
             nvml_error, cuinit_error = 999, 999
         elif uvm_dead and cuinit_error in (0, 100):
             cuinit_error = 999
@@ -87,7 +87,7 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
 
     # Driver layer.
     nvml_works = nvml and not nvml_error
-    # A hung driver's cuInit blocks once it has a GPU to bring up (images/simdriver/libcuda.c, hangs_here), and
+    # A hung driver's cuInit blocks once it has a GPU to bring up (refenv/images/simdriver/libcuda.c, hangs_here), and
     # torch.cuda.is_available() with it: nothing is printed, the harness reports the call it gave up on.
     hangs = libcuda and hang and not stub and cuinit_error == 0 and bool(visible)
     if hangs:

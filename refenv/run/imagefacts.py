@@ -31,7 +31,7 @@ from refenv.model.matrix import Environment
 from refenv.run.containers import HARNESS_MOUNT, harness_bind
 
 T = TypeVar("T")
-RECIPE_PYTHON = "python"   # the recipe images put their venv first on PATH (images/env.Dockerfile.j2)
+RECIPE_PYTHON = "python"   # the recipe images put their venv first on PATH (refenv/images/env.Dockerfile.j2)
 TIMEOUT_S = 600.0
 # Any Python, even 2.7, runs this far: it says what it is; 3.8 and newer then take the inventory.
 PROBE = f"""

@@ -19,9 +19,9 @@ from typing import Protocol, TypeVar
 
 from harness.schema import OK
 from refenv.builder import wheelhouse
-from refenv.engines.seam import CellEngine, ImageRequest, Inventory
+from refenv.engines.seam import CellEngine, ImageRequest, Inventory, ReleasesImages
 from refenv.errors import RefenvError
-from refenv.model.builds import EnvBuild
+from refenv.model.builds import BUILT, EnvBuild
 from refenv.model.matrix import Matrix, RunSettings
 from refenv.model.profiles import Profile
 from refenv.model.records import NOT_RUN, CellResult, MeasurementRecord, StackCheck
@@ -64,6 +64,7 @@ class Options:
     memory_check: str | None = None  # overrides run.memory_check
     selection: dict[str, list[str]] = field(default_factory=dict)
     images: dict[str, str] = field(default_factory=dict)  # environment -> an image to run as it is, not built
+    one_at_a_time: bool = False      # build, judge and remove one environment after another (little disk)
 
 
 @dataclass(frozen=True)
@@ -150,48 +151,95 @@ def run_matrix(matrix: Matrix, options: Options, ui: UI, engine: CellEngine | No
 
 
 def _run(matrix: Matrix, options: Options, ui: UI, engine: CellEngine, begun: Begun) -> Outcome:
+    """Prepare, measure and run the cells of every environment at once; or, with `one_at_a_time`, of one
+    environment after another, each image removed once its cells are judged (a runner with little disk)."""
     inventory = engine.inventory()
     settings = settings_of(matrix, options)
     parallel = settings.parallel or os.cpu_count() or 1
     scope = Scope(matrix.environments, matrix.hosts, matrix.scenarios, matrix.path)
-    try:
-        prepared = prepare(engine, image_requests(matrix, options), matrix.hosts, begun.run_id, ui)
-    except KeyboardInterrupt:
-        # Interrupted while preparing: report every cell as not run.
-        return conclude(begun, scope, inventory, {}, not_started(scope), True, None, parallel=parallel,
-                        use_cache=options.use_cache, selection=options.selection)
-    # A team image's torch, CUDA, Python and architectures are known now: predicted as a built environment's.
-    scope = replace(scope, environments=tuple(imagefacts.resolve(e, prepared.facts.get(e.name))
-                                              for e in scope.environments))
     threads = max(1, (os.cpu_count() or 1) // parallel)
+    requests = image_requests(matrix, options)
+    batches = [[r] for r in requests] if options.one_at_a_time else [requests]
+    state = _State(scope)
 
     def partial(cells_now: tuple[CellResult, ...], measured: tuple[MeasurementRecord, ...]) -> RunDocument:
-        info = run_info(begun.run_id, begun.started, time.monotonic() - begun.t0, scope, options.selection, True,
-                        inventory, parallel, options.use_cache)
-        return document(scope, info, prepared.builds, _covered(scope, prepared, cells_now, measured), prepared.real,
-                        measured, prepared.real_hosts, prepared.facts)
+        info = run_info(begun.run_id, begun.started, time.monotonic() - begun.t0, state.scope, options.selection,
+                        True, inventory, parallel, options.use_cache)
+        prepared = state.prepared or Prepared({})
+        return document(state.scope, info, prepared.builds, _covered(state.scope, prepared, cells_now, measured),
+                        prepared.real, measured, prepared.real_hosts, prepared.facts)
 
     progress = Checkpoint(begun.folder / "cells.json", scope, partial)
-    # What does not depend on the cell is measured first, once per environment (and real GPU host);
-    # the cells then only diagnose.
-    plans_m = measurements.plan_measurements(scope.environments, scope.hosts, prepared.builds, prepared.real_error,
-                                         begun.run_id, begun.folder, settings, threads, prepared.real_errors,
-                                         prepared.engine)
-    ui.measurements_start(len(plans_m))
-    measures = measurements.run_measurements(engine, plans_m, begun.run_id, parallel, options.use_cache,
-                                           _both(progress.measurement, ui.measurement_done))
-    if measures.interrupted:
-        return conclude(begun, scope, inventory, prepared.builds, not_started(scope), True, prepared.real,
-                        parallel=parallel, use_cache=options.use_cache, selection=options.selection,
-                        measurements=measures.records, real_hosts=prepared.real_hosts)
-    plans = plan_cells(scope, prepared, begun.run_id, begun.folder, cell_settings(settings), threads)
-    ui.cells_start(len(plans))
-    done = cells.run_cells(engine, plans, begun.run_id, parallel, options.use_cache,
-                           _both(progress.cell, ui.cell_done))
-    results = _covered(scope, prepared, done.records, measures.records)
-    return conclude(begun, scope, inventory, prepared.builds, results, done.interrupted, prepared.real,
+    done: list[CellResult] = []
+    measured: list[MeasurementRecord] = []
+    interrupted = False
+    for batch in batches:
+        try:
+            prepared = prepare(engine, batch, matrix.hosts, begun.run_id, ui)
+        except KeyboardInterrupt:
+            interrupted = True
+            break
+        state.add(prepared)
+        # A team image's torch, CUDA, Python and architectures are known now: predicted as a built environment's.
+        names = {r.environment.name for r in batch}
+        here = replace(state.scope, environments=tuple(e for e in state.scope.environments if e.name in names))
+        progress.scope = state.scope
+        # What does not depend on the cell is measured first, once per environment (and real GPU host);
+        # the cells then only diagnose.
+        plans_m = measurements.plan_measurements(here.environments, here.hosts, prepared.builds, prepared.real_error,
+                                                 begun.run_id, begun.folder, settings, threads,
+                                                 prepared.real_errors, prepared.engine)
+        ui.measurements_start(len(plans_m))
+        measures = measurements.run_measurements(engine, plans_m, begun.run_id, parallel, options.use_cache,
+                                                 _both(progress.measurement, ui.measurement_done))
+        measured += measures.records
+        if measures.interrupted:
+            interrupted = True
+            break
+        plans = plan_cells(here, prepared, begun.run_id, begun.folder, cell_settings(settings), threads)
+        ui.cells_start(len(plans))
+        finished = cells.run_cells(engine, plans, begun.run_id, parallel, options.use_cache,
+                                   _both(progress.cell, ui.cell_done))
+        done += finished.records
+        if finished.interrupted:
+            interrupted = True
+            break
+        if options.one_at_a_time:
+            _release(engine, prepared, ui)
+    prepared_all = state.prepared or Prepared({})
+    ran = {c.id for c in done}
+    left = tuple(c for c in not_started(state.scope) if c.id not in ran)
+    results = _covered(state.scope, prepared_all, (*done, *left), tuple(measured))
+    return conclude(begun, state.scope, inventory, prepared_all.builds, results, interrupted, prepared_all.real,
                     parallel=parallel, use_cache=options.use_cache, selection=options.selection,
-                    measurements=measures.records, real_hosts=prepared.real_hosts, facts=prepared.facts)
+                    measurements=tuple(measured), real_hosts=prepared_all.real_hosts, facts=prepared_all.facts)
+
+
+class _State:
+    """What the run's batches prepared so far, merged, and the scope with each team image's facts resolved."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.prepared: Prepared | None = None
+
+    def add(self, p: Prepared) -> None:
+        was = self.prepared
+        self.prepared = p if was is None else replace(
+            was, builds={**was.builds, **p.builds}, ldcaches={**was.ldcaches, **p.ldcaches},
+            glibc={**was.glibc, **p.glibc}, facts={**was.facts, **p.facts})
+        self.scope = replace(self.scope, environments=tuple(
+            imagefacts.resolve(e, p.facts.get(e.name)) if e.name in p.builds else e for e in self.scope.environments))
+
+
+def _release(engine: CellEngine, prepared: Prepared, ui: UI) -> None:
+    """The images this batch built or pulled, removed now that their cells are judged (what was already in the
+    engine stays)."""
+    if not isinstance(engine, ReleasesImages):
+        return
+    for name, build in prepared.builds.items():
+        if build.status == BUILT and build.tag:
+            ui.stage(f"removing {build.tag}: {name} is judged (one environment at a time)")
+            engine.release(build)
 
 
 def stack_of(scope: Scope, prepared: Prepared, c: CellResult) -> StackCheck | None:

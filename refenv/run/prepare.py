@@ -56,7 +56,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
                         "will not start", exc)
     builds: dict[str, EnvBuild] = {}
     facts: dict[str, imagefacts.ImageFacts] = {}
-    harness = tree_digest(paths.project_root() / "harness")
+    harness = tree_digest(paths.harness_dir())
     try:
         for request in requests:
             env = request.environment

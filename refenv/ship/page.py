@@ -1,7 +1,7 @@
 """`invoke web`: the paste page as a folder anyone can host (any static file server), `dist/web/` by default.
 
-web/ holds the page (index.html, app.js, style.css) and the Python it runs (answer.py); the folder gets
-them, the single-file diagnoser (refenv-diagnose.pyz, the harness the page imports) and Pyodide's files
+refenv/web/ (package data) holds the page (index.html, app.js, style.css) and the Python it runs (answer.py);
+the folder gets them, the single-file diagnoser (refenv-diagnose.pyz, the harness the page imports) and Pyodide's files
 under pyodide/. The page fetches nothing else: its Content-Security-Policy allows only its own origin.
 """
 
@@ -11,6 +11,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from refenv import paths
 from refenv.errors import RefenvError
 from refenv.ship import pyodide, pyz
 
@@ -26,11 +27,12 @@ class Site:
 
 
 def build(root: Path, folder: Path, tarball: Path | None = None) -> Site:
-    """Write the page's folder from the tree at `root`; Pyodide from `tarball`, else the pinned npm package."""
-    source = root / "web"
+    """Write the page's folder, its harness from the tree at `root` (the folder holding harness/); Pyodide from
+    `tarball`, else the pinned npm package."""
+    source = paths.web_dir()
     missing = [name for name in PAGE_FILES if not (source / name).is_file()]
     if missing:
-        raise RefenvError(f"{source}: the page's {', '.join(missing)} missing (run from refenv's checkout)")
+        raise RefenvError(f"{source}: the page's {', '.join(missing)} missing (reinstall refenv)")
     package = tarball or pyodide.fetch()
     if folder.exists():
         if not (folder / "index.html").is_file() and any(folder.iterdir()):

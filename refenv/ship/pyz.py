@@ -39,7 +39,11 @@ class Build:
 
 
 def revision(root: Path) -> tuple[str, int]:
-    """(short commit, '-dirty' when the tree has changes; its commit time); ('no commit', epoch) without git."""
+    """(short commit, '-dirty' when the tree has changes; its commit time); ('no commit', epoch) without git, or
+    when `root` is no checkout of its own (an installed harness in site-packages, perhaps inside a team's
+    repository, whose commit is not the harness's)."""
+    if not (root / ".git").exists():
+        return "no commit", ZIP_EPOCH
     def git(*args: str) -> str | None:
         try:
             done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=20,
@@ -58,7 +62,7 @@ def harness_files(root: Path) -> list[Path]:
     """The harness's sources and data files, relative to `root`, sorted."""
     base = root / "harness"
     if not (base / "__init__.py").is_file():
-        raise PyzError(f"{base}: no harness package here (run from refenv's checkout)")
+        raise PyzError(f"{base}: no harness package here (give the folder that holds harness/)")
     return sorted(p.relative_to(root) for p in base.rglob("*")
                   if p.is_file() and p.suffix in SUFFIXES and "__pycache__" not in p.parts
                   and p.name != "build.json")

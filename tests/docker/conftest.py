@@ -18,6 +18,7 @@ from refenv.engines.docker.sdk import Engine
 from refenv.model import matrix_yaml
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import Matrix
+from tests.docker.installed import Installed, build_wheel, install
 from tests.docker.support import DEFAULT_MATRIX
 
 HERE = Path(__file__).resolve().parent
@@ -54,6 +55,13 @@ def env_builds(engine: Engine, default_matrix: Matrix) -> dict[str, EnvBuild]:
 
 
 @pytest.fixture(scope="session")
+def installed_refenv(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    """refenv built as a wheel from this tree and installed into a fresh venv outside the checkout (once)."""
+    work = tmp_path_factory.mktemp("installed")
+    return install(build_wheel(work), work / "venv")
+
+
+@pytest.fixture(scope="session")
 def sim_driver() -> SimDriver:
-    """The simulated driver, built from images/simdriver (or found in its cache)."""
+    """The simulated driver, built from refenv/images/simdriver (or found in its cache)."""
     return simdriver.build()

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
 from harness import compat
-from refenv import paths
 from refenv.builder import crossresolve, wheelhouse
 from refenv.errors import LockError
 from refenv.model import suites
 from refenv.model.matrix import Base, Bootstrap, Environment
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def on(suite: str, torch: str = "2.1.0", variant: str = "cu121", python: str = "3.9") -> Environment:
@@ -42,7 +44,7 @@ def test_the_default_base_resolves_as_it_always_did() -> None:
     env = Environment("torch-2.14.1-cu130", "2.14.1", "cu130", "3.11",
                       ("numpy", "torchvision==0.29.1", "torchaudio==2.11.1"))
     assert wheelhouse.inputs_of(env)["platform"] == "manylinux x86_64 (glibc 2.36)"
-    lock = json.loads((wheelhouse.lock_path(paths.project_root() / "matrix.yaml", env.name)).read_text())
+    lock = json.loads((wheelhouse.lock_path(ROOT / "matrix.yaml", env.name)).read_text())
     assert wheelhouse.is_current(wheelhouse.Lock(env.name, lock["inputs"], lock["inputs_sha256"], ()), env)
     assert wheelhouse.inputs_of(on("bullseye"))["platform"] == "manylinux x86_64 (glibc 2.31)"
 
@@ -77,8 +79,8 @@ def test_only_plain_pins_are_taken_from_uv() -> None:
 
 def test_the_breadth_matrix_shares_the_default_environment_and_its_lock() -> None:
     from refenv.model import matrix_yaml
-    default = {e.name: e for e in matrix_yaml.load(paths.project_root() / "matrix.yaml").environments}
-    breadth = {e.name: e for e in matrix_yaml.load(paths.project_root() / "breadth.yaml").environments}
+    default = {e.name: e for e in matrix_yaml.load(ROOT / "matrix.yaml").environments}
+    breadth = {e.name: e for e in matrix_yaml.load(ROOT / "breadth.yaml").environments}
     shared = set(default) & set(breadth)
     assert shared, "breadth.yaml proves the default matrix's newest environment too"
     for name in shared:  # one lock file per name (locks/NAME.json): two definitions would relock each other's

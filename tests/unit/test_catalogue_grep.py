@@ -1,6 +1,8 @@
 """torch's failure texts live in the failure catalogue only: a grep of the source tree finds them nowhere else.
 
-The tree is harness/, refenv/ and tasks.py; tests, docs and the catalogue's own data file are left out.
+The tree is harness/, refenv/ and tasks.py; tests, docs and the catalogue's own data file are left out, and so
+is the simulated driver's C source (refenv/images/simdriver: it answers cuGetErrorString with the driver's own
+words, as the real driver does).
 A text is cut into its literal pieces (between parameters, lines and sentences) of 24 characters or more;
 a short message of torch's own that is one piece ("Can't initialize NVML") counts whole.
 """
@@ -14,6 +16,7 @@ from harness import catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA_FILE = ROOT / "harness" / "data" / "failures.json"
+SIMULATED_DRIVER = Path("refenv") / "images" / "simdriver"
 # The layers whose words torch itself prints (its own, and the CUDA errors it quotes).
 TORCH_LAYERS = ("torch", "cuda_driver", "cuda_runtime")
 SUFFIXES = (".py", ".json", ".j2", ".yaml", ".yml", ".txt", ".c", ".h", ".inc", ".sh")
@@ -36,7 +39,8 @@ def pieces(layers: tuple[str, ...] = TORCH_LAYERS) -> dict[str, str]:
 
 def sources(root: Path) -> list[Path]:
     found = [p for top in ("harness", "refenv") for p in sorted((root / top).rglob("*"))
-             if p.is_file() and p.suffix in SUFFIXES and "__pycache__" not in p.parts]
+             if p.is_file() and p.suffix in SUFFIXES and "__pycache__" not in p.parts
+             and not p.relative_to(root).is_relative_to(SIMULATED_DRIVER)]
     tasks = root / "tasks.py"
     return [p for p in [*found, *([tasks] if tasks.is_file() else [])] if p.resolve() != DATA_FILE]
 

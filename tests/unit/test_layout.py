@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # errors and paths are refenv's foundations; the model holds the data every stage reads; the build makes
 # images through a narrow protocol; the engines run containers (and build through the builders); the
 # reports read only the model; the run drives them all; reproduce, publish and fleet are jobs over a run; the
-# program (cli) runs the tasks over them all, and the command reference (reference) reads their parsers.
+# program (cli) and its task collection (tasks) run over them all, and the command reference (reference) reads
+# their parsers.
 FLOORS = {
     "refenv": 0, "refenv.errors": 0, "refenv.paths": 0,
     "refenv.model": 1, "refenv.readiness": 1, "refenv.ship": 1,
@@ -29,7 +30,7 @@ FLOORS = {
     "refenv.engines": 3,
     "refenv.run": 4,
     "refenv.reproduce": 5, "refenv.publish": 5, "refenv.fleet": 5,
-    "refenv.cli": 6, "refenv.reference": 6,
+    "refenv.cli": 6, "refenv.tasks": 6, "refenv.reference": 6,
 }
 # The harness's rooms from the ground up. The foundations (its version, the input discipline, its data files,
 # the facts' shape, CUDA_VISIBLE_DEVICES as the driver parses it) and the knowledge (the schema, the
@@ -62,7 +63,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-MODULES = {module_name(p): p for package in ("harness", "refenv") for p in (ROOT / package).rglob("*.py")}
+def in_package(path: Path) -> bool:
+    """A module of a package: every folder from the top down to it has an __init__.py (refenv/web/answer.py is
+    the paste page's own Python, package data, not a module of refenv)."""
+    return all((folder / "__init__.py").is_file() for folder in path.parents if ROOT in folder.parents)
+
+
+MODULES = {module_name(p): p for package in ("harness", "refenv") for p in (ROOT / package).rglob("*.py")
+           if in_package(p)}
 
 
 def _statements(tree: ast.Module, top_level_only: bool) -> Iterator[ast.stmt]:

@@ -71,7 +71,7 @@ def test_config_file_and_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.parametrize(("argv", "fragment"), [
-    (["--model", "llama-9"], "known models: gpt2"),
+    (["--model", "llama-9"], "known models: deepseek-r1"),
     (["--params=-7e9"], "argument --params: must be >= 1, got '-7e9'"),
     (["--model", "gpt2", "--gpu", "Z80"], "known GPUs:"),
     (["--model", "gpt2", "--budget", "lots"], "--budget 'lots'"),

@@ -172,3 +172,107 @@ def test_lists_are_json_with_json(capsys: pytest.CaptureFixture[str], what: str)
     names = [row["name"] for row in doc[what]]
     assert ("H100-SXM" if what == "gpus" else "llama-3-8b") in names
     assert all(isinstance(row.get("memory_bytes", row.get("params")), int) for row in doc[what])
+
+
+MOE = {**CONFIG, "model_type": "qwen3_moe", "num_experts": 8, "num_experts_per_tok": 2, "moe_intermediate_size": 512}
+DS = {**CONFIG, "model_type": "deepseek_v3", "n_routed_experts": 8, "num_experts_per_tok": 2, "kv_lora_rank": 64,
+      "qk_rope_head_dim": 16, "qk_nope_head_dim": 32, "v_head_dim": 32, "q_lora_rank": None}
+
+
+@pytest.mark.parametrize(("config", "key"), [
+    ({**CONFIG, "hidden_size": 4000, "num_attention_heads": 48}, "num_attention_heads"),
+    ({**CONFIG, "num_key_value_heads": 5}, "num_key_value_heads"),
+    ({**CONFIG, "hidden_size": -4096}, "hidden_size"),
+    ({k: v for k, v in CONFIG.items() if k != "intermediate_size"}, "intermediate_size"),
+    ({**MOE, "moe_intermediate_size": -1}, "moe_intermediate_size"),
+    ({**MOE, "num_experts": 8, "num_local_experts": 4}, "disagree"),
+    ({**MOE, "num_experts_per_tok": 9}, "num_experts_per_tok"),
+    ({**MOE, "mlp_only_layers": [0, 99]}, "mlp_only_layers"),
+    ({**MOE, "mlp_only_layers": "all"}, "mlp_only_layers"),
+    ({**MOE, "decoder_sparse_step": 0}, "decoder_sparse_step"),
+    ({**DS, "qk_rope_head_dim": None}, "qk_rope_head_dim"),
+    ({**DS, "model_type": "my_mla", "qk_nope_head_dim": None}, "qk_nope_head_dim"),
+    ({**DS, "n_shared_experts": -1}, "n_shared_experts"),
+    ({**CONFIG, "model_type": "gemma2", "sliding_window": None}, "sliding_window"),
+    ({**CONFIG, "model_type": "gemma2", "sliding_window": 0}, "sliding_window"),
+    ({**CONFIG, "model_type": "gemma3_text", "sliding_window_pattern": 0}, "sliding_window_pattern"),
+    ({**CONFIG, "model_type": "gpt_oss", "layer_types": ["sliding_attention"] * 3}, "layer_types"),
+    ({**CONFIG, "model_type": "qwen3", "layer_types": ["linear_attention"] * 32}, "linear_attention"),
+    ({**CONFIG, "model_type": "gpt_oss", "num_hidden_layers": 2, "layer_types": [[1], {"a": 1}]}, "layer_types"),
+    ({**MOE, "num_experts": {"a": 1}}, "num_experts"),
+    ({**CONFIG, "quantization_config": {"quant_method": ["gptq"]}}, "quant_method"),
+    ({**CONFIG, "model_type": "mistral", "use_bidirectional_attention": True, "sliding_window": 4096,
+      "layer_types": None}, None),
+    ({**CONFIG, "quantization_config": {"quant_method": "hqq"}}, "quantization_config.quant_method"),
+    ({**CONFIG, "quantization_config": {"quant_method": "gptq", "bits": 5}}, "quantization_config.bits"),
+    ({"model_type": "gemma3", "text_config": "gemma"}, "text_config"),
+    ({"model_type": "gemma3", "text_config": CONFIG,
+      "vision_config": {"model_type": "siglip_vision_model", "image_size": 900, "patch_size": 14}}, "image_size"),
+])
+def test_a_config_whose_fields_disagree_is_refused_naming_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  config: dict[str, Any], key: str | None) -> None:
+    rc, err = config_rc(tmp_path, capsys, json.dumps(config))
+    if key is None:  # a key that changes nothing for this family: a result, not an error
+        assert rc in (0, 1), err
+        return
+    assert rc == 2 and key in err, err
+
+
+@pytest.mark.parametrize(("config", "noted"), [
+    ({**CONFIG, "model_type": "mistral", "sliding_window": 8192, "max_position_embeddings": 4096},
+     "sliding_window 8192 is larger than max_position_embeddings 4096"),
+    ({**CONFIG, "model_type": "llama", "sliding_window": 4096}, "sliding_window (4096) ignored"),
+    ({**CONFIG, "model_type": "llama", "kv_lora_rank": 512}, "kv_lora_rank (512) ignored"),
+    ({**MOE, "n_shared_experts": 2}, "n_shared_experts (2) ignored"),
+    ({**DS, "num_nextn_predict_layers": 1}, "num_nextn_predict_layers 1"),
+    ({**CONFIG, "model_type": "brand_new"}, "model_type 'brand_new' is not one refenv knows"),
+    ({**CONFIG, "quantization_config": {"quant_method": "awq", "modules_to_not_convert": ["layers.3.mlp"]}},
+     "names one layer"),
+])
+def test_what_the_reader_assumed_is_said_in_the_output(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       config: dict[str, Any], noted: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    rc, out, err = outcome(capsys, "--config", str(path), "--mode", "infer")
+    assert rc == 0 and noted in out, (err, out)
+    rc, out, _ = outcome(capsys, "--config", str(path), "--json")
+    assert noted in " ".join(strict_json(out)["model"]["notes"])
+
+
+@pytest.mark.parametrize(("argv", "phrase"), [
+    (["--model", "llama-3-8b", "--mode", "infer", "--ep", "2"], "--ep 2: expert parallelism needs a MoE model"),
+    (["--model", "mixtral-8x7b", "--mode", "infer", "--ep", "16"], "more expert-parallel ranks than the 8"),
+    (["--model", "mixtral-8x7b", "--gpus", "6", "--ep", "4"], "--ep 4 must divide --gpus 6"),
+    (["--model", "gpt2", "--json", "--format", "svg"], "--json and --format svg disagree"),
+    (["--verify", "--format", "html"], "--verify prints text or json"),
+    (["--list", "models", "--format", "svg"], "--list prints text or json"),
+    (["--model", "gpt2", "--weights", "int3"], "--weights"),
+])
+def test_bad_options_of_the_new_arithmetic(capsys: pytest.CaptureFixture[str], argv: list[str], phrase: str) -> None:
+    rc = main(["memory", *argv])
+    err = capsys.readouterr().err
+    assert rc == 2 and phrase in err and err.count("\n") == 1, err
+
+
+_MORE_KEYS = ["model_type", "num_experts", "n_routed_experts", "moe_intermediate_size", "n_shared_experts",
+              "first_k_dense_replace", "moe_layer_freq", "mlp_only_layers", "decoder_sparse_step", "kv_lora_rank",
+              "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim", "sliding_window", "layer_types",
+              "sliding_window_pattern", "use_sliding_window", "quantization_config", "text_config", "vision_config"]
+_families = st.sampled_from(["llama", "qwen3_moe", "deepseek_v3", "gemma3_text", "gemma3", "gpt_oss", "qwen2",
+                             "mixtral", "phi3", "x"])
+
+
+@given(st.dictionaries(st.sampled_from(_MORE_KEYS), _config_values, max_size=5), _families)
+def test_any_new_key_gives_a_result_or_one_line(tmp_path_factory: pytest.TempPathFactory, changes: dict[str, Any],
+                                                family: str) -> None:
+    path = tmp_path_factory.mktemp("cfg") / "config.json"
+    path.write_text(json.dumps({**CONFIG, "model_type": family, **changes}))
+    for mode in ("train", "infer"):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(["memory", "--config", str(path), "--mode", mode, "--budget", "80GB", "--json"])
+        assert rc in (0, 1, 2), err.getvalue()
+        if rc == 2:
+            assert err.getvalue().count("\n") == 1, err.getvalue()
+        else:
+            strict_json(out.getvalue())

@@ -29,7 +29,8 @@ def test_weight_precisions() -> None:
     assert inference_weight_bytes(cfg, "bf16") == 2 * params
     w = ParamTensor("w", (4096, 4096), LINEAR)
     assert tensor_bytes(w, "int8") == 4096 * 4096 + 4 * 4096
-    assert tensor_bytes(w, "int4") == 4096 * 4096 // 2 + 4 * 4096 * 4096 // 128
+    # AWQ's layout: 4-bit codes, then per group of 128 inputs the 4-bit zeros packed in int32 and fp16 scales.
+    assert tensor_bytes(w, "int4") == 4096 * 4096 // 2 + 4096 // 128 * (4096 // 2 + 2 * 4096)
     assert tensor_bytes(w, "nf4") == nf4_bytes(4096 * 4096)
     # Embeddings stay 16-bit whatever the Linear weights become.
     assert tensor_bytes(ParamTensor("e", (32000, 4096), "embedding"), "int4") == 2 * 32000 * 4096

@@ -201,3 +201,23 @@ def test_the_gpu_childs_report_reads_back_as_it_was_written() -> None:
                               {case.name: step, "lost": StepMeasurement(error="RuntimeError: boom")})
     back = decode(CudaMeasurements, json.loads(json.dumps(encode(report))))
     assert back == report and back.results[case.name].parameters == step.parameters
+
+
+def test_every_architecture_family_matches_its_transformers_class(quick_doc: dict[str, Any]) -> None:
+    from harness.memory.verify_families import FAMILIES
+
+    section = quick_doc["families"]
+    failing = [c["name"] for c in section["checks"] if c["status"] != "PASS"]
+    assert failing == [] and section["status"] == "PASS"
+    names = " ".join(c["name"] for c in section["checks"])
+    for family, raw in FAMILIES.items():
+        assert f"{family} (" in names, family                       # its parameters
+        if "vision_config" not in raw:
+            assert f"{family}: KV cache" in names, family           # and its cache, past its windows
+    assert all(c["predicted_bytes"] == c["measured_bytes"] > 0 for c in section["checks"])
+
+
+def test_a_small_moe_training_step_is_within_five_percent_of_its_peak(quick_doc: dict[str, Any]) -> None:
+    section = quick_doc["moe_training"]
+    assert section["status"] == "PASS" and len(section["checks"]) == 2
+    assert all(abs(c["ratio"] - 1) <= 0.05 for c in section["checks"])

@@ -90,7 +90,7 @@ def test_errors_name_the_field(edit: Any, message: str) -> None:
 
 
 def parse_config(text: str) -> tuple[dict[str, str], list[dict[str, str]]]:
-    """Read a rendered configuration the way images/simdriver/sim_config.c does."""
+    """Read a rendered configuration the way refenv/images/simdriver/sim_config.c does."""
     top: dict[str, str] = {}
     gpus: list[dict[str, str]] = []
     for line in (raw_line.strip() for raw_line in text.splitlines()):

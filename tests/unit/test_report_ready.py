@@ -9,7 +9,7 @@ from invoke.context import Context
 from invoke.exceptions import Exit
 from rich.console import Console
 
-import tasks
+from refenv import tasks
 from refenv.report import console_summary, console_table, ready, render_html, render_markdown
 from tests.unit.run_samples import SAMPLES, sample
 

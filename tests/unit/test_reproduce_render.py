@@ -9,9 +9,9 @@ import pytest
 from invoke.context import Context
 from invoke.exceptions import Exit
 
-import tasks
 from harness.intake import load_report
 from harness.schema import Finding
+from refenv import tasks
 from refenv.model.matrix import Base
 from refenv.model.records import CellResult, Expected, Observed
 from refenv.reproduce import infer

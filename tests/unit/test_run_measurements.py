@@ -11,8 +11,8 @@ import pytest
 from invoke.context import Context
 from invoke.exceptions import Exit
 
-import tasks
 from harness.schema.envelope import MemorySection
+from refenv import tasks
 from refenv.engines import connect
 from refenv.engines.seam import RealHost
 from refenv.errors import NotStarted

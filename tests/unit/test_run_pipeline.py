@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,35 @@ def test_planning_and_running_cells_need_no_docker_sdk() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parents[2])
     assert done.stdout.strip() == "False"
+
+
+def test_one_environment_at_a_time_builds_judges_and_releases_each_before_the_next(tmp_path: Path) -> None:
+    """A runner with little disk (refenv matrix --low-disk): each image is removed once its cells are judged,
+    before the next is built; the run document is the whole matrix's, as without it."""
+    events: list[str] = []
+
+    class Releasing(FakeEngine):
+        def ensure_image(self, request, progress):  # type: ignore[no-untyped-def]
+            events.append(f"build {request.environment.name}")
+            return replace(super().ensure_image(request, progress), status="BUILT")
+
+        def run(self, spec, timeout):  # type: ignore[no-untyped-def]
+            events.append(f"run {spec.image}")
+            return super().run(spec, timeout)
+
+        def release(self, build: EnvBuild) -> None:
+            events.append(f"release {build.environment}")
+
+    other = Environment("cu130b", "2.14.1", "cu130")
+    m = matrix(NONE, R580, envs=(CU130, other))
+    engine = Releasing(scripts={f"{e}/none/gpu": Script(NO_DRIVER_DOC) for e in ("cu130", "cu130b")})
+    outcome = run_matrix(m, Options(results_root=tmp_path / "results", one_at_a_time=True), UI(), engine)
+    order = [e.split(" ")[0] + " " + e.split(" ")[1].removeprefix("refenv/env-").split(":")[0] for e in events
+             if not e.startswith("run sha256")]
+    first_release = order.index("release cu130")
+    assert order.index("build cu130b") > first_release
+    assert all(e.endswith("cu130") for e in order[:first_release] if e.startswith("run "))
+    assert order[-1] == "release cu130b"
+    assert sorted(c.id for c in outcome.document.cells) == ["cu130/none/gpu", "cu130/r580/gpu", "cu130b/none/gpu",
+                                                           "cu130b/r580/gpu"]
+    assert {c.status for c in outcome.document.cells} == {"PASS"} and outcome.ok

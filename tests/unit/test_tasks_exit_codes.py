@@ -11,8 +11,7 @@ import pytest
 from invoke.context import Context
 from invoke.exceptions import Exit
 
-import tasks
-from refenv import reproduce
+from refenv import reproduce, tasks
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,7 +80,7 @@ def test_fleet_too_exits_3_on_an_unforeseen_exception(monkeypatch: pytest.Monkey
     def broken(*_: object, **__: object) -> None:
         raise KeyError("nodes")
     monkeypatch.setattr(probe, "probe_nodes", broken)
-    err = exit_of(tasks.fleet, matrix=str(tasks.ROOT / "matrix.yaml"), results=str(tmp_path))
+    err = exit_of(tasks.fleet, matrix=str(ROOT / "matrix.yaml"), results=str(tmp_path))
     assert err.code == tasks.EXIT_INTERNAL and str(err.message).startswith("refenv: internal error: KeyError")
 
 
@@ -134,3 +133,29 @@ def test_the_refenv_command_is_the_same_program() -> None:
     done = subprocess.run([str(script), "matrix", "--engine"], cwd=ROOT, text=True, capture_output=True, timeout=120,
                           check=False)
     assert done.returncode == 2 and "Usage: refenv [--core-opts] matrix" in done.stderr
+
+
+def test_the_refenv_command_works_in_a_folder_of_its_own(tmp_path: Path) -> None:
+    """`refenv` carries its task collection: in a folder with no tasks.py it reads ./matrix.yaml (here a dry run,
+    no engine) and writes nothing there but what it was asked to."""
+    script = Path(sys.executable).parent / "refenv"
+    (tmp_path / "matrix.yaml").write_text((ROOT / "matrix.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    done = subprocess.run([str(script), "matrix", "--dry-run", "--env", "torch-2.13.0-cpu", "--host", "none"],
+                          cwd=tmp_path, text=True, capture_output=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "torch-2.13.0-cpu/none/" in done.stdout and "CPU_WHEEL" in done.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["matrix.yaml"]
+    version = subprocess.run([str(script), "--version"], cwd=tmp_path, text=True, capture_output=True, timeout=60,
+                             check=False)
+    assert version.returncode == 0 and version.stdout.startswith("refenv ")
+
+
+def test_the_checkout_collection_is_the_program_s_plus_its_test_and_docs_tasks() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("checkout_tasks", ROOT / "tasks.py")
+    assert spec is not None and spec.loader is not None
+    checkout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(checkout)
+    assert set(checkout.ns.task_names) == {*tasks.ns.task_names, "test", "docs"}
+    assert all(checkout.ns.tasks[name] is tasks.ns.tasks[name] for name in tasks.ns.task_names)

@@ -53,6 +53,13 @@ class DockerEngine:
     def image_id(self, ref: str) -> str | None:
         return self.engine.image_id(ref)
 
+    def release(self, build: EnvBuild) -> None:
+        """The environment's image; for refenv's recipe, the dependency layer image under it too."""
+        if build.tag:
+            self.engine.remove_image(build.tag)
+        for image_id in self.engine.images_labelled({MANAGED: "true", KIND: "deps", ENVIRONMENT: build.environment}):
+            self.engine.remove_unused_image(image_id)
+
     def image_labels(self, ref: str) -> dict[str, str] | None:
         return self.engine.image_labels(ref)
 

@@ -96,6 +96,18 @@ class Engine:
         except ImageNotFound:
             return None
 
+    def image_size(self, ref: str) -> int | None:
+        """The bytes an image holds (`docker image inspect`'s Size), or None when it is not here."""
+        try:
+            return int(self.client.images.get(ref).attrs.get("Size") or 0) or None
+        except (ImageNotFound, APIError):
+            return None
+
+    def root_dir(self) -> str | None:
+        """Where the engine keeps images and containers (DockerRootDir), or None when it does not say."""
+        root = self.client.info().get("DockerRootDir")
+        return str(root) if root else None
+
     def pull(self, ref: str, auth: dict[str, str] | None = None) -> str:
         try:
             image = self.client.images.pull(ref, auth_config=auth)
@@ -114,11 +126,15 @@ class Engine:
 
     def build(self, context: IO[bytes], tag: str, log: Callable[[str], None],
               labels: dict[str, str] | None = None, timeout: float = 1800,
-              build_args: dict[str, str] | None = None, dockerfile: str | None = None) -> str:
-        """Build from a tar context with the classic builder, streaming each log line to `log`."""
+              build_args: dict[str, str] | None = None, dockerfile: str | None = None, network: str | None = "none",
+              target: str | None = None, platform: str | None = None) -> str:
+        """Build from a tar context with the classic builder, streaming each log line to `log`.
+
+        `network` None is the engine's default network (a team's build, as `docker build` has it); the registry
+        credentials of the Docker config go with the request (docker-py sends them for every registry)."""
         stream = self.api.build(fileobj=context, custom_context=True, tag=tag, rm=True, forcerm=True, pull=False,
-                                decode=True, network_mode="none", labels=labels, timeout=int(timeout),
-                                buildargs=build_args or None, dockerfile=dockerfile)
+                                decode=True, network_mode=network, labels=labels, timeout=int(timeout),
+                                buildargs=build_args or None, dockerfile=dockerfile, target=target, platform=platform)
         image_id: str | None = None
         tail: list[str] = []
         try:
@@ -172,6 +188,27 @@ class Engine:
         image_id = self.image_id(tag)
         assert image_id is not None
         return image_id
+
+    def save(self, ref: str) -> Iterator[bytes]:
+        """`docker save REF`, as a stream of chunks."""
+        try:
+            yield from self.client.images.get(ref).save(chunk_size=1 << 20)
+        except (APIError, DockerException) as exc:
+            raise translate(exc) from None
+
+    def load(self, chunks: Iterator[bytes]) -> list[str]:
+        """`docker load` of a streamed archive; the references it loaded."""
+        loaded: list[str] = []
+        try:
+            for message in self.api.load_image(chunks):
+                text = str(message.get("stream", "")) if isinstance(message, dict) else ""
+                if "error" in message:
+                    raise RefenvError(f"docker load failed: {message['error']}")
+                loaded += [line.split(":", 1)[1].strip() for line in text.splitlines()
+                           if line.startswith("Loaded image:")]
+        except (APIError, DockerException) as exc:
+            raise translate(exc) from None
+        return loaded
 
     def tag(self, image: str, ref: str) -> None:
         repo, _, version = ref.rpartition(":")

@@ -106,6 +106,12 @@ class PodmanEngine:
     def remove_image(self, ref: str) -> None:
         podman("rmi", "--force", ref, timeout=300)
 
+    def release(self, build: EnvBuild) -> None:
+        """The copy in Podman's storage, and the Docker engine's image it came from."""
+        if build.tag:
+            self.remove_image(build.tag)
+        self.images.release(build)
+
     # ---- containers -------------------------------------------------------------------------
 
     def gpu_runtime_error(self, image: str) -> NoGpuRuntime | None:

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from harness.schema.envelope import DiagnoseDocument
+from refenv import paths
 from refenv.engines.seam import NodeProbe
 from refenv.engines.slurm import state
 from refenv.engines.slurm.client import Commands
@@ -19,7 +20,7 @@ from refenv.errors import RefenvError
 from refenv.model import codec
 from refenv.model.placement import SlurmPlacement
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = paths.harness_dir().parent  # the folder that holds harness/: the checkout, or site-packages
 
 
 def probe_script(root: Path, out: Path, python: str = "python3") -> str:

@@ -93,7 +93,7 @@ def _fix(diag: Diagnosis) -> list[str]:
         commands = markup.commands_in(step)
         words = markup.without_command_tail(step)
         if words:
-            out.append(f"- {markup.escape(words)}")
+            out.append(f"- {markup.prose_with_code(words)}")
         elif commands:
             out.append("- run:")
         out += [f"  {line}" for line in markup.code_block(commands, "sh")] if commands else []

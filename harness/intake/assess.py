@@ -44,6 +44,7 @@ COMMON_ASK = ('python -c "import torch; print(torch.__version__, torch.version.c
               "nvidia-smi")
 FULL = "python -m torch.utils.collect_env"
 GENERIC = "torch sees no CUDA device and says nothing about why"
+LEAD = "a lead, not a diagnosis: ask for the commands below"
 # Clues that CUDA worked in some process of the report: it named its device, ran out of its memory, or was
 # asked for a device index past the ones it counted.
 WORKING = {"torch_named_device": "torch named or described its CUDA device",
@@ -68,6 +69,9 @@ LIKELY = {"torch_named_device": "in the work itself, not the driver stack",
                          "touches CUDA",
           "kernel_ran": "the data or labels given to the kernel (rerun with CUDA_LAUNCH_BLOCKING=1 to see the "
                         "operation that failed)"}
+# The runtime's own words that it has no kernel for the device: a kernel launch reached a visible device
+# through a working driver and a CUDA build, so no driver, a hidden device and a CPU build are ruled out.
+_KERNEL_WORDS = ("cuda.no_kernel_image", "torch.arch_not_compatible")
 # Set by the reader (several.py) when another environment of the report fails otherwise, and as surely.
 CONFLICT, TIE = "environment_conflict", "environment_tie"
 
@@ -150,7 +154,7 @@ def _symptom(facts: Any, clues: set[str]) -> Assessment:
         others = tuple(dict.fromkeys(v for v, _, _ in found[1:] if v != verdict)) or (
             tuple(v for v in (NOT_VISIBLE, NO_DRIVER) if v != verdict))
         return Assessment(verdict, confidence, (why, GENERIC), others, _asked(verdict, *others),
-                          "a lead, not a diagnosis: ask for the commands below")
+                          LEAD if confidence == LOW else "")
     return Assessment(NOT_VISIBLE, LOW, (GENERIC,), (NO_DRIVER, DRIVER_BROKEN, CPU_WHEEL),
                       _asked(NOT_VISIBLE, NO_DRIVER, CPU_WHEEL))
 
@@ -186,9 +190,13 @@ def _failing(facts: Any, verdict: str, title: str, stated: set[str], inferred: s
         competing = ()
     elif verdict == NOT_VISIBLE:
         competing = (NO_DRIVER, DRIVER_BROKEN)
+    elif find(torch_texts(facts), _KERNEL_WORDS) is not None:
+        competing = ()  # the runtime itself said it has no kernel for the device: nothing else launches one
     else:
         competing = (DRIVER_TOO_OLD,) if not measured else ()
-    if verdict == NO_DRIVER and not clues & MACHINE_CLUES and not stated - _TORCH_WORDS:
+    if verdict == NOT_VISIBLE and get(facts, "visibility.gpu_requested") is False and not measured:
+        confidence = MEDIUM  # the report's own start of the work asks for no GPU (launches.py)
+    elif verdict == NO_DRIVER and not clues & MACHINE_CLUES and not stated - _TORCH_WORDS:
         confidence = LOW  # torch's words alone: see MACHINE_CLUES
     elif verdict == ARCH_UNSUPPORTED and not torch_texts(facts) and (
             "torch.arch_list" in inferred or any(p.endswith("compute_capability") for p in inferred)):
@@ -218,6 +226,11 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
                               (OK, NO_DRIVER), _asked(NOT_VISIBLE),
                               "torch sees a GPU in one run and none in another: what differs between them (a "
                               "script, launcher, scheduler or container setting CUDA_VISIBLE_DEVICES) hides it")
+        if find(texts, _KERNEL_WORDS) is not None and not clues & set(WORKING):
+            # The runtime's own words: the device is seen, and the build (or an extension) has no kernel for it.
+            return Assessment(ARCH_UNSUPPORTED, MEDIUM, (said, "the CUDA runtime has no kernel image for the "
+                              "device"), (OK,), _asked(ARCH_UNSUPPORTED),
+                              "is_available() is True while kernels fail: the build has no kernel for this GPU")
         if "failure_trace" in clues and "arch_words" in clues and not clues & set(WORKING):
             return Assessment(ARCH_UNSUPPORTED, LOW, (said, "an error after it, and the report discusses the GPU's "
                               "architecture"), (OK,), _asked(ARCH_UNSUPPORTED),
@@ -238,5 +251,7 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
     verdict, why, confidence = found[0]
     others = tuple(dict.fromkeys(v for v, _, _ in found[1:] if v != verdict))
     rest = others or tuple(v for v in (NO_DRIVER, NOT_VISIBLE, CPU_WHEEL) if v != verdict)
+    if find(texts, _KERNEL_WORDS) is not None:
+        rest = tuple(v for v in rest if v not in (NO_DRIVER, NOT_VISIBLE, CPU_WHEEL))
     asked = _asked(*rest) if verdict == CANNOT_TELL else _asked(verdict, *rest)
-    return Assessment(verdict, confidence, (why,), rest, asked, "a lead, not a diagnosis: ask for the commands below")
+    return Assessment(verdict, confidence, (why,), rest, asked, LEAD if confidence == LOW else "")

@@ -12,6 +12,7 @@ from typing import Any
 
 from harness import cvd
 from harness.catalogue.scan import find
+from harness.classify.driver import LAUNCH_WORDS
 from harness.schema import (
     ARCH_UNSUPPORTED,
     CPU_WHEEL,
@@ -51,6 +52,10 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     texts = torch_texts(facts)
     cvd_value = get(facts, "visibility.cuda_visible_devices")
+    launch = get(facts, "visibility.launch")
+    if launch and get(facts, "visibility.gpu_requested") is False:
+        words = LAUNCH_WORDS.get(str(launch), f"the {launch} start")
+        out.append((NOT_VISIBLE, f"{words} asks for no GPU", MEDIUM))
     if "scheduler" in clues and "gpu_requested" not in clues:
         out.append((NOT_VISIBLE, "a batch-scheduler job (Slurm/PBS) that may have been given no GPU", LOW))
     if cvd_value is not None:

@@ -36,9 +36,9 @@ _TWO_ANSWERS_RE = re.compile(r"\b(?:prints?|printed|returns?|returned|gives?|gav
 # A release and its build in a sentence: 'PyTorch 2.8.0 + cu129', 'torch 2.1.0 with cu118'.
 _BUILD_RE = re.compile(r"\b(?:py)?torch\s{0,2}(?:version\s{0,2})?v?(?P<version>\d{1,2}\.\d{1,2}(?:\.\d{1,3})?)\s{0,3}"
                        r"(?:\+|with|built for)\s{0,3}(?P<variant>cu\d{2,3}|cpu)\b", re.I)
-# An NVIDIA GPU named in a sentence by its family and number ('GTX 1070', 'RTX 4090', 'Quadro P4000').
-_GPU_RE = re.compile(r"\b(?:NVIDIA\s)?(?:GeForce\s)?(?:GTX|RTX|Quadro|TITAN|Tesla)\s?[A-Z]{0,2}\d{2,4}"
-                     r"(?:\s?(?:Ti|SUPER|Super|Laptop GPU|Mobile|M))?\b")
+# An NVIDIA GPU named in a sentence by its family and number ('GTX 1070', 'RTX 4090', 'Quadro P4000', 'GT 740M').
+_GPU_RE = re.compile(r"\b(?:NVIDIA\s)?(?:GeForce\s)?(?:GTX|RTX|Quadro|TITAN|Tesla|GT(?=\s?\d{3}M?\b))"
+                     r"\s?[A-Z]{0,2}\d{2,4}(?:\s?(?:Ti|SUPER|Super|Laptop GPU|Mobile|M))?\b")
 # nvidia-smi failing, in the reporter's words: 'nvidia-smi was showing an error', 'nvidia-smi fails'.
 _SMI_FAILS_RE = re.compile(r"nvidia-smi[`'\"]?\s{1,3}(?:(?:was|is)\s{1,3})?(?:(?:showing|shows|showed|gives|gave|"
                            r"returns|returned|throws|threw|prints|printed)\s{1,3}(?:an?|and)\s{1,3}error|fails|failed|"
@@ -47,7 +47,7 @@ _SMI_FAILS_RE = re.compile(r"nvidia-smi[`'\"]?\s{1,3}(?:(?:was|is)\s{1,3})?(?:(?
 _CVD_PROSE_RE = re.compile(r"CUDA_VISIBLE_DEVICES\W{0,3}\s(?:to|as)\s[`'\"]?(?P<value>-?\d{1,3}(?:,\d{1,3}){0,15})\b",
                            re.I)
 # What a text must hold (lower-cased) for this reader to find anything in it.
-GATE = re.compile(r"driver|is_a|available|visible_devices|device_count|torch|gtx|rtx|quadro|titan|tesla|"
+GATE = re.compile(r"driver|is_a|available|visible_devices|device_count|torch|gtx|rtx|quadro|titan|tesla|geforce|"
                   r"nvidia-smi")
 _COUNT_RE = re.compile(r"device_count\(\)[^A-Za-z0-9\n]{0,8}(?:(?:returns?|gives?|is|prints?)\s{1,3}){0,2}"
                        r"[`'\"]?(?P<count>\d{1,3})\b")

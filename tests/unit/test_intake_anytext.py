@@ -71,7 +71,8 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
                                                             "driver.nvml.driver_version": "570.86.16"},
                              {"torch.arch_list", "driver.nvml.devices"}),
     # An image's tag names its torch; a container, and a pod that asked for a GPU, without a driver.
-    "image-no-gpus.txt": ("NOT_VISIBLE", "low", {"visibility.in_container": True, "driver.nvidia_smi.works": False},
+    "image-no-gpus.txt": ("NOT_VISIBLE", "medium", {"visibility.in_container": True,
+                                                   "driver.nvidia_smi.works": False},
                           {"torch.version", "torch.cuda"}),
     "pod-gpu-no-driver.txt": ("NOT_VISIBLE", "medium", {"visibility.in_container": True}, set()),
     # A launch script hides the one GPU the machine has.
@@ -118,6 +119,21 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     "prose-build-gpu.txt": ("ARCH_UNSUPPORTED", "medium", {"torch.version": "2.9.0+cu130", "torch.cuda": "13.0"},
                             {"torch.arch_list", "driver.nvml.devices"}),
     "smi-fails-prose.txt": ("NO_DRIVER", "low", {"driver.nvidia_smi.works": False}, set()),
+    # torch's too-old message alone: the driver's CUDA is stated, that libcuda loaded follows from it.
+    "found-version-only.txt": ("DRIVER_TOO_OLD", "high", {"driver.libcuda.driver_version": 11040,
+                                                          "driver.libcuda.loaded": True}, {"driver.libcuda.loaded"}),
+    # The runtime's "no kernel image" on a GPU named in prose (a Kepler laptop part, from the product lines).
+    "no-kernel-image-laptop.txt": ("ARCH_UNSUPPORTED", "medium", {"torch.is_available": True},
+                                   {"driver.nvml.devices"}),
+    # How the work was started, read as facts: each start that asks for no GPU, in its own syntax.
+    "podman-run-no-device.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "podman run",
+                                                           "visibility.gpu_requested": False}, set()),
+    "compose-no-deploy.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "compose",
+                                                        "visibility.gpu_requested": False}, set()),
+    "pod-no-gpu-limit.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "pod",
+                                                       "visibility.gpu_requested": False}, set()),
+    "slurm-srun-no-gres.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "slurm",
+                                                         "visibility.gpu_requested": False}, set()),
     "no-device-one-gpu.txt": ("NOT_VISIBLE", "low", {}, set()),
     "conda-select-cpu.txt": ("CPU_WHEEL", "low", {}, set()),
     "bracket-cpu-version.txt": ("CPU_WHEEL", "low", {}, set()),

@@ -44,11 +44,13 @@ def _install_driver(r: Remedy) -> list[str]:
         return ["the report says this machine has no NVIDIA GPU: no driver can give it one; run the work on a "
                 "machine or cloud instance with an NVIDIA GPU, or on the CPU (device='cpu')"]
     if r.get("detail") == "short":
-        return [f"install the NVIDIA driver ({DRIVER_DOWNLOAD}) and reboot"]
+        return [f"install the NVIDIA driver ({DRIVER_DOWNLOAD}) and reboot",
+                f"which driver: {wheels.driver_for_torch(torch)}" if not cuda else
+                f"for this torch (CUDA {cuda}): {wheels.driver_floor_text(cuda)}"]
     lines = [f"install the NVIDIA driver for this GPU ({DRIVER_DOWNLOAD}, or the distribution's package, e.g. "
              "apt install nvidia-driver) and reboot"]
-    if cuda:
-        lines.append(f"for this torch (CUDA {cuda}): {wheels.driver_floor_text(cuda)}")
+    lines.append(f"for this torch (CUDA {cuda}): {wheels.driver_floor_text(cuda)}" if cuda else
+                 f"which driver: {wheels.driver_for_torch(torch)}")
     return lines
 
 
@@ -60,7 +62,8 @@ def _install_wheel(r: Remedy) -> list[str]:
         return wheels.wheel_for_driver(torch, dcv)
     if torch:
         return wheels.default_wheel(torch)
-    return ["install a CUDA build of torch: see https://pytorch.org/get-started/locally/"]
+    return ["install a CUDA build of torch: see https://pytorch.org/get-started/locally/",
+            f"the driver is not known: {wheels.driver_for_torch(None)}"]
 
 
 def _reboot(r: Remedy) -> list[str]:

@@ -93,8 +93,11 @@ def wheel_for_arch(torch_version: str | None, capability: str, driver_cuda_versi
             if arches and runs and compat.arch_supports(capability, arches):
                 version = torch_version if torch_version and compat.torch_series(torch_version) == series else None
                 pin = f"torch=={compat.public_version(version)}" if version else f'"torch=={series}.*"'
-                return [f"pip install {pin} --index-url {compat.index_url(variant)}   # compiled for "
-                        f"{' '.join(arches)}, which covers {compat.sm_name(capability)}"]
+                line = (f"pip install {pin} --index-url {compat.index_url(variant)}   # compiled for "
+                        f"{' '.join(arches)}, which covers {compat.sm_name(capability)}")
+                # The driver is unknown: the fix says which one that build needs.
+                needs = f"that build needs {driver_floor_text(cuda)}"
+                return [line] if driver_cuda_version is not None else [line, needs]
     with_driver = " with this driver" if driver_cuda_version is not None else ""
     return [f"no torch build in refenv's tables covers {compat.sm_name(capability)}{with_driver}; "
             "build torch from source with TORCH_CUDA_ARCH_LIST including it"]

@@ -17,7 +17,7 @@ def check_import(ctx: Context) -> list[Finding]:
         return [Finding("", SEVERITY_WARNING, "torch could not be examined", (str(t["error"]),), layer=LAYER)]
     if t.get("importable") is False:
         fixes = (wheels.wheel_for_driver(None, ctx.driver_cuda_version) if ctx.driver_cuda_version
-                 else ["pip install torch"])
+                 else ["pip install torch", f"the driver is not known: {wheels.driver_for_torch(None)}"])
         return [Finding("", SEVERITY_WARNING, "torch is not importable here, so the wheel layer cannot be judged",
                         (f"import torch: {t.get('import_error')}",), tuple(fixes), LAYER)]
     if t.get("version"):

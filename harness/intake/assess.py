@@ -12,6 +12,7 @@ the answer is CANNOT_TELL. Calibrated on the corpus (benchmarks/report_corpus.py
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from harness.catalogue.scan import find
@@ -83,9 +84,32 @@ def _asked(*verdicts: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+# torch's out-of-memory message names the device's total: 'Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total
+# capacity; ...' before torch 2.1, 'Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB of which
+# ...' since (c10/cuda/CUDACachingAllocator.cpp).
+_OOM_TOTAL_RE = re.compile(r"GPU\s?(?P<gpu>\d{1,3})(?:;\s?| has a total capacity of )(?P<total>\d{1,4}(?:\.\d{1,3})?)"
+                           r"\s?(?P<unit>[GMT]iB)")
+
+
+def oom_total(line: str) -> tuple[str, str] | None:
+    """(the GPU's index, its total as `memory --budget` reads it: '23.64GiB') from torch's OOM message."""
+    m = _OOM_TOTAL_RE.search(line)
+    return (m.group("gpu"), f"{m.group('total')}{m.group('unit')}") if m else None
+
+
 def assess_report(facts: Any, diagnosis: Diagnosis, provenance: Any, inferred: Any, clues: Any) -> Assessment:
     """assess() over a parsed report's provenance, inferred facts and clues."""
-    return assess(facts, diagnosis, set(provenance) - set(inferred), set(inferred), set(clues))
+    a = assess(facts, diagnosis, set(provenance) - set(inferred), set(inferred), set(clues))
+    oom = clues.get("cuda_oom") if a.verdict == OK and hasattr(clues, "get") else None
+    total = oom_total(str(oom[1])) if oom else None
+    if total is None:
+        return a
+    # The out-of-memory report is handed to the memory planner with the device's total from the message.
+    gpu, budget = total
+    command = f"python -m harness memory --model <model> --budget {budget} --fit"
+    why = (f"CUDA works; the problem is more likely the memory the work needs: GPU {gpu} has {budget} in all "
+           f"(torch's message); `{command}` (or --config config.json / --params N) says what fits")
+    return Assessment(a.verdict, a.confidence, a.rests_on, a.competing, a.ask, why)
 
 
 def assess(facts: Any, diagnosis: Diagnosis, stated: set[str], inferred: set[str], clues: set[str]) -> Assessment:

@@ -37,6 +37,7 @@ FAMILIES = {
     "slurm-srun-no-gres.txt": "NOT_VISIBLE",
     "kernel-api-mismatch.txt": "DRIVER_BROKEN",
     "device-assert.txt": "OK",
+    "out-of-memory-ja.txt": "OK",
     "macos-apple-silicon.txt": "OTHER",
     "os-only.txt": None,
 }
@@ -106,3 +107,9 @@ def test_no_kernel_image_on_an_old_laptop_gpu_is_not_ok(tmp_path: Path, capsys: 
     assert "`OK`" not in text.split("<details>", 1)[0]
     assert "GeForce GT 740M (sm\\_30) is not among this torch's compiled architectures" in text
     assert "compute capability 3.0 from the GPU tables" in text  # inferred, and said so
+
+
+def test_an_out_of_memory_report_is_handed_to_the_memory_planner_with_the_gpus_total(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    text = bot_comment("out-of-memory-ja.txt", tmp_path, capsys, monkeypatch)
+    assert "`python -m harness memory --model <model> --budget 23.64GiB --fit`" in text

@@ -9,7 +9,7 @@ import pytest
 
 from harness.classify import classify
 from harness.intake import ParsedReport, ReportError, load_report
-from harness.intake.assess import assess_report
+from harness.intake.assess import assess_report, oom_total
 from harness.schema import Assessment
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reports"
@@ -219,3 +219,16 @@ def test_a_driver_stated_in_prose_bounds_the_fix() -> None:
     fixes = [line for f in classify(report.facts).failing for line in f.remediation]
     keep = [line for line in fixes if "keep the driver" in line]
     assert keep and all("/whl/cu118" in line for line in keep), fixes
+
+
+@pytest.mark.parametrize(("line", "total"), [
+    ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 6.32 GiB "
+     "already allocated; 3.69 MiB free; 6.46 GiB reserved in total by PyTorch)", ("0", "7.79GiB")),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.19 "
+     "GiB of which 1.2 GiB is free.", ("1", "79.19GiB")),
+    ("CUDA out of memory. Tried to allocate 20.00 MiB", None),
+])
+def test_torchs_out_of_memory_message_gives_the_gpus_total(line: str, total: tuple[str, str] | None) -> None:
+    # c10's caching allocator wrote the total as '(GPU 0; N GiB total capacity' before torch 2.1, and as
+    # 'GPU 0 has a total capacity of N GiB' since.
+    assert oom_total(line) == total

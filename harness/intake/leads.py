@@ -63,6 +63,10 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
         out.append((NOT_VISIBLE, f"CUDA_VISIBLE_DEVICES={cvd_value!r} decides which GPUs torch may see"
                     + ("; the report says the machine has one GPU, which that value hides" if hidden else ""),
                     MEDIUM if hidden else LOW))
+    for verdict, words in ((DRIVER_TOO_OLD, "its driver-too-old message"), (NO_DRIVER, "its no-driver message")):
+        if f"source_{verdict}" in clues:
+            out.append((verdict, f"the traceback stops at torch's source line of {words} (its driver check, "
+                        "torch/cuda/__init__.py), though the message itself is not shown", LOW))
     if "works_with_older_cuda" in clues:
         out.append((DRIVER_TOO_OLD, "another environment of the report works with torch built for an older CUDA: "
                     "the driver runs that CUDA and not this build's", MEDIUM))

@@ -36,7 +36,10 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"\bLXC\b|\bpods?\b|/\.dockerenv|容器|コンテナ|컨테이너|контейнер", re.I)),
     # The container (or pod) asked for a GPU: the runtime, device plugin or CDI should have given one.
     ("container_gpu_request", re.compile(r"nvidia\.com/gpu|runtimeClassName:\s{0,3}[\"']?nvidia|runtime:\s{0,3}nvidia|"
-                                         r"--gpus[= ]|--runtime[= ]nvidia|driver:\s{0,3}nvidia", re.I)),
+                                         r"--gpus[= ]|--runtime[= ]nvidia|driver:\s{0,3}nvidia|"
+                                         # or in words: 'the GPU-enabled docker-compose', 'a GPU-enabled container'
+                                         r"\bGPU[- ]enabled\s(?:docker(?:-compose)?|compose|container|image|pod)",
+                                         re.I)),
     ("one_gpu", re.compile(r"\b(?:only|just)\s(?:have\s)?(?:one|1|a single)\s(?:NVIDIA\s)?(?:GPU|graphics card|card)\b|"
                            r"\bsingle[- ]GPU\b|\bone[- ]GPU\b|\b1 GPU\b|只有一(?:张|块|个)|一张显卡|一块显卡", re.I)),
     # A GPU torch.cuda cannot use: AMD's (ROCm/HIP, DirectML) or Intel's (XPU).
@@ -64,7 +67,8 @@ KEYWORDS = {
     "container": ("docker", "container", "nerdctl", "podman", "kube", "k8s", "k3s", "compose", "singularity",
                   "apptainer", "gke", "eks", "aks", "lxd", "lxc", "pod", ".dockerenv", "容器", "コンテナ", "컨테이너",
                   "контейнер"),
-    "container_gpu_request": ("nvidia.com/gpu", "runtimeclassname", "runtime:", "--gpus", "--runtime", "driver:"),
+    "container_gpu_request": ("nvidia.com/gpu", "runtimeclassname", "runtime:", "--gpus", "--runtime", "driver:",
+                              "gpu-enabled", "gpu enabled"),
     "one_gpu": ("one", "1 gpu", "single", "只有一", "一张", "一块", "only"),
     "other_gpu": ("amd", "radeon", "rx", "arc", "xpu", "dg2", "intel"),
     "jetson": ("jetson", "jetpack", "l4t", "orin", "xavier", "tegra"),

@@ -125,6 +125,14 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     # The runtime's "no kernel image" on a GPU named in prose (a Kepler laptop part, from the product lines).
     "no-kernel-image-laptop.txt": ("ARCH_UNSUPPORTED", "medium", {"torch.is_available": True},
                                    {"driver.nvml.devices"}),
+    # A traceback cut at torch's own source line of its too-old message (torch 1.0's _check_driver); a build that
+    # needs a newer driver, in words ('run on CUDA 11.2' is a version, not a GPU index); a Compose stack the
+    # report calls GPU-enabled (it asked for the GPU); the private count device_count() wraps, answered in a
+    # comment under it.
+    "traceback-source-too-old.txt": ("DRIVER_TOO_OLD", "low", {}, set()),
+    "newer-driver-words.txt": ("DRIVER_TOO_OLD", "low", {"torch.is_available": False}, set()),
+    "compose-gpu-enabled-words.txt": ("NOT_VISIBLE", "medium", {}, set()),
+    "private-count-comment.txt": ("OK", "high", {"torch.device_count": 2}, set()),
     # How the work was started, read as facts: each start that asks for no GPU, in its own syntax.
     "podman-run-no-device.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "podman run",
                                                            "visibility.gpu_requested": False}, set()),

@@ -53,7 +53,9 @@ WORKING = {"torch_named_device": "torch named or described its CUDA device",
            "invalid_ordinal": "CUDA counted its devices and the code asked for an index past them",
            "runs_on_gpu": "the report says the work runs on a GPU, by its index",
            "kernel_ran": "a kernel ran on the GPU and failed on its own terms (a device-side assert, an illegal "
-                         "memory access in the kernel)"}
+                         "memory access in the kernel)",
+           "tensor_on_gpu": "torch printed a tensor on a CUDA device",
+           "smi_process": "nvidia-smi lists the Python process holding GPU memory"}
 # What says which machine torch's "no driver" message came from: without one of these (or a stated fact
 # beside torch's own words), the message alone proved right 3 times in 5 in the corpus (a sandboxed IDE or
 # an image for another vendor's GPU says the same words), so it is a lead, not a medium answer.
@@ -69,7 +71,10 @@ LIKELY = {"torch_named_device": "in the work itself, not the driver stack",
           "runs_on_gpu": "which GPU is used: CUDA_VISIBLE_DEVICES takes effect only when set before torch first "
                          "touches CUDA",
           "kernel_ran": "the data or labels given to the kernel (rerun with CUDA_LAUNCH_BLOCKING=1 to see the "
-                        "operation that failed)"}
+                        "operation that failed)",
+          "tensor_on_gpu": "in the work itself, not the driver stack",
+          "smi_process": "how the work uses the GPU: low utilisation with memory held points at the input pipeline "
+                         "(more DataLoader workers, pin_memory=True), not the driver"}
 # The runtime's own words that it has no kernel for the device: a kernel launch reached a visible device
 # through a working driver and a CUDA build, so no driver, a hidden device and a CPU build are ruled out.
 _KERNEL_WORDS = ("cuda.no_kernel_image", "torch.arch_not_compatible")

@@ -53,6 +53,11 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                               r"arch(?:itecture)? list", re.I)),
     # torch's repr of a device it opened: a log that prints it ran on the GPU.
     ("torch_named_device", re.compile(r"_CudaDeviceProperties\(name=")),
+    # torch printed a tensor (or a device) on a CUDA device: `tensor([1.], device='cuda:0')`, `device(type='cuda', ...`.
+    ("tensor_on_gpu", re.compile(r"device='cuda(?::\d{1,2})?'\)|device\(type='cuda'")),
+    # nvidia-smi's process table lists a Python process holding GPU memory: the work runs on the GPU.
+    ("smi_process", re.compile(r"\|\s{1,8}\d{1,2}\s{1,8}(?:N/A\s{1,8}N/A\s{1,8})?\d{2,8}\s{1,8}C(?:\+G)?\s{1,8}"
+                               r"\S{0,120}python[\w.]{0,12}\s{1,60}\d{1,7}\s?MiB", re.I)),
     # The reporter says the work runs on a GPU by its index ('the program consistently uses cuda index 0').
     ("runs_on_gpu", re.compile(r"\b(?:uses?|using|runs? on|running on|stays? on|always on)\s(?:the\s)?(?:cuda|gpu)"
                                r"\s?(?:index\s|device\s|:|#)?\d\b(?![.,]\d)", re.I)),  # 'CUDA 7.5' is a version
@@ -76,6 +81,7 @@ KEYWORDS = {
     "hang_words": ("hang", "hung", "freez", "stuck", "never return", "卡住", "卡死", "无响应", "ハング", "固ま",
                    "フリーズ", "멈", "завис", "cuelga", "congela", "trava", "hängt"),
     "arch_words": ("arch", "capability", "sm_"), "torch_named_device": ("_cudadeviceproperties",),
+    "tensor_on_gpu": ("device='cuda", "device(type='cuda'"), "smi_process": ("python",),
     "failure_trace": ("traceback", "error: ", "exception: "), "runs_on_gpu": ("cuda", "gpu"),
     "source_DRIVER_TOO_OLD": ('""".format(',), "source_NO_DRIVER": ('index.aspx"""',),
 }

@@ -133,6 +133,9 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     "newer-driver-words.txt": ("DRIVER_TOO_OLD", "low", {"torch.is_available": False}, set()),
     "compose-gpu-enabled-words.txt": ("NOT_VISIBLE", "medium", {}, set()),
     "private-count-comment.txt": ("OK", "high", {"torch.device_count": 2}, set()),
+    # More evidence that CUDA works: nvidia-smi's process table lists the Python process; a tensor printed on cuda:0.
+    "smi-python-process.txt": ("OK", "medium", {}, set()),
+    "tensor-on-gpu.txt": ("OK", "medium", {}, set()),
     # How the work was started, read as facts: each start that asks for no GPU, in its own syntax.
     "podman-run-no-device.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "podman run",
                                                            "visibility.gpu_requested": False}, set()),

@@ -135,6 +135,9 @@ class VisibilityFacts(TypedDict, total=False):
     cuda_device_order: Optional[str]
     in_container: Optional[bool]
     container_evidence: Optional[str]
+    launch: Optional[str]          # how a report's work was started: 'docker run', 'compose', 'pod', 'slurm', ...
+    gpu_requested: Optional[bool]  # whether that start asks for a GPU
+    launch_fix: Optional[str]      # the same start asking for one, in its own syntax
 
 
 class HostFacts(TypedDict, total=False):

@@ -93,7 +93,7 @@ def _fix(diag: Diagnosis) -> list[str]:
         commands = markup.commands_in(step)
         words = markup.without_command_tail(step)
         if words:
-            out.append(f"- {markup.escape(words)}")
+            out.append(f"- {markup.prose_with_code(words)}")
         elif commands:
             out.append("- run:")
         out += [f"  {line}" for line in markup.code_block(commands, "sh")] if commands else []
@@ -148,7 +148,7 @@ def _headline(doc: DiagnoseDocument, stated: bool) -> list[str]:
     head = f"**refenv diagnose: `{verdict}`**" + (f" (confidence: {confidence})" if confidence else "")
     lines = [head + (f": {markup.escape(redact(what))}" if what else "")]
     if assessment is not None and assessment.why:
-        lines.append(markup.escape(redact(assessment.why)))
+        lines.append(markup.prose_with_code(redact(assessment.why)))
     if competing:
         lines.append(f"Not ruled out: {', '.join(f'`{v}`' for v in competing)}.")
     return lines

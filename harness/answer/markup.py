@@ -23,9 +23,10 @@ CLIP = 240
 # or a whole line starting with one, as wheels.py's pip lines do).
 PROGRAMS = ("pip", "pip3", "conda", "mamba", "sudo", "docker", "podman", "nvidia-smi", "nvidia-ctk", "export",
             "unset", "apt", "apt-get", "dnf", "yum", "modprobe", "rmmod", "dmesg", "ldconfig", "systemctl",
-            "python", "python3", "wsl", "kubectl", "dkms")
+            "python", "python3", "wsl", "kubectl", "dkms", "nerdctl", "srun", "sbatch")
 _PAREN = re.compile(r"\(([^()]{3,400})\)")
 _BACKTICK = re.compile(r"`([^`]{3,400})`")
+_QUOTED = re.compile(r"\"[^\"\n]{0,400}\"|'[^'\n]{0,400}'")
 
 
 def clean(text: str) -> str:
@@ -43,6 +44,16 @@ def escape(text: str) -> str:
     # '<' would open HTML and '&' an entity ('&lt;' shown as '<'); a '>' inside a line is just a character.
     html = _ENTITY.sub("&amp;", clean(text)).replace("<", "&lt;")
     return _MENTION.sub("@" + ZWSP, _SPECIAL.sub(r"\\\1", html))
+
+
+def prose_with_code(text: str) -> str:
+    """Prose whose `backticked` spans (a YAML key to add, a command named in a sentence) stay code spans, to copy
+    as they are; the rest escaped as `escape` does."""
+    out, at = [], 0
+    for m in _BACKTICK.finditer(text):
+        out += [escape(text[at:m.start()]), code(m.group(1))]
+        at = m.end()
+    return "".join([*out, escape(text[at:])])
 
 
 def code(text: str) -> str:
@@ -71,7 +82,8 @@ def is_command(step: str) -> bool:
     shell comment (an ellipsis, a parenthesis or a comma-separated aside says the words go on)."""
     code = step.split("   #", 1)[0].strip()
     words = code.split()
-    return bool(words) and words[0] in PROGRAMS and not any(mark in code for mark in ("…", "(", ", "))
+    bare = _QUOTED.sub('""', code)  # a quoted argument (python -c "print(...)") is the command's own
+    return bool(words) and words[0] in PROGRAMS and not any(mark in bare for mark in ("…", "(", ", "))
 
 
 def commands_in(step: str) -> list[str]:

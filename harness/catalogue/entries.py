@@ -22,7 +22,7 @@ REMEDY_FIX = {
     "install_driver": FIX_DRIVER, "install_wheel": FIX_WHEEL,
     "reboot": FIX_REPAIR, "reload_modules": FIX_REPAIR, "load_module": FIX_REPAIR, "drop_from_library_path": FIX_REPAIR,
     "enable_gpu_access": FIX_ACCESS, "install_toolkit": FIX_ACCESS, "unset_variable": FIX_ACCESS,
-    "add_capability": FIX_ACCESS, "expose_devices": FIX_ACCESS,
+    "add_capability": FIX_ACCESS, "expose_devices": FIX_ACCESS, "request_gpu": FIX_ACCESS,
     "reinstall_libraries": FIX_REPAIR, "fix_loader_path": FIX_REPAIR, "start_service": FIX_REPAIR,
     "fix_permissions": FIX_REPAIR, "set_compute_mode": FIX_REPAIR, "check_logs": FIX_REPAIR,
     "check_hardware": FIX_REPAIR, "restore_device_access": FIX_REPAIR, "generate_cdi_spec": FIX_REPAIR,

@@ -30,16 +30,27 @@ def _install_driver(r: Remedy) -> list[str]:
             lines += [f"or keep the driver and install a torch it runs: {line}"
                       for line in wheels.wheel_for_driver(torch, dcv)]
         return lines
+    if r.get("action") == "upgrade" and dcv:
+        # torch's message named the driver's CUDA but not torch's own: the driver a current build needs first,
+        # then the builds this driver runs.
+        return [f"upgrade the driver: {wheels.driver_for_torch(torch)}",
+                *(f"or keep the driver and install a torch it runs: {line}"
+                  for line in wheels.wheel_for_driver(torch, dcv))]
     if r.get("condition"):
         return [f"the image requires {r.get('condition')}: upgrade the host driver"
                 + (f" ({wheels.driver_floor_text(cuda)})" if cuda else "")
                 + ", or use an image built for an older CUDA (NVIDIA_DISABLE_REQUIRE=true skips the check)"]
+    if r.get("gpu") == "none":
+        return ["the report says this machine has no NVIDIA GPU: no driver can give it one; run the work on a "
+                "machine or cloud instance with an NVIDIA GPU, or on the CPU (device='cpu')"]
     if r.get("detail") == "short":
-        return [f"install the NVIDIA driver ({DRIVER_DOWNLOAD}) and reboot"]
+        return [f"install the NVIDIA driver ({DRIVER_DOWNLOAD}) and reboot",
+                f"which driver: {wheels.driver_for_torch(torch)}" if not cuda else
+                f"for this torch (CUDA {cuda}): {wheels.driver_floor_text(cuda)}"]
     lines = [f"install the NVIDIA driver for this GPU ({DRIVER_DOWNLOAD}, or the distribution's package, e.g. "
              "apt install nvidia-driver) and reboot"]
-    if cuda:
-        lines.append(f"for this torch (CUDA {cuda}): {wheels.driver_floor_text(cuda)}")
+    lines.append(f"for this torch (CUDA {cuda}): {wheels.driver_floor_text(cuda)}" if cuda else
+                 f"which driver: {wheels.driver_for_torch(torch)}")
     return lines
 
 
@@ -51,7 +62,8 @@ def _install_wheel(r: Remedy) -> list[str]:
         return wheels.wheel_for_driver(torch, dcv)
     if torch:
         return wheels.default_wheel(torch)
-    return ["install a CUDA build of torch: see https://pytorch.org/get-started/locally/"]
+    return ["install a CUDA build of torch: see https://pytorch.org/get-started/locally/",
+            f"the driver is not known: {wheels.driver_for_torch(None)}"]
 
 
 def _reboot(r: Remedy) -> list[str]:
@@ -107,6 +119,28 @@ def _enable_gpu_access(r: Remedy) -> list[str]:
             "on a host with the NVIDIA Container Toolkit (nvidia-ctk runtime configure --runtime=docker)",
             f"install guide: {TOOLKIT_DOCS}",
             "in Kubernetes, request the GPU as a resource: resources.limits: nvidia.com/gpu: 1"]
+
+
+def _request_gpu(r: Remedy) -> list[str]:
+    """The start the report shows, corrected in its own syntax (harness/intake/launches.py)."""
+    launch, command = r.get("launch") or "", r.get("command") or ""
+    if launch == "slurm":
+        return [f"the job was given no GPU; request one: {command}",
+                "on a cluster whose GPUs sit in their own partition, name it too (-p <its name>; sinfo lists them)"]
+    if launch == "pod" and r.get("requested") == "yes":
+        return [f"the pod asks for nvidia.com/gpu and still gets no driver: name the NVIDIA runtime, {command} "
+                "(where the node's default runtime is not NVIDIA's)",
+                "the node needs NVIDIA's device plugin (or the GPU Operator) to offer nvidia.com/gpu"]
+    if launch == "pod":
+        return [f"request the GPU in the pod's manifest, {command}",
+                "the node needs NVIDIA's device plugin (or the GPU Operator) to offer nvidia.com/gpu"]
+    if launch == "compose":
+        return [f"give the service the GPU in the Compose file, {command}",
+                f"on a host with the NVIDIA Container Toolkit ({TOOLKIT_DOCS})"]
+    host = ("with the NVIDIA Container Toolkit's CDI spec generated (sudo nvidia-ctk cdi generate "
+            "--output=/etc/cdi/nvidia.yaml)" if launch.startswith("podman") else
+            "with the NVIDIA Container Toolkit (sudo nvidia-ctk runtime configure --runtime=docker)")
+    return [f"start the container with a GPU: {command}", f"on a host {host}; install guide: {TOOLKIT_DOCS}"]
 
 
 def _install_toolkit(r: Remedy) -> list[str]:
@@ -227,7 +261,8 @@ def _use_cdi_engine(r: Remedy) -> list[str]:
 RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
     "install_driver": _install_driver, "install_wheel": _install_wheel, "reboot": _reboot,
     "reload_modules": _reload_modules, "load_module": _load_module, "drop_from_library_path": _drop_from_library_path,
-    "enable_gpu_access": _enable_gpu_access, "install_toolkit": _install_toolkit, "unset_variable": _unset_variable,
+    "enable_gpu_access": _enable_gpu_access, "request_gpu": _request_gpu,
+    "install_toolkit": _install_toolkit, "unset_variable": _unset_variable,
     "add_capability": _add_capability, "expose_devices": _expose_devices, "reinstall_libraries": _reinstall_libraries,
     "fix_loader_path": _fix_loader_path, "start_service": _start_service, "fix_permissions": _fix_permissions,
     "set_compute_mode": _set_compute_mode, "check_logs": _check_logs, "check_hardware": _check_hardware,

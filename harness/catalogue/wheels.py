@@ -23,6 +23,24 @@ def driver_floor_text(cuda: str) -> str:
     return "; ".join(parts) if parts else f"a driver that supports CUDA {cuda}"
 
 
+def newest_release() -> compat.TorchRelease:
+    """The newest torch release in the compatibility data."""
+    c = compat.load()
+    return c.torch_releases[max(c.torch_releases, key=compat.parse_version)]
+
+
+def driver_for_torch(torch_version: str | None) -> str:
+    """The driver a torch's default CUDA build needs, for a fix that knows the torch but not its CUDA (or
+    neither: then the newest release's default build, the one `pip install torch` gets)."""
+    release = compat.torch_release(torch_version) if torch_version else None
+    if release is not None:
+        return (f"torch {release.series}'s default build (CUDA {release.default_cuda}) needs "
+                f"{driver_floor_text(release.default_cuda)}")
+    newest = newest_release()
+    return (f"the newest torch ({newest.series}, the one a plain pip install gets) is built for CUDA "
+            f"{newest.default_cuda} and needs {driver_floor_text(newest.default_cuda)}")
+
+
 def wheel_for_driver(torch_version: str | None, driver_cuda_version: int) -> list[str]:
     """pip lines for torch builds this driver runs: the same release first, then the newest release."""
     lines: list[str] = []
@@ -75,7 +93,11 @@ def wheel_for_arch(torch_version: str | None, capability: str, driver_cuda_versi
             if arches and runs and compat.arch_supports(capability, arches):
                 version = torch_version if torch_version and compat.torch_series(torch_version) == series else None
                 pin = f"torch=={compat.public_version(version)}" if version else f'"torch=={series}.*"'
-                return [f"pip install {pin} --index-url {compat.index_url(variant)}   # compiled for "
-                        f"{' '.join(arches)}, which covers {compat.sm_name(capability)}"]
-    return [f"no torch build in refenv's tables covers {compat.sm_name(capability)} with this driver; "
+                line = (f"pip install {pin} --index-url {compat.index_url(variant)}   # compiled for "
+                        f"{' '.join(arches)}, which covers {compat.sm_name(capability)}")
+                # The driver is unknown: the fix says which one that build needs.
+                needs = f"that build needs {driver_floor_text(cuda)}"
+                return [line] if driver_cuda_version is not None else [line, needs]
+    with_driver = " with this driver" if driver_cuda_version is not None else ""
+    return [f"no torch build in refenv's tables covers {compat.sm_name(capability)}{with_driver}; "
             "build torch from source with TORCH_CUDA_ARCH_LIST including it"]

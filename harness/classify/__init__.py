@@ -75,12 +75,11 @@ def _torch_outcome(ctx: Context, explained: bool) -> list[Finding]:
     if available is True:
         count = t.get("device_count")
         seen = f"torch sees {count} CUDA device(s)" if count is not None else "torch sees CUDA"
-        return [Finding(OK, SEVERITY_INFO, seen,
-                        (f"torch.cuda.is_available() = True, device_count() = {t.get('device_count')}",),
+        return [Finding(OK, SEVERITY_INFO, seen, (f"torch.cuda.is_available() = True{_count(count)}",),
                         layer="torch")]
     if available is not False:
         return []
-    said = [f"torch.cuda.is_available() = False, device_count() = {t.get('device_count')}"]
+    said = [f"torch.cuda.is_available() = False{_count(t.get('device_count'))}"]
     if t.get("init_warning"):
         said.append(f"torch warned: {catalogue.torch_message(t['init_warning'], None)}")
     if t.get("init_error"):
@@ -102,9 +101,19 @@ def _torch_outcome(ctx: Context, explained: bool) -> list[Finding]:
         return [Finding(DRIVER_BROKEN, SEVERITY_ERROR,
                         "torch cannot use CUDA, for a reason the other checks do not explain", tuple(said),
                         render(remedy), "torch", remedy)]
+    started = driver.launch_remedy(ctx)
+    if started is not None and ctx.vis.get("gpu_requested") is False:
+        # The report shows how the work was started, and that start asks for no GPU.
+        return [Finding(NOT_VISIBLE, SEVERITY_ERROR, f"{driver.launch_words(ctx)} asks for no GPU, so torch "
+                        "sees none", (*said, *driver.launch_evidence(ctx)), render(started), "torch", started)]
     remedy = Remedy("expose_devices", (("where", "unknown"),))
     return [Finding(NOT_VISIBLE, SEVERITY_ERROR, "torch sees no CUDA device and says nothing about why", tuple(said),
                     render(remedy), "torch", remedy)]
+
+
+def _count(count: int | None) -> str:
+    """', device_count() = N' where torch's count is known; nothing where it is not (no placeholder)."""
+    return f", device_count() = {count}" if count is not None else ""
 
 
 def _unknowns(ctx: Context) -> list[str]:

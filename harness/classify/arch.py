@@ -39,15 +39,30 @@ def check_arch(ctx: Context) -> list[Finding]:
         if cc not in seen:
             seen.add(cc)
             findings.append(_finding(ctx, hit.params["name"].strip(), cc, arches or []))
+    if not findings and not arches and ctx.said("cuda.no_kernel_image"):
+        # The runtime found no kernel for a device, the build's architectures are unknown: the GPU it ran on
+        # is the one whose capability the build lacks (of several, the oldest: a build covers newer ones first).
+        known = [g for g in _visible_gpus(ctx) if g.get("compute_capability")]
+        if known:
+            gpu = min(known, key=lambda g: compat.parse_version(str(g["compute_capability"])))
+            findings.append(_finding(ctx, str(gpu.get("name") or "this GPU"), str(gpu["compute_capability"]), []))
     return findings
 
 
 def _finding(ctx: Context, name: str, cc: str, arches: list[str]) -> Finding:
+    named = ctx.said("cuda.no_kernel_image")
     evidence = [f"{name}: compute capability {cc} ({compat.sm_name(cc)})"]
+    if named is not None and not arches:
+        evidence.append(f"the CUDA runtime says '{named.text}': the build has no kernel for {compat.sm_name(cc)}")
+        return _arch_finding(ctx, name, cc, evidence)
     if arches:
         evidence.append(f"torch {ctx.torch.get('version') or ''} is compiled for {' '.join(arches)}".replace("  ", " "))
     evidence.append("no cubin of the same major at or below it, and no PTX at or below it to JIT "
                     f"(kernels fail: '{catalogue.entry('cuda.no_kernel_image').text}')")
+    return _arch_finding(ctx, name, cc, evidence)
+
+
+def _arch_finding(ctx: Context, name: str, cc: str, evidence: list[str]) -> Finding:
     remedy = Remedy("install_wheel").with_params(torch=ctx.torch.get("version"), capability=cc,
                                                  driver_cuda=ctx.driver_cuda_version)
     return Finding(ARCH_UNSUPPORTED, SEVERITY_ERROR,

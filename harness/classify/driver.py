@@ -17,6 +17,36 @@ HANG = "cuda.init_hangs"
 _CUDA_LAYERS = ("torch", "cuda_driver", "cuda_runtime")
 
 
+def launch_remedy(ctx: Context) -> Remedy | None:
+    """The start a report shows, corrected to ask for a GPU, when it asked for none (or not enough)."""
+    fix = ctx.vis.get("launch_fix")
+    requested = "yes" if ctx.vis.get("gpu_requested") else None
+    return Remedy("request_gpu").with_params(launch=ctx.vis.get("launch"), command=fix,
+                                             requested=requested) if fix else None
+
+
+# How each start is named in an answer.
+LAUNCH_WORDS = {"docker run": "the `docker run` command", "podman run": "the `podman run` command",
+                "nerdctl run": "the `nerdctl run` command", "compose": "the Compose service", "pod": "the pod's spec",
+                "slurm": "the Slurm job"}
+
+
+def launch_words(ctx: Context) -> str:
+    launch = str(ctx.vis.get("launch") or "")
+    return LAUNCH_WORDS.get(launch, f"the {launch} start")
+
+
+def launch_evidence(ctx: Context) -> list[str]:
+    """What the report's start of the work says about the GPU, as evidence."""
+    launch = ctx.vis.get("launch")
+    if not launch or ctx.vis.get("gpu_requested") is None:
+        return []
+    if ctx.vis.get("gpu_requested"):
+        return [f"{launch_words(ctx)} asks for a GPU"] if not ctx.vis.get("launch_fix") else [
+            f"{launch_words(ctx)} asks for a GPU but names no runtime that injects the driver"]
+    return [f"{launch_words(ctx)} asks for no GPU"]
+
+
 def _finding(verdict: str, title: str, evidence: list[str] | tuple[str, ...], remedy: Remedy) -> Finding:
     return Finding(verdict, SEVERITY_ERROR, title, tuple(evidence), render(remedy), LAYER, remedy)
 
@@ -48,9 +78,12 @@ def check_presence(ctx: Context) -> list[Finding]:
     """No driver at all (a bare host), or a container that was given none."""
     loaded = ctx.libcuda.get("loaded")
     if loaded is True:
-        where = ctx.libcuda.get("path") or "libcuda.so.1"
-        return [Finding("", SEVERITY_INFO, f"NVIDIA driver reachable: {fmt_driver(ctx)}",
-                        (f"libcuda loaded from {where}",), layer=LAYER)]
+        where = ctx.libcuda.get("path")
+        # A report rarely names libcuda's path: that it loaded follows from the driver version read through it.
+        how = (f"libcuda loaded from {where}" if where else
+               "libcuda.so.1 loaded (inferred: the driver's CUDA version was read through it)"
+               if ctx.libcuda.get("driver_version") else "libcuda.so.1 loaded")
+        return [Finding("", SEVERITY_INFO, f"NVIDIA driver reachable: {fmt_driver(ctx)}", (how,), layer=LAYER)]
     if loaded is None:
         return _presence_from_torch(ctx)
     refused = _refused_by_loader(ctx)
@@ -77,12 +110,13 @@ def check_presence(ctx: Context) -> list[Finding]:
     if ctx.in_container:
         evidence = _absence_evidence(ctx)
         nvd = ctx.vis.get("nvidia_visible_devices")
-        access = Remedy("enable_gpu_access")
+        access = launch_remedy(ctx) or Remedy("enable_gpu_access")
         if nvd is not None and nvd.strip().lower() in ("void", "", "none"):
             evidence.insert(0, f"NVIDIA_VISIBLE_DEVICES={nvd!r}: the toolkit injects no GPU")
             access = access.with_params(nvidia_visible_devices=nvd)
         if ctx.vis.get("container_evidence"):
             evidence.append(f"in a container: {ctx.vis['container_evidence']}")
+        evidence += launch_evidence(ctx)
         return [_finding(NOT_VISIBLE, "this container was started without GPU access: no NVIDIA device, "
                          "no driver library", evidence, access)]
     install = Remedy("install_driver").with_params(cuda=ctx.torch.get("cuda"))
@@ -124,10 +158,13 @@ def _presence_from_torch(ctx: Context) -> list[Finding]:
     hit = ctx.said("torch.no_driver")
     if hit is None:
         return []
-    evidence = (f"torch: {hit.text}",)
+    evidence = (f"torch: {hit.text}", *launch_evidence(ctx))
+    started = launch_remedy(ctx)
+    if started is not None and ctx.vis.get("launch") == "slurm":
+        return [_finding(NOT_VISIBLE, "the batch job was started without a GPU", evidence, started)]
     if ctx.in_container:
         return [_finding(NOT_VISIBLE, "this container was started without GPU access", evidence,
-                         Remedy("enable_gpu_access"))]
+                         started or Remedy("enable_gpu_access"))]
     if ctx.driver_string:
         return [_finding(DRIVER_BROKEN, f"torch finds no driver, though {fmt_driver(ctx)} is reported",
                          evidence, Remedy("fix_loader_path"))]

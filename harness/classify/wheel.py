@@ -17,7 +17,7 @@ def check_import(ctx: Context) -> list[Finding]:
         return [Finding("", SEVERITY_WARNING, "torch could not be examined", (str(t["error"]),), layer=LAYER)]
     if t.get("importable") is False:
         fixes = (wheels.wheel_for_driver(None, ctx.driver_cuda_version) if ctx.driver_cuda_version
-                 else ["pip install torch"])
+                 else ["pip install torch", f"the driver is not known: {wheels.driver_for_torch(None)}"])
         return [Finding("", SEVERITY_WARNING, "torch is not importable here, so the wheel layer cannot be judged",
                         (f"import torch: {t.get('import_error')}",), tuple(fixes), LAYER)]
     if t.get("version"):
@@ -60,7 +60,10 @@ def check_driver_too_old(ctx: Context) -> list[Finding]:
         return []
     dcv = dcv or found
     assert dcv is not None
-    evidence = [f"torch {t.get('version') or ''} bundles the CUDA {cuda or '?'} runtime".replace("  ", " "),
+    bundles = (f"torch {t.get('version') or ''} bundles the CUDA {cuda} runtime".replace("  ", " ") if cuda else
+               f"torch{' ' + str(t.get('version')) if t.get('version') else ''} bundles a CUDA runtime newer than the "
+               "driver supports (torch's message says so; the report does not name that runtime)")
+    evidence = [bundles,
                 f"the driver reports CUDA {compat.int_to_cuda(dcv)} (cuDriverGetVersion = {dcv})"
                 + (f", driver {ctx.driver_string}" if ctx.driver_string else "")]
     if cuda:
@@ -72,13 +75,9 @@ def check_driver_too_old(ctx: Context) -> list[Finding]:
     if warning:
         said = warning.split(". Please")[0]
         evidence.append(f"torch: {catalogue.torch_message(said, None)}.")
-    if cuda:
-        remedy = Remedy("install_driver").with_params(action="upgrade", cuda=cuda, torch=t.get("version"),
-                                                      driver_cuda=dcv)
-    else:
-        remedy = Remedy("install_wheel").with_params(torch=t.get("version"), driver_cuda=dcv)
+    # The driver update first, then a torch this driver runs (torch's own message offers both, in that order).
+    remedy = Remedy("install_driver").with_params(action="upgrade", cuda=cuda, torch=t.get("version"),
+                                                  driver_cuda=dcv)
     fixes = render(remedy)
-    if not cuda:
-        fixes = tuple(f"or keep the driver and install a torch it runs: {line}" for line in fixes)
     title = f"the driver is too old for this torch's CUDA {cuda or ''} runtime".replace("  ", " ")
     return [Finding(DRIVER_TOO_OLD, SEVERITY_ERROR, title, tuple(evidence), fixes, LAYER, remedy)]

@@ -13,6 +13,7 @@ from harness import document
 from harness.classify import classify
 from harness.intake import ParsedReport, load_report
 from harness.intake.assess import assess_report
+from harness.intake.fixes import answer_finding
 from harness.intake.source import read_stdin
 from harness.schema.envelope import DiagnoseDocument, ReportInput, SourceLine
 
@@ -37,7 +38,11 @@ def judge_report(report: ParsedReport, path: str) -> DiagnoseDocument:
     assessment = assess_report(report.facts, judged, report.provenance, report.inferred, report.clues)
     # The classifier's verdict over the facts stays in the findings; the report's answer weighs how
     # they were known (a thin report is not OK without evidence of a working GPU).
-    diagnosis = dataclasses.replace(judged, verdict=assessment.verdict, unknowns=unknowns,
+    # An answer heads with, and fixes, its own verdict: where the weighing set the classifier's first finding
+    # aside, the answer's verdict gets its finding first (harness/intake/fixes.py).
+    own = answer_finding(report.facts, judged, assessment, set(report.clues))
+    findings = (own, *judged.findings) if own is not None else judged.findings
+    diagnosis = dataclasses.replace(judged, verdict=assessment.verdict, unknowns=unknowns, findings=findings,
                                     classifier_verdict=judged.verdict, assessment=assessment)
     read = ReportInput(
         kind=report.kind,

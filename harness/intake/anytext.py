@@ -18,6 +18,7 @@ from harness.intake import (
     implied,
     installs,
     labelled,
+    launches,
     match,
     messages,
     platforms,
@@ -74,7 +75,7 @@ def read_lines(lines: list[Line]) -> ParsedReport:
                 reader.read(b, lines)
     driverlog.read(b, lines, found)
     # A reader runs only on a text that holds its words: a long log costs one search each.
-    for reader in (installs, conda, images, labelled, prose):
+    for reader in (installs, conda, images, labelled, prose, launches):
         if reader.GATE.search(text.low):
             reader.read(b, lines)
     # A dump's lines about the build ('Is XPU available: False', 'HIP runtime version: N/A') name other

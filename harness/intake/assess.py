@@ -12,6 +12,7 @@ the answer is CANNOT_TELL. Calibrated on the corpus (benchmarks/report_corpus.py
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from harness.catalogue.scan import find
@@ -44,11 +45,39 @@ COMMON_ASK = ('python -c "import torch; print(torch.__version__, torch.version.c
               "nvidia-smi")
 FULL = "python -m torch.utils.collect_env"
 GENERIC = "torch sees no CUDA device and says nothing about why"
+LEAD = "a lead, not a diagnosis: ask for the commands below"
 # Clues that CUDA worked in some process of the report: it named its device, ran out of its memory, or was
 # asked for a device index past the ones it counted.
 WORKING = {"torch_named_device": "torch named or described its CUDA device",
            "cuda_oom": "torch ran out of CUDA device memory (it allocated on the GPU)",
-           "invalid_ordinal": "CUDA counted its devices and the code asked for an index past them"}
+           "invalid_ordinal": "CUDA counted its devices and the code asked for an index past them",
+           "runs_on_gpu": "the report says the work runs on a GPU, by its index",
+           "kernel_ran": "a kernel ran on the GPU and failed on its own terms (a device-side assert, an illegal "
+                         "memory access in the kernel)",
+           "tensor_on_gpu": "torch printed a tensor on a CUDA device",
+           "smi_process": "nvidia-smi lists the Python process holding GPU memory"}
+# What says which machine torch's "no driver" message came from: without one of these (or a stated fact
+# beside torch's own words), the message alone proved right 3 times in 5 in the corpus (a sandboxed IDE or
+# an image for another vendor's GPU says the same words), so it is a lead, not a medium answer.
+MACHINE_CLUES = frozenset(("no_gpu", "other_gpu", "colab", "container", "nvidia_gpu", "windows", "wsl",
+                           "scheduler", "smi_ok", "one_gpu"))
+_TORCH_WORDS = frozenset(("torch.init_error", "torch.init_warning", "torch.is_available", "torch.importable",
+                          "torch.warnings"))
+# What the problem more likely is, for each kind of evidence that CUDA works.
+LIKELY = {"torch_named_device": "in the work itself, not the driver stack",
+          "cuda_oom": "the memory the work needs (`python -m harness memory --fit` with the GPU's total from the "
+                      "message sizes what fits)",
+          "invalid_ordinal": "the device index the code or its configuration asks for (count from 0)",
+          "runs_on_gpu": "which GPU is used: CUDA_VISIBLE_DEVICES takes effect only when set before torch first "
+                         "touches CUDA",
+          "kernel_ran": "the data or labels given to the kernel (rerun with CUDA_LAUNCH_BLOCKING=1 to see the "
+                        "operation that failed)",
+          "tensor_on_gpu": "in the work itself, not the driver stack",
+          "smi_process": "how the work uses the GPU: low utilisation with memory held points at the input pipeline "
+                         "(more DataLoader workers, pin_memory=True), not the driver"}
+# The runtime's own words that it has no kernel for the device: a kernel launch reached a visible device
+# through a working driver and a CUDA build, so no driver, a hidden device and a CPU build are ruled out.
+_KERNEL_WORDS = ("cuda.no_kernel_image", "torch.arch_not_compatible")
 # Set by the reader (several.py) when another environment of the report fails otherwise, and as surely.
 CONFLICT, TIE = "environment_conflict", "environment_tie"
 
@@ -60,9 +89,32 @@ def _asked(*verdicts: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
+# torch's out-of-memory message names the device's total: 'Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total
+# capacity; ...' before torch 2.1, 'Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.64 GiB of which
+# ...' since (c10/cuda/CUDACachingAllocator.cpp).
+_OOM_TOTAL_RE = re.compile(r"GPU\s?(?P<gpu>\d{1,3})(?:;\s?| has a total capacity of )(?P<total>\d{1,4}(?:\.\d{1,3})?)"
+                           r"\s?(?P<unit>[GMT]iB)")
+
+
+def oom_total(line: str) -> tuple[str, str] | None:
+    """(the GPU's index, its total as `memory --budget` reads it: '23.64GiB') from torch's OOM message."""
+    m = _OOM_TOTAL_RE.search(line)
+    return (m.group("gpu"), f"{m.group('total')}{m.group('unit')}") if m else None
+
+
 def assess_report(facts: Any, diagnosis: Diagnosis, provenance: Any, inferred: Any, clues: Any) -> Assessment:
     """assess() over a parsed report's provenance, inferred facts and clues."""
-    return assess(facts, diagnosis, set(provenance) - set(inferred), set(inferred), set(clues))
+    a = assess(facts, diagnosis, set(provenance) - set(inferred), set(inferred), set(clues))
+    oom = clues.get("cuda_oom") if a.verdict == OK and hasattr(clues, "get") else None
+    total = oom_total(str(oom[1])) if oom else None
+    if total is None:
+        return a
+    # The out-of-memory report is handed to the memory planner with the device's total from the message.
+    gpu, budget = total
+    command = f"python -m harness memory --model <model> --budget {budget} --fit"
+    why = (f"CUDA works; the problem is more likely the memory the work needs: GPU {gpu} has {budget} in all "
+           f"(torch's message); `{command}` (or --config config.json / --params N) says what fits")
+    return Assessment(a.verdict, a.confidence, a.rests_on, a.competing, a.ask, why)
 
 
 def assess(facts: Any, diagnosis: Diagnosis, stated: set[str], inferred: set[str], clues: set[str]) -> Assessment:
@@ -94,7 +146,7 @@ def _outside(facts: Any, clues: set[str]) -> Assessment | None:
     if get(facts, "torch.hip") or ("rocm" in clues and not get(facts, "torch.cuda")):
         return Assessment(OTHER, MEDIUM, ("a ROCm build of torch (AMD GPUs)",), (), _asked(),
                           "outside: a ROCm build uses AMD's HIP, not the NVIDIA driver stack refenv judges")
-    if "apple_silicon" in clues or get(facts, "host.os") == "Darwin":
+    if ("apple_silicon" in clues or get(facts, "host.os") == "Darwin") and "colab" not in clues:
         why = "Apple Silicon" if "apple_silicon" in clues else "macOS"
         return Assessment(OTHER, HIGH if "apple_silicon" in clues else MEDIUM, (f"the machine is a Mac ({why})",),
                           (NO_DRIVER,), ('python -c "import torch; print(torch.backends.mps.is_available())"',),
@@ -131,7 +183,7 @@ def _symptom(facts: Any, clues: set[str]) -> Assessment:
         others = tuple(dict.fromkeys(v for v, _, _ in found[1:] if v != verdict)) or (
             tuple(v for v in (NOT_VISIBLE, NO_DRIVER) if v != verdict))
         return Assessment(verdict, confidence, (why, GENERIC), others, _asked(verdict, *others),
-                          "a lead, not a diagnosis: ask for the commands below")
+                          LEAD if confidence == LOW else "")
     return Assessment(NOT_VISIBLE, LOW, (GENERIC,), (NO_DRIVER, DRIVER_BROKEN, CPU_WHEEL),
                       _asked(NOT_VISIBLE, NO_DRIVER, CPU_WHEEL))
 
@@ -167,14 +219,23 @@ def _failing(facts: Any, verdict: str, title: str, stated: set[str], inferred: s
         competing = ()
     elif verdict == NOT_VISIBLE:
         competing = (NO_DRIVER, DRIVER_BROKEN)
+    elif find(torch_texts(facts), _KERNEL_WORDS) is not None:
+        competing = ()  # the runtime itself said it has no kernel for the device: nothing else launches one
     else:
         competing = (DRIVER_TOO_OLD,) if not measured else ()
-    if verdict == ARCH_UNSUPPORTED and not torch_texts(facts) and (
+    if verdict == NOT_VISIBLE and get(facts, "visibility.gpu_requested") is False and not measured:
+        confidence = MEDIUM  # the report's own start of the work asks for no GPU (launches.py)
+    elif verdict == NO_DRIVER and not clues & MACHINE_CLUES and not stated - _TORCH_WORDS:
+        confidence = LOW  # torch's words alone: see MACHINE_CLUES
+    elif verdict == ARCH_UNSUPPORTED and not torch_texts(facts) and (
             "torch.arch_list" in inferred or any(p.endswith("compute_capability") for p in inferred)):
         confidence = MEDIUM  # the architectures or the capability come from the tables, not from torch
     elif measured:
         # A CPU build inferred from where pip installs from (not seen) is not beyond doubt.
-        confidence = MEDIUM if verdict == CPU_WHEEL and "torch.cuda" in inferred and not torch_texts(facts) else HIGH
+        # Nor is a CUDA build inferred from what a conda command asked for (the solver may have given another).
+        guessed = "torch.cuda" in inferred and not torch_texts(facts) and (
+            verdict == CPU_WHEEL or "conda_install" in clues)
+        confidence = MEDIUM if guessed else HIGH
     elif inferred and not torch_texts(facts):
         confidence = LOW
     else:
@@ -194,6 +255,11 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
                               (OK, NO_DRIVER), _asked(NOT_VISIBLE),
                               "torch sees a GPU in one run and none in another: what differs between them (a "
                               "script, launcher, scheduler or container setting CUDA_VISIBLE_DEVICES) hides it")
+        if find(texts, _KERNEL_WORDS) is not None and not clues & set(WORKING):
+            # The runtime's own words: the device is seen, and the build (or an extension) has no kernel for it.
+            return Assessment(ARCH_UNSUPPORTED, MEDIUM, (said, "the CUDA runtime has no kernel image for the "
+                              "device"), (OK,), _asked(ARCH_UNSUPPORTED),
+                              "is_available() is True while kernels fail: the build has no kernel for this GPU")
         if "failure_trace" in clues and "arch_words" in clues and not clues & set(WORKING):
             return Assessment(ARCH_UNSUPPORTED, LOW, (said, "an error after it, and the report discusses the GPU's "
                               "architecture"), (OK,), _asked(ARCH_UNSUPPORTED),
@@ -202,8 +268,8 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
         return Assessment(OK, sure, (said,), (), ())
     working = [why for clue, why in WORKING.items() if clue in clues]
     if working and available is not False:
-        return Assessment(OK, MEDIUM, tuple(working), (), _asked(), "CUDA works; the failure is elsewhere (the "
-                          "device index, the memory the work needs)")
+        likely = "; ".join(dict.fromkeys(LIKELY[c] for c in WORKING if c in clues))
+        return Assessment(OK, MEDIUM, tuple(working), (), _asked(), f"CUDA works; the problem is more likely {likely}")
     found = leads(facts, clues)
     if available is False and not found:
         found.append((CANNOT_TELL, "torch.cuda.is_available() is False, and nothing says why", LOW))
@@ -214,5 +280,7 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
     verdict, why, confidence = found[0]
     others = tuple(dict.fromkeys(v for v, _, _ in found[1:] if v != verdict))
     rest = others or tuple(v for v in (NO_DRIVER, NOT_VISIBLE, CPU_WHEEL) if v != verdict)
+    if find(texts, _KERNEL_WORDS) is not None:
+        rest = tuple(v for v in rest if v not in (NO_DRIVER, NOT_VISIBLE, CPU_WHEEL))
     asked = _asked(*rest) if verdict == CANNOT_TELL else _asked(verdict, *rest)
-    return Assessment(verdict, confidence, (why,), rest, asked, "a lead, not a diagnosis: ask for the commands below")
+    return Assessment(verdict, confidence, (why,), rest, asked, LEAD if confidence == LOW else "")

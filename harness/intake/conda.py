@@ -30,7 +30,9 @@ _SPEC_RE = re.compile(r"(?<![\w-])(?:pytorch::)?pytorch\s{0,2}={1,2}\s{0,2}" + V
 _FILE_RE = re.compile(r"(?<![\w-])pytorch-(?P<version>\d{1,3}\.\d{1,3}(?:\.\d{1,3})?)(?:-|\s{0,40}\|\s{0,4})"
                       r"(?P<build>[A-Za-z0-9_.]{1,80})")
 _PACKAGE_SUFFIX_RE = re.compile(r"\.(?:tar\.bz2|tar|conda)$")
-_MUTEX_RE = re.compile(r"(?:^|(?<=\s))pytorch-mutex\s{1,40}\d[\d.]{0,8}\s{1,40}(?P<kind>cpu|cuda)\b")
+# pytorch-mutex (the pytorch channel) and _pytorch_select (Anaconda's defaults: build cpu_0 or gpu_0) pin the variant.
+_MUTEX_RE = re.compile(r"(?:^|(?<=\s))(?:pytorch-mutex|_pytorch_select)\s{1,40}\d[\d.]{0,8}\s{1,40}"
+                       r"(?P<kind>cpu|cuda|gpu)(?![a-z])")
 _CPUONLY_RE = re.compile(r"(?:^|(?<=\s))cpuonly\s{1,40}\d")
 # What a text must hold (lower-cased) for this reader to find anything in it.
 GATE = re.compile(r"conda|mamba|torch|cpuonly")
@@ -88,6 +90,10 @@ def _read_command(b: Builder, line: Line) -> None:
 
 def read_build(b: Builder, line: Line, version: str, build: str, cpuonly: bool = False) -> None:
     """A package listed or planned with its version and build string."""
+    if build.isupper():
+        # conda's build strings are lower case ('py3.8_cpu_0', 'cuda112py39h...'): 'torch 1.7.1 CPU' is a
+        # framework's banner naming the device it chose (YOLOv5's select_device), not how torch was built.
+        build = ""
     if b.put("torch.version", version, line):
         b.note(f"line {line.number}: conda names pytorch {version}" + (f" (build {build})" if build else ""))
     said = build_cuda(build) if build else None

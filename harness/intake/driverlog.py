@@ -43,7 +43,9 @@ _QUERY_ROWS = 16
 # Xid 79 (NVIDIA's Xid catalogue): the GPU fell off the bus; the kernel log says so in words too.
 GPU_FELL_OFF = "79"
 # Rows that say CUDA works in that process (it counted devices, or allocated on one): the clue each sets.
-WORKING = {"cuda.invalid_device": "invalid_ordinal", "torch.out_of_memory": "cuda_oom"}
+WORKING = {"cuda.invalid_device": "invalid_ordinal", "torch.out_of_memory": "cuda_oom",
+           "framework.lightning_ordinal": "invalid_ordinal", "cuda.device_assert": "kernel_ran",
+           "cuda.illegal_address": "kernel_ran"}
 
 
 def read(b: Builder, lines: list[Line], found: list[list[Found]] | None = None) -> None:

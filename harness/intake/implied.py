@@ -7,6 +7,7 @@ capability (harness/data/gpu_specs.json, then the architecture of its product li
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from harness import compat
@@ -59,13 +60,19 @@ def _line(b: Builder, path: str) -> Line | None:
 
 def _torch_cuda(b: Builder) -> None:
     version = b.get("torch.version")
-    if "jetson" in b.clues and "pip_install" in b.clues and not any(c.startswith("index_") for c in b.clues):
+    generic = version is not None and not b.known("torch.cuda") and not any(
+        mark in str(version) for mark in ("+", "nv", "a0"))
+    if "jetson" in b.clues and not any(c.startswith("index_") for c in b.clues) and (
+            "pip_install" in b.clues or generic):
         # NVIDIA publishes JetPack builds of torch for Jetson's integrated GPU ('Installing PyTorch for Jetson
         # Platform', docs.nvidia.com/deeplearning/frameworks); pip's generic Linux aarch64 wheel has no CUDA for it.
-        where = b.clues["pip_install"]
-        line = Line(where[0], where[1], where[1])
-        if b.infer("torch.cuda", None, line, "a Jetson runs JetPack builds of torch; `pip install torch` gets the "
-                   "generic aarch64 wheel, which has no CUDA for its integrated GPU"):
+        # A release with no JetPack label ('1.12.0', not '1.12.0a0+2c916ef.nv22.3') is that generic wheel too.
+        line = _line(b, "torch.version") if generic else None
+        if line is None:
+            where = b.clues["pip_install"]
+            line = Line(where[0], where[1], where[1])
+        if b.infer("torch.cuda", None, line, "a Jetson runs JetPack builds of torch (versions labelled '+nv'); "
+                   "the generic aarch64 wheel `pip install torch` gets has no CUDA for its integrated GPU"):
             b.infer("torch.importable", True, line, "torch was installed with pip")
         return
     arm = "aarch64" in b.clues or b.get("host.machine") in ("aarch64", "arm64")
@@ -80,6 +87,16 @@ def _torch_cuda(b: Builder) -> None:
                    "CUDA builds come from download.pytorch.org/whl/cuXYZ"):
             b.infer("torch.importable", True, line, "torch was installed with pip")
         return
+    if "conda_install" in b.clues and "pip_install" not in b.clues:
+        requested = b.details.get("conda_cuda_requested")
+        asked = b.provenance.get("details.conda_cuda_requested")
+        command = re.sub(r"(?:-c|--channel)\s{1,4}\S{1,80}", "", asked[1]) if asked else ""
+        if requested and not b.known("torch.cuda") and re.search(r"(?<![\w-])pytorch(?![\w-])", command):
+            # `conda install pytorch cudatoolkit=10.2 -c pytorch` asks for the CUDA 10.2 build; what the solver
+            # gave is not shown, so the CUDA is inferred (conda.py keeps the request as a detail).
+            line = Line(asked[0], asked[1], asked[1]) if asked else None
+            b.infer("torch.cuda", requested.partition("=")[2], line,
+                    f"the conda command asks for {requested}, which selects that CUDA build of pytorch")
     if not version or b.known("torch.cuda") or b.get("torch.hip") or "+" in str(version):
         return
     os_name = b.get("host.os")

@@ -12,6 +12,7 @@ from typing import Any
 
 from harness import cvd
 from harness.catalogue.scan import find
+from harness.classify.driver import LAUNCH_WORDS
 from harness.schema import (
     ARCH_UNSUPPORTED,
     CPU_WHEEL,
@@ -51,6 +52,10 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     texts = torch_texts(facts)
     cvd_value = get(facts, "visibility.cuda_visible_devices")
+    launch = get(facts, "visibility.launch")
+    if launch and get(facts, "visibility.gpu_requested") is False:
+        words = LAUNCH_WORDS.get(str(launch), f"the {launch} start")
+        out.append((NOT_VISIBLE, f"{words} asks for no GPU", MEDIUM))
     if "scheduler" in clues and "gpu_requested" not in clues:
         out.append((NOT_VISIBLE, "a batch-scheduler job (Slurm/PBS) that may have been given no GPU", LOW))
     if cvd_value is not None:
@@ -58,6 +63,10 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
         out.append((NOT_VISIBLE, f"CUDA_VISIBLE_DEVICES={cvd_value!r} decides which GPUs torch may see"
                     + ("; the report says the machine has one GPU, which that value hides" if hidden else ""),
                     MEDIUM if hidden else LOW))
+    for verdict, words in ((DRIVER_TOO_OLD, "its driver-too-old message"), (NO_DRIVER, "its no-driver message")):
+        if f"source_{verdict}" in clues:
+            out.append((verdict, f"the traceback stops at torch's source line of {words} (its driver check, "
+                        "torch/cuda/__init__.py), though the message itself is not shown", LOW))
     if "works_with_older_cuda" in clues:
         out.append((DRIVER_TOO_OLD, "another environment of the report works with torch built for an older CUDA: "
                     "the driver runs that CUDA and not this build's", MEDIUM))
@@ -95,8 +104,13 @@ def leads(facts: Any, clues: set[str]) -> list[tuple[str, str, str]]:
     if "no_gpu" in clues or ("colab" in clues and "nvidia_gpu" not in clues):
         out.append((NO_DRIVER, "the report says the machine has no NVIDIA GPU (or a CPU runtime)", LOW))
     if "no_device" in clues:
-        out.append((NOT_VISIBLE if cvd_value is not None else NO_DRIVER, "the CUDA runtime found no CUDA-capable "
-                    "device", LOW))
+        # cudaErrorNoDevice comes from a driver that loaded and listed no device (without one the runtime says
+        # the driver is insufficient, cudaErrorInsufficientDriver): on a machine the report says has an NVIDIA
+        # GPU, something hides it.
+        has_gpu = bool(clues & {"one_gpu", "nvidia_gpu"}) and "no_gpu" not in clues
+        out.append((NOT_VISIBLE if cvd_value is not None or has_gpu else NO_DRIVER, "the CUDA runtime found no "
+                    "CUDA-capable device" + (" on a machine the report says has an NVIDIA GPU" if has_gpu else ""),
+                    LOW))
     if find(texts, ("torch.no_gpus",)) and cvd_value is None:
         out.append((NOT_VISIBLE, "torch found no device it may use (torch.no_gpus): something hides "
                     "them (CUDA_VISIBLE_DEVICES, a launcher, a container), or the machine has none", LOW))

@@ -65,7 +65,7 @@ def _read_init(b: Builder, line: Line, hits: list[Found], found: dict[str, Found
     if too_old:
         version = int(too_old.hit.params["found"])
         b.put("driver.libcuda.driver_version", version, line)
-        b.put("driver.libcuda.loaded", True, line)
+        b.infer("driver.libcuda.loaded", True, line, "torch read the driver's CUDA version through libcuda")
         b.note(f"the driver's libcuda reports CUDA {version // 1000}.{version % 1000 // 10} ({version}): "
                "torch read it with cudaDriverGetVersion and found it too old for its runtime")
     not_compiled = found.get("torch.not_compiled")

@@ -18,7 +18,7 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("wsl1", re.compile(r"\bWSL\s?1\b")),
     ("wsl", re.compile(r"\bWSL\s?2?\b|microsoft-standard|/mnt/[c-e]/", re.I)),
     ("macos", re.compile(r"\bmac\s?OS\b|\bOS\s?X\b|\bOSX\b|\bMacBook\b|\bDarwin\b|\biMac\b|/Users/\w|"
-                         r"\bMac\s(?:mini|Studio|Pro)\b", re.I)),
+                         r"\bMac\s(?:mini|Studio|Pro|laptop|computer|notebook)\b|\bmy\sMac\b", re.I)),
     ("apple_silicon", re.compile(r"\bApple\s(?:Silicon|M\d)\b|\bM[1-4]\s(?:Pro|Max|Ultra|chip|Mac(?:Book)?)\b|"
                                  r"\bMacBook\s(?:Air|Pro)\s?M[1-4]\b|\bMac\sM[1-4]\b", re.I)),
     ("rocm", re.compile(r"\bROCm\s?\d|\+rocm\d|\bhipErr|\bAMD\s(?:Radeon|Instinct)\b|\bROCm (?:build|wheel)", re.I)),
@@ -36,7 +36,10 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                              r"\bLXC\b|\bpods?\b|/\.dockerenv|容器|コンテナ|컨테이너|контейнер", re.I)),
     # The container (or pod) asked for a GPU: the runtime, device plugin or CDI should have given one.
     ("container_gpu_request", re.compile(r"nvidia\.com/gpu|runtimeClassName:\s{0,3}[\"']?nvidia|runtime:\s{0,3}nvidia|"
-                                         r"--gpus[= ]|--runtime[= ]nvidia|driver:\s{0,3}nvidia", re.I)),
+                                         r"--gpus[= ]|--runtime[= ]nvidia|driver:\s{0,3}nvidia|"
+                                         # or in words: 'the GPU-enabled docker-compose', 'a GPU-enabled container'
+                                         r"\bGPU[- ]enabled\s(?:docker(?:-compose)?|compose|container|image|pod)",
+                                         re.I)),
     ("one_gpu", re.compile(r"\b(?:only|just)\s(?:have\s)?(?:one|1|a single)\s(?:NVIDIA\s)?(?:GPU|graphics card|card)\b|"
                            r"\bsingle[- ]GPU\b|\bone[- ]GPU\b|\b1 GPU\b|只有一(?:张|块|个)|一张显卡|一块显卡", re.I)),
     # A GPU torch.cuda cannot use: AMD's (ROCm/HIP, DirectML) or Intel's (XPU).
@@ -47,7 +50,8 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("aarch64", re.compile(r"\baarch64\b|\barm64\b|\bsbsa\b|Grace[- ](?:Hopper|Blackwell)|\bG[HB]200\b", re.I)),
     ("compose_gpu", re.compile(r"capabilities:\s{0,3}\[")),
     ("smi_cuda_na", re.compile(r"CUDA Version:?\s{0,3}(?:of\s)?n/a|CUDA version of n/a", re.I)),
-    ("smi_ok", re.compile(r"nvidia-smi\W{0,3}(?:ok|works|worked|is fine|runs fine|shows? (?:the|my) GPU)", re.I)),
+    ("smi_ok", re.compile(r"nvidia-smi\W{0,3}(?:ok|works|worked|is fine|runs fine|shows? (?:the|my) GPU)|"
+                           r"\b(?:good|working|fine)\snvidia-smi\b", re.I)),
     ("nvidia_gpu", re.compile(r"\b(?:GeForce|Quadro|Tesla|TITAN|RTX\s?\d{4}|GTX\s?\d{3,4}|A100|H100|H200|V100|"
                               r"A6000|A40|L40S?|T4|P100|K80)\b")),
     ("nightly", re.compile(r"\bnightly\b|\.dev20\d{6}", re.I)),
@@ -63,7 +67,8 @@ KEYWORDS = {
     "container": ("docker", "container", "nerdctl", "podman", "kube", "k8s", "k3s", "compose", "singularity",
                   "apptainer", "gke", "eks", "aks", "lxd", "lxc", "pod", ".dockerenv", "容器", "コンテナ", "컨테이너",
                   "контейнер"),
-    "container_gpu_request": ("nvidia.com/gpu", "runtimeclassname", "runtime:", "--gpus", "--runtime", "driver:"),
+    "container_gpu_request": ("nvidia.com/gpu", "runtimeclassname", "runtime:", "--gpus", "--runtime", "driver:",
+                              "gpu-enabled", "gpu enabled"),
     "one_gpu": ("one", "1 gpu", "single", "只有一", "一张", "一块", "only"),
     "other_gpu": ("amd", "radeon", "rx", "arc", "xpu", "dg2", "intel"),
     "jetson": ("jetson", "jetpack", "l4t", "orin", "xavier", "tegra"),
@@ -108,6 +113,8 @@ def read(b: Builder, lines: list[Line], report: Text | None = None) -> None:
 
 def _set_os(b: Builder) -> None:
     """host.os from the clues when the report does not state it: macOS, then Linux under WSL, then Windows."""
+    if "colab" in b.clues:
+        return  # a Colab notebook runs on Google's Linux runtime, whatever machine its browser is on
     for clue, system, why in (("apple_silicon", "Darwin", "Apple Silicon is named"),
                               ("macos", "Darwin", "macOS is named"),
                               ("wsl", "Linux", "WSL runs Linux"),

@@ -17,14 +17,16 @@ from harness.intake.parsed import Builder, Line
 # torch expressions a report prints, and the fact each answers.
 _EXPR_RE = re.compile(
     r"torch\.(?P<e>__version__|version\.cuda|version\.hip|cuda\.is_a[a-z]{3,8}le\(\)|cuda\.device_count\(\)"
-    r"|cuda\.get_device_name\([^()]{0,30}\)|cuda\.get_arch_list\(\)|cuda\.get_device_capability\([^()]{0,30}\))")
+    r"|cuda\.get_device_name\([^()]{0,30}\)|cuda\.get_arch_list\(\)|cuda\.get_device_capability\([^()]{0,30}\)"
+    r"|_C\._cuda_getDeviceCount\(\))")  # the count device_count() returns, called directly
 FACTS = {"__version__": "torch.version", "version.cuda": "torch.cuda", "version.hip": "torch.hip",
          "is_available": "torch.is_available", "device_count": "torch.device_count"}
 # Lines torch or Python print between an expression and its answer.
 _NOISE_RE = re.compile(r"Warning: |^warnings\.warn\(|^return torch\._C\.|^\^+$|^Python \d|^\[(?:GCC|MSC|Clang)|"
                        r"^Type \"help\"")
-# An answer written as a comment: '# Returns False', '# -> 0', '# will return true', '# True'.
-_COMMENT_RE = re.compile(r"(?:^|\s)#\s{0,3}(?:(?:it\s)?(?:returns?|gives?|prints?|outputs?|shows?|is|will\s+return|"
+# An answer written as a comment: '# Returns False', '# -> 0', '# will return true', '# True', '# result: 2'.
+_COMMENT_RE = re.compile(r"(?:^|\s)#\s{0,3}(?:(?:it\s)?(?:returns?|gives?|prints?|outputs?|results?|shows?|is|"
+                         r"will\s+return|"
                          r"->|=>|\u2192|:)\s{0,3}){0,2}(?P<a>[`'\"]?[\w.+]{1,40}[`'\"]?)", re.I)
 _BOOL = {"true": True, "false": False}
 _VERSION_RE = re.compile(r"^[`'\"]?(?P<v>\d{1,2}\.\d{1,2}(?:\.\d{1,3})?(?:(?:a|b|rc|\.dev|\.post)\d{1,12})?"
@@ -82,6 +84,7 @@ def _expressions(text: str) -> list[tuple[str, str]]:
     for m in _EXPR_RE.finditer(code):
         key = m.group("e").split("(")[0]
         key = "is_available" if key.startswith("cuda.is_a") else key[len("cuda."):] if key.startswith("cuda.") else key
+        key = "device_count" if key == "_C._cuda_getDeviceCount" else key
         found.append((key, m.group(0)))
     return found
 

@@ -29,10 +29,13 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("too_old_words", re.compile(
         r"(?:driver|nvidia|驱动|驅動|ドライバ|드라이버|драйвер|controlador|treiber)[^.\n。!?]{0,30}"
         r"(?:too old|is old|outdated|太老|太旧|过旧|过低|版本低|古い|오래|устарел|слишком стар|"
-        r"demasiado antiguo|muito antigo|desatualizado|zu alt)", re.I)),
+        r"demasiado antiguo|muito antigo|desatualizado|zu alt)|"
+        # ... or the newer driver a build needs: 'requires a higher version nvidia driver', 'needs a newer driver'.
+        r"(?:requires?|needs?|required|needed)\s[^.\n]{0,30}?\b(?:newer|higher|more recent)\s(?:version\s(?:of\s)?)?"
+        r"(?:the\s)?(?:nvidia\s|gpu\s|cuda\s)?driver", re.I)),
     ("cpu_build_words", re.compile(
         r"cpu[- ]?only (?:version|build|wheel|variant|torch|pytorch)|"
-        r"cpu (?:version|build|wheel|variant) of (?:py)?torch|"
+        r"cpu (?:version|build|wheel|variant) of (?:py)?torch|\[cpu\] (?:version|build|wheel|variant)|"
         r"(?:py)?torch[^.\n]{0,12}\bcpu[- ]?(?:only )?(?:version|build|wheel)|"
         r"cpu\s?版本|cpu\s?版|cpu\s?バージョン|cpu\s?버전|верси\w{1,2} (?:для )?cpu|cpu-верси|"
         r"versi[oó]n (?:de |para )?cpu|vers[aã]o (?:de |para )?cpu|CPU-Version", re.I)),
@@ -50,6 +53,18 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
                               r"arch(?:itecture)? list", re.I)),
     # torch's repr of a device it opened: a log that prints it ran on the GPU.
     ("torch_named_device", re.compile(r"_CudaDeviceProperties\(name=")),
+    # torch printed a tensor (or a device) on a CUDA device: `tensor([1.], device='cuda:0')`, `device(type='cuda', ...`.
+    ("tensor_on_gpu", re.compile(r"device='cuda(?::\d{1,2})?'\)|device\(type='cuda'")),
+    # nvidia-smi's process table lists a Python process holding GPU memory: the work runs on the GPU.
+    ("smi_process", re.compile(r"\|\s{1,8}\d{1,2}\s{1,8}(?:N/A\s{1,8}N/A\s{1,8})?\d{2,8}\s{1,8}C(?:\+G)?\s{1,8}"
+                               r"\S{0,120}python[\w.]{0,12}\s{1,60}\d{1,7}\s?MiB", re.I)),
+    # The reporter says the work runs on a GPU by its index ('the program consistently uses cuda index 0').
+    ("runs_on_gpu", re.compile(r"\b(?:uses?|using|runs? on|running on|stays? on|always on)\s(?:the\s)?(?:cuda|gpu)"
+                               r"\s?(?:index\s|device\s|:|#)?\d\b(?![.,]\d)", re.I)),  # 'CUDA 7.5' is a version
+    # torch's own source line where a traceback stops inside its driver check (torch/cuda/__init__.py,
+    # _check_driver, torch 0.x-1.x): the last line of each raise is printed even when its message is not pasted.
+    ("source_DRIVER_TOO_OLD", re.compile(r'of the CUDA driver\.\s{0,2}"""\s{0,2}\.format\(')),
+    ("source_NO_DRIVER", re.compile(r'Download/index\.aspx\s{0,2}"""\s{0,2}\)')),
     ("failure_trace", re.compile(r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]{1,40}(?:Error|Exception): ")),
 )
 # An error code named in prose ('the error 804', 'Error 803'): the distinctive CUDA driver codes anywhere,
@@ -59,13 +74,16 @@ _CODE_RE = re.compile(r"\berror\s{0,2}(?:code\s{0,2})?[#(]?(?P<code>\d{1,3})\b",
 _CONTEXTUAL = ("init_failed_words", "too_old_words", "cpu_build_words")  # must be about the stack, on their line
 KEYWORDS = {
     "init_failed_words": ("initiali", "初始化", "初期化", "초기화", "инициализ", "inicializ"),
-    "too_old_words": ("old", "outdated", "太老", "太旧", "过旧", "过低", "版本低", "古い", "오래", "устарел", "стар",
+    "too_old_words": ("old", "outdated", "newer", "higher", "more recent",
+                      "太老", "太旧", "过旧", "过低", "版本低", "古い", "오래", "устарел", "стар",
                       "antiguo", "antigo", "desatualizado"),
     "cpu_build_words": ("cpu",), "works_alone": ("run", "运行", "跑", "実行", "실행", "запуск"),
     "hang_words": ("hang", "hung", "freez", "stuck", "never return", "卡住", "卡死", "无响应", "ハング", "固ま",
                    "フリーズ", "멈", "завис", "cuelga", "congela", "trava", "hängt"),
     "arch_words": ("arch", "capability", "sm_"), "torch_named_device": ("_cudadeviceproperties",),
-    "failure_trace": ("traceback", "error: ", "exception: "),
+    "tensor_on_gpu": ("device='cuda", "device(type='cuda'"), "smi_process": ("python",),
+    "failure_trace": ("traceback", "error: ", "exception: "), "runs_on_gpu": ("cuda", "gpu"),
+    "source_DRIVER_TOO_OLD": ('""".format(',), "source_NO_DRIVER": ('index.aspx"""',),
 }
 _DISTINCTIVE = (802, 803, 804)
 

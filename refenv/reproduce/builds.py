@@ -89,7 +89,7 @@ def _candidates(torch: str, variant: str, offer: Offer) -> list[tuple[str, str, 
     for series in sorted(table, key=lambda s: _distance(torch, f"{s}.0")):
         default = compat.cuda_variant(table[series].default_cuda)
         if _major(default) == major and series != compat.torch_series(torch):
-            out.append((_version_in(series, default, offer), default,
+            out.append((version_in(series, default, offer), default,
                         f"torch {series} from PyPI ({default}), the nearest release with a CUDA {major} build here"))
     return out
 
@@ -103,7 +103,7 @@ def _distance(a: str, b: str) -> tuple[int, int]:
     return abs(index(a) - index(b)), -index(b)
 
 
-def _version_in(series: str, variant: str, offer: Offer) -> str:
+def version_in(series: str, variant: str, offer: Offer) -> str:
     """The newest release of a series with this variant on disk, else its first release."""
     found = [t for t, v, _ in offer.local | offer.cached if v == variant and compat.torch_series(t) == series]
     return max(found, key=compat.parse_version) if found else f"{series}.0"

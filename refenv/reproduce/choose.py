@@ -94,7 +94,10 @@ def scenario_for(inferred: Inferred) -> Scenario:
 
 def plan(inferred: Inferred, offer: Offer, known: Sequence[Environment], base: Base) -> Reproduction:
     """The cell that stands for the reported machine, with its substitutions and notes."""
-    build = builds.choose(inferred.torch, inferred.variant, inferred.python, inferred.os, offer)
+    # A release chosen for a report that names none: its newest patch that lies here, else its first.
+    torch = (builds.version_in(compat.torch_series(inferred.torch), inferred.variant, offer) if inferred.torch_assumed
+             else inferred.torch)
+    build = builds.choose(torch, inferred.variant, inferred.python, inferred.os, offer)
     if build is None:
         cuda = compat.variant_cuda(inferred.variant)
         what = f"a CUDA {compat.parse_version(cuda)[0]}.x runtime" if cuda else "no CUDA (a CPU build)"

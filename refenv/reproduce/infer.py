@@ -156,12 +156,17 @@ def infer(report: ParsedReport) -> Inferred:
     if torch.get("hip"):
         raise ReproduceError(f"a ROCm build of torch ({torch.get('version')}): refenv reproduces NVIDIA CUDA "
                              "stacks only")
+    assumed = False
     if not torch.get("version"):
-        why = ("torch could not be imported where it was made" if torch.get("importable") is False
-               else "it has no 'PyTorch version:' line")
-        raise ReproduceError(f"the report does not say which torch is installed ({why}): pass --torch VERSION")
-    version = release_of(str(torch["version"]))
-    variant = variant_from(str(torch["version"]), "cuda" in torch, torch.get("cuda"), evidence)
+        chosen = torch_for_too_old(facts, evidence)
+        if chosen is None:
+            why = ("torch could not be imported where it was made" if torch.get("importable") is False
+                   else "it has no 'PyTorch version:' line")
+            raise ReproduceError(f"the report does not say which torch is installed ({why}): pass --torch VERSION")
+        version, variant, assumed = chosen[0], chosen[1], True
+    else:
+        version = release_of(str(torch["version"]))
+        variant = variant_from(str(torch["version"]), "cuda" in torch, torch.get("cuda"), evidence)
     os_name = host.get("os") or "Linux"
     if not host.get("os"):
         evidence.append("the report does not name its operating system: Linux assumed")
@@ -178,4 +183,27 @@ def infer(report: ParsedReport) -> Inferred:
     env = _environment(facts)
     evidence.extend(f"{name}={value!r} (set in the report)" for name, value in env)
     return Inferred(version, variant, python_of(host.get("python")), os_name, driver, dcv, _gpus(facts), faults,
-                    no_driver, gpu_access, env, tuple(evidence), reported_of(facts))
+                    no_driver, gpu_access, env, tuple(evidence), reported_of(facts), torch_assumed=assumed)
+
+
+def torch_for_too_old(facts: Facts, evidence: list[str]) -> tuple[str, str] | None:
+    """(release, variant) of the torch most likely behind torch's too-old message when the report names none.
+
+    The message ('found version 11040') says the driver's CUDA and that the runtime torch bundles is newer.
+    The most likely torch is then the newest release's default build (what a plain `pip install torch` gets),
+    when the driver cannot start its runtime; else the newest release whose default build it cannot start.
+    None when the report holds no such message."""
+    hit = catalogue.find(torch_texts(facts), ["torch.driver_too_old"])
+    if hit is None:
+        return None
+    found = int(hit.params["found"])
+    table = compat.load().torch_releases
+    for series in sorted(table, key=compat.parse_version, reverse=True):
+        cuda = table[series].default_cuda
+        if not compat.runtime_accepts(cuda, found):
+            evidence.append(f"torch {series} (its default build, CUDA {cuda}): the report names no torch; torch's "
+                            f"message says its runtime is newer than the driver's CUDA "
+                            f"{compat.int_to_cuda(found)} ({found}), and the newest release's default build is what "
+                            "a plain pip install gets")
+            return f"{series}.0", compat.cuda_variant(cuda)
+    return None

@@ -41,6 +41,7 @@ class Inferred:
     env: tuple[tuple[str, str], ...]   # CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, ... as reported
     evidence: tuple[str, ...]      # where each value came from
     reported: Reported | None = None
+    torch_assumed: bool = False    # the report names no torch: the release was chosen (its newest patch here is used)
 
 
 @dataclass(frozen=True)

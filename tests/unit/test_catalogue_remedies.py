@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from harness import catalogue
@@ -51,3 +53,28 @@ def test_a_finding_carries_its_remedy_through_the_document() -> None:
     assert Finding.from_dict(d) == finding
     older = {k: v for k, v in d.items() if k != "remedy"}  # a document written before remedies were structured
     assert Finding.from_dict(older).remedy is None
+
+
+@pytest.mark.parametrize("remedy", [
+    Remedy("install_wheel"),
+    Remedy("install_wheel").with_params(torch="2.9.0"),
+    Remedy("install_wheel").with_params(capability="6.1"),
+    Remedy("install_wheel").with_params(torch="2.9.0", capability="8.6"),
+    Remedy("install_driver"),
+    Remedy("install_driver", (("detail", "short"),)),
+    Remedy("install_driver").with_params(cuda="12.8"),
+])
+def test_where_the_driver_is_unknown_the_fix_names_the_driver_it_needs(remedy: Remedy) -> None:
+    # A fix that installs a build, or a driver, without knowing the machine's driver says which driver
+    # (branch and version) that build needs.
+    lines = render(remedy)
+    assert any(re.search(r"a driver >= \d{3}\.\d{2,3}(?:\.\d{1,3})? \(R\d{3}\)", line) for line in lines), lines
+
+
+def test_a_too_old_driver_named_only_by_its_cuda_gets_the_update_first_then_a_build_it_runs() -> None:
+    # torch's message 'found version 11040' names the driver's CUDA (11.4), not torch's own.
+    lines = render(Remedy("install_driver").with_params(action="upgrade", driver_cuda=11040))
+    assert lines[0].startswith("upgrade the driver: the newest torch (") and "(R580)" in lines[0]
+    assert lines[1].startswith("or keep the driver and install a torch it runs: pip install")
+    assert "whl/cu118" in lines[1]  # CUDA 11.8 starts on a CUDA 11.4 driver (minor-version compatibility)
+    assert not any("CUDA None" in line or "CUDA ?" in line for line in lines)

@@ -9,7 +9,7 @@ import pytest
 
 from harness.classify import classify
 from harness.intake import ParsedReport, ReportError, load_report
-from harness.intake.assess import assess_report
+from harness.intake.assess import assess_report, oom_total
 from harness.schema import Assessment
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "reports"
@@ -71,7 +71,8 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
                                                             "driver.nvml.driver_version": "570.86.16"},
                              {"torch.arch_list", "driver.nvml.devices"}),
     # An image's tag names its torch; a container, and a pod that asked for a GPU, without a driver.
-    "image-no-gpus.txt": ("NOT_VISIBLE", "low", {"visibility.in_container": True, "driver.nvidia_smi.works": False},
+    "image-no-gpus.txt": ("NOT_VISIBLE", "medium", {"visibility.in_container": True,
+                                                   "driver.nvidia_smi.works": False},
                           {"torch.version", "torch.cuda"}),
     "pod-gpu-no-driver.txt": ("NOT_VISIBLE", "medium", {"visibility.in_container": True}, set()),
     # A launch script hides the one GPU the machine has.
@@ -94,6 +95,61 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     "grace-pip.txt": ("CPU_WHEEL", "medium", {"torch.version": "2.5.1", "torch.cuda": None}, {"torch.cuda"}),
     # An Apple machine named by its model.
     "mac-model.txt": ("OTHER", "high", {"host.os": "Darwin"}, {"host.os"}),
+    # Weighing: torch's too-old warning outranks a framework's banner that names the device it chose ('CPU');
+    # a Mac named in a sentence; a Colab notebook runs on Colab's machine, not the Mac its browser is on;
+    # torch's no-driver words alone are a lead; a container whose nvidia-smi works hides only the compute part.
+    "yolo-banner-too-old.txt": ("DRIVER_TOO_OLD", "high", {"torch.version": "1.9.0"}, set()),
+    "mac-laptop.txt": ("OTHER", "medium", {"host.os": "Darwin"}, {"host.os"}),
+    "colab-from-mac.txt": ("NO_DRIVER", "medium", {}, set()),
+    "no-driver-alone.txt": ("NO_DRIVER", "low", {}, set()),
+    "container-smi-good.txt": ("NOT_VISIBLE", "medium", {"torch.is_available": False}, set()),
+    # A Jetson's torch without JetPack's '+nv' label is the generic aarch64 wheel; a conda command's cudatoolkit=
+    # pin names the build it asked for (inferred, so not high).
+    "jetson-generic-release.txt": ("CPU_WHEEL", "medium", {"torch.cuda": None}, {"torch.cuda"}),
+    "conda-cudatoolkit-old-driver.txt": ("DRIVER_TOO_OLD", "medium", {"torch.cuda": "10.2"}, {"torch.cuda"}),
+    # Evidence that CUDA works: a kernel ran and asserted, Lightning counted the devices, the work runs on a GPU
+    # by index; is_available()'s answer said before the call, and two answers of two runs in one sentence.
+    "device-assert.txt": ("OK", "medium", {}, set()),
+    "lightning-index.txt": ("OK", "medium", {}, set()),
+    "runs-on-index.txt": ("OK", "medium", {}, set()),
+    "answer-first.txt": ("OK", "high", {"torch.is_available": True}, set()),
+    "two-runs-prose.txt": ("NOT_VISIBLE", "low", {"torch.is_available": True}, set()),
+    # Facts in sentences: a release and build with a GPU named beside them; nvidia-smi failing; a runtime that
+    # found no device on a machine that has one; Anaconda's _pytorch_select cpu_0; pip's '[cpu] version'.
+    "prose-build-gpu.txt": ("ARCH_UNSUPPORTED", "medium", {"torch.version": "2.9.0+cu130", "torch.cuda": "13.0"},
+                            {"torch.arch_list", "driver.nvml.devices"}),
+    "smi-fails-prose.txt": ("NO_DRIVER", "low", {"driver.nvidia_smi.works": False}, set()),
+    # torch's too-old message alone: the driver's CUDA is stated, that libcuda loaded follows from it.
+    "found-version-only.txt": ("DRIVER_TOO_OLD", "high", {"driver.libcuda.driver_version": 11040,
+                                                          "driver.libcuda.loaded": True}, {"driver.libcuda.loaded"}),
+    # The runtime's "no kernel image" on a GPU named in prose (a Kepler laptop part, from the product lines).
+    "no-kernel-image-laptop.txt": ("ARCH_UNSUPPORTED", "medium", {"torch.is_available": True},
+                                   {"driver.nvml.devices"}),
+    # A traceback cut at torch's own source line of its too-old message (torch 1.0's _check_driver); a build that
+    # needs a newer driver, in words ('run on CUDA 11.2' is a version, not a GPU index); a Compose stack the
+    # report calls GPU-enabled (it asked for the GPU); the private count device_count() wraps, answered in a
+    # comment under it.
+    "traceback-source-too-old.txt": ("DRIVER_TOO_OLD", "low", {}, set()),
+    "newer-driver-words.txt": ("DRIVER_TOO_OLD", "low", {"torch.is_available": False}, set()),
+    "compose-gpu-enabled-words.txt": ("NOT_VISIBLE", "medium", {}, set()),
+    "private-count-comment.txt": ("OK", "high", {"torch.device_count": 2}, set()),
+    # More evidence that CUDA works: nvidia-smi's process table lists the Python process; a tensor printed on cuda:0.
+    "smi-python-process.txt": ("OK", "medium", {}, set()),
+    "tensor-on-gpu.txt": ("OK", "medium", {}, set()),
+    # How the work was started, read as facts: each start that asks for no GPU, in its own syntax.
+    "podman-run-no-device.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "podman run",
+                                                           "visibility.gpu_requested": False}, set()),
+    "compose-no-deploy.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "compose",
+                                                        "visibility.gpu_requested": False}, set()),
+    "pod-no-gpu-limit.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "pod",
+                                                       "visibility.gpu_requested": False}, set()),
+    "slurm-srun-no-gres.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "slurm",
+                                                         "visibility.gpu_requested": False}, set()),
+    "no-device-one-gpu.txt": ("NOT_VISIBLE", "low", {}, set()),
+    "conda-select-cpu.txt": ("CPU_WHEEL", "low", {}, set()),
+    "bracket-cpu-version.txt": ("CPU_WHEEL", "low", {}, set()),
+    # A driver stated in a sentence is a fact, for the verdict and for the fix.
+    "driver-in-prose.txt": ("DRIVER_TOO_OLD", "high", {"driver.nvml.driver_version": "470.82.01"}, set()),
 }
 
 
@@ -166,3 +222,24 @@ def test_clues_name_their_lines() -> None:
     report = load_report(DATA / "smi-failed-slurm.txt")
     number, text = report.clues["scheduler"]
     assert number == 1 and "#SBATCH" in text
+
+
+def test_a_driver_stated_in_prose_bounds_the_fix() -> None:
+    """No fix that keeps the driver proposes a build whose CUDA needs a newer driver than the one stated."""
+    report = load_report(DATA / "driver-in-prose.txt")
+    fixes = [line for f in classify(report.facts).failing for line in f.remediation]
+    keep = [line for line in fixes if "keep the driver" in line]
+    assert keep and all("/whl/cu118" in line for line in keep), fixes
+
+
+@pytest.mark.parametrize(("line", "total"), [
+    ("RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.79 GiB total capacity; 6.32 GiB "
+     "already allocated; 3.69 MiB free; 6.46 GiB reserved in total by PyTorch)", ("0", "7.79GiB")),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.19 "
+     "GiB of which 1.2 GiB is free.", ("1", "79.19GiB")),
+    ("CUDA out of memory. Tried to allocate 20.00 MiB", None),
+])
+def test_torchs_out_of_memory_message_gives_the_gpus_total(line: str, total: tuple[str, str] | None) -> None:
+    # c10's caching allocator wrote the total as '(GPU 0; N GiB total capacity' before torch 2.1, and as
+    # 'GPU 0 has a total capacity of N GiB' since.
+    assert oom_total(line) == total

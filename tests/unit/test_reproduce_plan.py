@@ -13,7 +13,7 @@ from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TO
 from refenv.model import matrix_yaml
 from refenv.model.matrix import Base, Bootstrap
 from refenv.model.profiles import Faults
-from refenv.reproduce import Inferred, Reproduction, from_flags, infer
+from refenv.reproduce import Inferred, ReproduceError, Reproduction, from_flags, infer
 from refenv.reproduce.builds import Offer
 from refenv.reproduce.choose import plan
 from refenv.reproduce.fix import chosen_remedy, plan_fix, predicted
@@ -193,3 +193,22 @@ def test_gpus_and_a_fault_named_without_a_driver_are_said_to_be_unused() -> None
     assert any("stub" in n for n in r.notes)
     assert not any("Tesla T4" in n for n in planned(from_flags("2.14.1+cu130", driver="580.95.05",
                                                                 gpus=["Tesla T4"])).notes)
+
+
+def test_a_report_quoting_only_the_found_version_chooses_a_torch_that_reproduces_it() -> None:
+    # torch's too-old message alone ('found version 11040'): the driver branch it names (R470, CUDA 11.4) and
+    # the newest release's default build, whose CUDA 13 runtime that driver cannot start; its patch that lies
+    # here (2.14.1) stands for it, and the wheel fix is a build the driver runs.
+    inferred = infer(load_report(DATA / "reports" / "found-version-only.txt"))
+    assert inferred.torch_assumed and inferred.variant == "cu130" and inferred.driver_cuda == 11040
+    assert inferred.driver is not None and inferred.driver.startswith("470.")
+    assert any("the report names no torch" in e for e in inferred.evidence)
+    r = planned(inferred)
+    assert r.environment == MATRIX.environment("torch-2.14.1-cu130") and r.substitutions == ()
+    assert predicted(r) == DRIVER_TOO_OLD
+    assert r.profile is not None and r.profile.cuda_version == "11.4"
+
+
+def test_a_report_without_torch_or_its_message_still_asks_for_it() -> None:
+    with pytest.raises(ReproduceError, match="pass --torch"):
+        infer(load_report(DATA / "reports" / "os-only.txt"))

@@ -192,7 +192,8 @@ class Engine:
     def save(self, ref: str) -> Iterator[bytes]:
         """`docker save REF`, as a stream of chunks."""
         try:
-            yield from self.client.images.get(ref).save(chunk_size=1 << 20)
+            # named: the archive keeps REF as its tag (unnamed, Podman loads it as <none>)
+            yield from self.client.images.get(ref).save(chunk_size=1 << 20, named=ref)
         except (APIError, DockerException) as exc:
             raise translate(exc) from None
 

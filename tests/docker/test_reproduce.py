@@ -96,21 +96,23 @@ def test_flags_instead_of_a_report(tmp_path: Path) -> None:
     assert "(flags: nothing reported)" in render(outcome)
 
 
-def test_a_report_quoting_only_the_found_version_is_reproduced_and_its_driver_fix_verified(tmp_path: Path) -> None:
+def test_a_report_quoting_only_the_found_version_is_reproduced_and_the_fix_for_its_driver_verified(tmp_path: Path) -> None:
     # The report names no torch and no driver: only torch's message 'found version 11040'. reproduce chooses
     # the newest release's default build (its runtime newer than the message says) and an R470 driver (the
-    # branch CUDA 11.4 names), says so, gets the same message back, and the driver update turns the cell OK.
+    # branch CUDA 11.4 names), says so, gets the same message back, and the fix that keeps that driver (a
+    # CUDA 11 build of torch) turns the cell OK.
     report = DATA.parent / "reports" / "found-version-only.txt"
     inferred = infer(load_report(report))
     assert inferred.torch_assumed
-    settings = Settings(DEFAULT_MATRIX, tmp_path, True, "driver", use_cache=False)
+    settings = Settings(DEFAULT_MATRIX, tmp_path, True, "wheel", use_cache=False)
     outcome = reproduce(inferred, report.name, settings, RecordingUI())
     observed = outcome.original.cell.observed
     assert observed is not None and observed.verdict == DRIVER_TOO_OLD, outcome.original.cell.reason
     assert "found version 11040" in (observed.torch_message or "")
     text = render(outcome)
     assert "the report names no torch" in text and "=> reproduced: the same verdict" in text
-    assert outcome.fix is not None and outcome.fix.kind == "driver" and outcome.fixed is not None
+    assert outcome.fix is not None and outcome.fix.kind == "wheel" and outcome.fixed is not None
+    assert "cu11" in outcome.fix.summary, outcome.fix.summary
     fixed = outcome.fixed.cell.observed
     assert fixed is not None and fixed.verdict == OK and fixed.simulated, outcome.fixed.cell.reason
     assert succeeded(outcome)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +39,12 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["REFENV_WHEELHOUSE"] = str(shared_wheels)
     os.environ["REFENV_BUILDROOT"] = str(shared_build_root)
     config.stash[SESSION_CACHE] = own
+    # The tests press Ctrl-C on the runs they start, as a user would. A process started in the background of
+    # a non-interactive shell (CI scripts often start the tests so) inherits SIGINT ignored, every child after
+    # it too, and Python then never turns Ctrl-C into KeyboardInterrupt. Python's own handler here means the
+    # children start with the default disposition, as from a terminal.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

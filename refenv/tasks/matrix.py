@@ -45,6 +45,7 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
     from refenv.run.dryrun import predict, real_hosts
     from refenv.run.pipeline import Options, RunNotWritten, run_matrix
     from refenv.run.progress import ConsoleUI
+    from refenv.run.stopping import stop_on_term
 
     if probes is not None and probes not in MODES:
         raise Exit(f"refenv: --probes {probes!r}: expected {', '.join(MODES)}", code=2)
@@ -74,10 +75,11 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
                       use_cache=not rerun, relock=relock, probes=probes, one_at_a_time=low_disk,
                       selection={"env": env or [], "host": host or [], "scenario": scenario or []})
     try:
-        try:
-            outcome = run_matrix(m, options, ui, engine_for(where, m, engine))
-        finally:
-            ui.close()
+        with stop_on_term() as stopped:
+            try:
+                outcome = run_matrix(m, options, ui, engine_for(where, m, engine))
+            finally:
+                ui.close()
     except RunNotWritten as exc:  # the run ran, but its results have no room: what it found, then why
         if exc.document is not None:
             print(console_summary(exc.document, {}))
@@ -87,7 +89,7 @@ def matrix(c: Context, matrix: str = "matrix.yaml", env: list[str] | None = None
         for other in (e.name for e in m.environments if e.name != compare):
             print("\n".join(compare_lines(outcome.document, compare, other)) + "\n")
     if outcome.interrupted:
-        raise Exit("interrupted: the partial report is written", code=130)
+        raise Exit("interrupted: the partial report is written", code=stopped.exit_code)
     if not outcome.ok:
         raise Exit("some cells or measurements disagree or did not run as planned (see the report)", code=1)
 

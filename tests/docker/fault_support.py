@@ -89,6 +89,6 @@ def project(folder: Path, envs: list[str], hosts: list[str], scenarios: Mapping[
 
 
 def invoke(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """`invoke <args>` in the project folder, as a user types it."""
+    """`invoke <args>` in the project folder, as a user types it (Ctrl-C interrupts it: tests/conftest.py)."""
     return subprocess.Popen([sys.executable, "-m", "invoke", *args], cwd=ROOT, env={**os.environ, **(env or {})},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

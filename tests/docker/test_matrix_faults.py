@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -23,6 +20,7 @@ from refenv.model import codec
 from refenv.model.builds import EnvBuild
 from refenv.model.labels import MANAGED
 from refenv.model.matrix import Matrix
+from tests.docker.fault_support import invoke
 from tests.docker.support import (
     CPU,
     CU130,
@@ -41,12 +39,6 @@ from tests.docker.support import (
 
 MISSING_RELEASE = "2.14.9"  # no such torch on any index
 HUNG = "r580-cuinit-hang"   # its cuInit never returns (refenv/data/profiles.json)
-
-
-def invoke(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """`invoke <args>` from the project folder, as a user types it."""
-    return subprocess.Popen([sys.executable, "-m", "invoke", *args], cwd=ROOT, env={**os.environ, **(env or {})},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def test_an_unreachable_engine_stops_before_any_work(tmp_path: Path) -> None:
@@ -142,14 +134,15 @@ def _cell_containers(engine: Engine, run_id: str) -> set[str]:
     return {str(c.id) for c in found}
 
 
-def test_ctrl_c_removes_containers_and_writes_the_partial_report(engine: Engine, env_builds: Any,
-                                                                 tmp_path: Path) -> None:
+@pytest.mark.parametrize(("stop", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_removes_containers_and_writes_the_partial_report(engine: Engine, env_builds: Any, tmp_path: Path,
+                                                                 stop: signal.Signals, code: int) -> None:
     results = tmp_path / "results"
     proc = invoke("matrix", "--env", CPU, "--host", "r5*", "--scenario", "gpu,cvd-empty", "--rerun",
                   "--parallel", "1", "--results", str(results))
     seen: set[str] = set()
     run_id = None
-    deadline = time.monotonic() + 300
+    deadline = time.monotonic() + 1800  # a hang guard only: a cold machine builds the simulated driver first
     try:
         # Wait until the first cell has finished and the second one runs, then press Ctrl-C.
         while len(seen) < 2 and time.monotonic() < deadline and proc.poll() is None:
@@ -159,13 +152,13 @@ def test_ctrl_c_removes_containers_and_writes_the_partial_report(engine: Engine,
                 seen |= _cell_containers(engine, run_id)
             time.sleep(0.2)
         assert run_id is not None and len(seen) >= 2 and proc.poll() is None, "the run ended before Ctrl-C"
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         out, _ = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    assert proc.returncode == 130, out
+    assert proc.returncode == code, out
     assert "interrupted" in out
     assert leftovers(engine, run_id) == []
     folder = results / run_id

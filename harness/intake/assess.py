@@ -55,7 +55,13 @@ WORKING = {"torch_named_device": "torch named or described its CUDA device",
            "kernel_ran": "a kernel ran on the GPU and failed on its own terms (a device-side assert, an illegal "
                          "memory access in the kernel)",
            "tensor_on_gpu": "torch printed a tensor on a CUDA device",
-           "smi_process": "nvidia-smi lists the Python process holding GPU memory"}
+           "smi_process": "nvidia-smi lists the Python process holding GPU memory",
+           "gpu_timed": "the report compares the work's time on the CPU with its time on a CUDA device (it ran "
+                        "on both)",
+           "low_util": "the GPU holds the work's memory while its utilisation stays low"}
+# Evidence that CUDA itself printed (a kernel's own failure, an allocation, a device count); the rest is the
+# reporter's account or a tool's view of the GPU, which a runtime's "no kernel image" outranks.
+CUDA_SAID = frozenset(("kernel_ran", "cuda_oom", "invalid_ordinal"))
 # What says which machine torch's "no driver" message came from: without one of these (or a stated fact
 # beside torch's own words), the message alone proved right 3 times in 5 in the corpus (a sandboxed IDE or
 # an image for another vendor's GPU says the same words), so it is a lead, not a medium answer.
@@ -74,7 +80,18 @@ LIKELY = {"torch_named_device": "in the work itself, not the driver stack",
                         "operation that failed)",
           "tensor_on_gpu": "in the work itself, not the driver stack",
           "smi_process": "how the work uses the GPU: low utilisation with memory held points at the input pipeline "
-                         "(more DataLoader workers, pin_memory=True), not the driver"}
+                         "(more DataLoader workers, pin_memory=True), not the driver",
+          # Small kernels and host-device copies cost more than they save, and kernels are queued
+          # asynchronously: a clock read without torch.cuda.synchronize() measures the launch, not the work
+          # (PyTorch docs, "CUDA semantics: Asynchronous execution"; torch.utils.benchmark synchronizes).
+          "gpu_timed": "the workload or its timing, not the driver: work this small is dominated by kernel "
+                       "launches and host-device copies, CUDA runs asynchronously (call torch.cuda.synchronize() "
+                       "before reading the clock, or time with torch.utils.benchmark) and the first call pays for "
+                       "CUDA's start (warm up before timing)",
+          # The GPU waits on batches the CPU prepares (PyTorch docs, torch.utils.data: num_workers, pin_memory).
+          "low_util": "the input pipeline, not the driver: the GPU waits on batches the CPU prepares (more "
+                      "DataLoader workers with num_workers, pin_memory=True, preprocessing moved off the "
+                      "training loop or onto the GPU)"}
 # The runtime's own words that it has no kernel for the device: a kernel launch reached a visible device
 # through a working driver and a CUDA build, so no driver, a hidden device and a CPU build are ruled out.
 _KERNEL_WORDS = ("cuda.no_kernel_image", "torch.arch_not_compatible")
@@ -266,9 +283,13 @@ def _no_failure(facts: Any, stated: set[str], clues: set[str]) -> Assessment:
                               "a lead, not a diagnosis: is_available() is True while kernels fail")
         sure = HIGH if how in stated and "failure_trace" not in clues else MEDIUM
         return Assessment(OK, sure, (said,), (), ())
-    working = [why for clue, why in WORKING.items() if clue in clues]
+    shown = [c for c in WORKING if c in clues]
+    if find(texts, _KERNEL_WORDS) is not None:
+        # The runtime said no kernel launches on this device: only CUDA's own words that one ran outweigh it.
+        shown = [c for c in shown if c in CUDA_SAID]
+    working = [WORKING[c] for c in shown]
     if working and available is not False:
-        likely = "; ".join(dict.fromkeys(LIKELY[c] for c in WORKING if c in clues))
+        likely = "; ".join(dict.fromkeys(LIKELY[c] for c in shown))
         return Assessment(OK, MEDIUM, tuple(working), (), _asked(), f"CUDA works; the problem is more likely {likely}")
     found = leads(facts, clues)
     if available is False and not found:

@@ -26,6 +26,11 @@ _OLD_HEADER_RE = re.compile(r"NVIDIA-SMI\s{1,8}(?P<smi>\d{3}\.\d{1,3}(?:\.\d{1,3
 # A GPU row of nvidia-smi's table: '|   0  TITAN X (Pascal)    Off  | 0000:01:00.0  On |'.
 _TABLE_ROW_RE = re.compile(r"^\|\s{1,6}(?P<index>\d{1,2})\s{1,6}(?P<name>\S.{1,60}?)\s{1,40}(?:On|Off)\s{1,6}\|")
 _MEMORY_RE = re.compile(r"\|\s{0,20}\d{1,7}MiB\s{0,3}/\s{0,3}(?P<total>\d{1,7})MiB\s{0,3}\|")
+# The memory and utilisation cells of a GPU row: '|   10240MiB / 24576MiB |      3%      Default |'.
+_BUSY_RE = re.compile(r"(?P<used>\d{1,7})MiB\s{0,3}/\s{0,3}\d{1,7}MiB\s{0,6}\|\s{0,12}(?P<util>\d{1,3})%")
+# Memory a process of the work holds rather than a desktop's few hundred MiB (nvidia-smi lists Xorg and a
+# compositor at 100-500 MiB on an idle card), and utilisation low enough that the GPU mostly waits.
+HELD_MIB, IDLE_UTIL = 1024, 10
 _LIST_ROW_RE = re.compile(
     r"^GPU\s(?P<index>\d{1,2}):\s(?P<name>[^()]{1,80}?)\s\(UUID:\s(?P<uuid>GPU-[0-9a-fA-F-]{1,64})\)")
 _NVRM_VERSION_RE = re.compile(r"NVRM version:\s{0,4}NVIDIA .{0,40}?Kernel Module\s{1,6}(?P<version>\d{3}\.\d{1,3}"
@@ -112,6 +117,11 @@ def _read_smi(b: Builder, line: Line) -> None:
     devices = b.get("driver.nvml.devices") or []
     if memory and devices and devices[-1].get("memory_total_bytes") is None:
         devices[-1]["memory_total_bytes"] = int(memory.group("total")) << 20
+    busy = _BUSY_RE.search(text) if "%" in text else None
+    if busy and int(busy.group("used")) >= HELD_MIB and int(busy.group("util")) <= IDLE_UTIL:
+        # Alone a desktop can show this too (a Windows card holds GiBs at 0%); the reporter's words about
+        # utilisation make it evidence (symptoms.py).
+        b.clue("smi_memory_idle", line)
     if "No devices were found" in text:
         b.put("driver.nvidia_smi.works", True, line)
         b.put("driver.nvml.devices", [], line)

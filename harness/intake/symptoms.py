@@ -58,6 +58,31 @@ CLUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     # nvidia-smi's process table lists a Python process holding GPU memory: the work runs on the GPU.
     ("smi_process", re.compile(r"\|\s{1,8}\d{1,2}\s{1,8}(?:N/A\s{1,8}N/A\s{1,8})?\d{2,8}\s{1,8}C(?:\+G)?\s{1,8}"
                                r"\S{0,120}python[\w.]{0,12}\s{1,60}\d{1,7}\s?MiB", re.I)),
+    # Timings compared between CPU and GPU in words ('the GPU is slower than the CPU', 'CPU is faster than CUDA',
+    # 'GPU比CPU慢'): both ran, so CUDA works; labelled times and tables are read by _timed() below.
+    ("gpu_slower_words", re.compile(
+        r"\b(?:gpu|cuda)\b[^.\n]{0,40}?\b(?:slower|no faster|not faster|as slow as|takes? longer)\b[^.\n]{0,25}?"
+        r"\b(?:than|then|as|compared to)\b[^.\n]{0,15}?\bcpu\b|"
+        r"\bslower\s(?:on|with|using|in)\s(?:the\s)?(?:gpu|cuda)\b[^.\n]{0,15}?\b(?:than|then)\b[^.\n]{0,15}?\bcpu\b|"
+        r"\bcpu\b[^.\n]{0,40}?\bfaster\b[^.\n]{0,25}?\b(?:than|then)\b[^.\n]{0,15}?\b(?:gpu|cuda)\b|"
+        r"(?:gpu|cuda)(?:比|比起)cpu(?:还|更)?慢|cpu(?:比|比起)(?:gpu|cuda)(?:还|更)?快", re.I)),
+    # Utilisation low, in words or figures ('0% GPU utilization', 'GPU-Util stays at 3%', 'GPU usage is low',
+    # 'GPU利用率为0'): a clue that the GPU waits, counted as evidence only beside memory held (read()).
+    ("low_util_words", re.compile(
+        r"(?:gpu[- ]?util(?:i[sz]ation)?|utili[sz]ation|(?:gpu|cuda)\s(?:usage|load|use))[^\n%]{0,40}?"
+        r"(?<![\d.])(?:[0-9]|10)(?:\.\d{1,2})?\s?%|"
+        r"(?<![\d.])(?:[0-9]|10)(?:\.\d{1,2})?\s?%\s(?:of\s)?(?:the\s)?(?:gpu[- ]?|cuda\s)?(?:util|usage|load)|"
+        r"\b(?:low|zero|no|little|barely any)\s(?:gpu[- ]?)?(?:util(?:i[sz]ation)?|usage|load)\b|"
+        r"(?:gpu|cuda)\s?(?:util(?:i[sz]ation)?|usage|load)\s(?:is|stays?|remains?|was|at)\s(?:very\s)?(?:low|zero)|"
+        r"(?:利用率|使用率)[^\n]{0,12}?(?:(?<![\d.])(?:[0-9]|10)\s?%?(?!\d)|很低|低|为零)", re.I)),
+    # GPU memory held, in words: a verb of holding beside it ('uses 9 GB of GPU memory', 'memory allocated',
+    # '显存占用 10G'); a size alone is the card's capacity ('6GB VRAM', 'total_memory=8192MB'), not memory held,
+    # and nvidia-smi's 'Memory-Usage' header is a column's name (its figures are read in driverlog.py).
+    ("memory_held_words", re.compile(
+        r"(?:(?:memory|vram)\s|显存)[^\n.,;|]{0,30}?(?:\bused\b|\busage\b|\ballocated\b|\boccupied\b|\bin use\b|"
+        r"\bis full\b|\bfilled\b|\btaken\b|\bheld\b|占用|占满)|"
+        r"(?:\buses?|\busing|\bholds?|\ballocat(?:es?|ing)|\boccup(?:ies|y|ying)|\btakes?|\bfills?)\s[^\n.,;|]{0,30}?"
+        r"(?:memory|vram|显存)", re.I)),
     # The reporter says the work runs on a GPU by its index ('the program consistently uses cuda index 0').
     ("runs_on_gpu", re.compile(r"\b(?:uses?|using|runs? on|running on|stays? on|always on)\s(?:the\s)?(?:cuda|gpu)"
                                r"\s?(?:index\s|device\s|:|#)?\d\b(?![.,]\d)", re.I)),  # 'CUDA 7.5' is a version
@@ -83,9 +108,24 @@ KEYWORDS = {
     "arch_words": ("arch", "capability", "sm_"), "torch_named_device": ("_cudadeviceproperties",),
     "tensor_on_gpu": ("device='cuda", "device(type='cuda'"), "smi_process": ("python",),
     "failure_trace": ("traceback", "error: ", "exception: "), "runs_on_gpu": ("cuda", "gpu"),
+    "gpu_slower_words": ("slower", "faster", "longer", "慢", "快"),
+    "low_util_words": ("util", "usage", "load", " use", "利用率", "使用率"),
+    "memory_held_words": ("memory", "vram", "显存"),
     "source_DRIVER_TOO_OLD": ('""".format(',), "source_NO_DRIVER": ('index.aspx"""',),
 }
 _DISTINCTIVE = (802, 803, 804)
+# A time measured on a device and labelled with it ('cpu: 1.2s', 'CUDA time 3.4 ms', 'GPU took 12 sec').
+_TIMED_RE = re.compile(r"\b(?P<dev>cpu|cuda(?::\d{1,2})?|gpu)\b[^\d\n]{0,25}?(?<![\w.])\d{1,6}(?:\.\d{1,6})?\s?"
+                       r"(?:s|ms|sec|secs|seconds?|us|µs|μs|ns|min|mins|minutes?)(?![\w/])", re.I)
+# A table's header with a CPU column and a CUDA (or GPU) column: markdown, tab-, comma- or space-aligned, and
+# torch.utils.benchmark.Compare's ('|   cpu   |  cuda', torch/utils/benchmark/utils/compare.py).
+_CELL = r"(?:[|\t,]|\s{2})\s{0,8}"
+_TABLE_HEAD_RE = re.compile(rf"(?:^|{_CELL})cpu\b[^\n]{{0,60}}?{_CELL}(?:cuda|gpu)\b|"
+                            rf"(?:^|{_CELL})(?:cuda|gpu)\b[^\n]{{0,60}}?{_CELL}cpu\b", re.I)
+_NUMBER_RE = re.compile(r"(?<![\w.])\d{1,9}(?:\.\d{1,9})?(?![\w.])")
+_TABLE_ROWS = 4  # rows under a header read for its figures
+# Evidence that the GPU holds the work's memory, beside which low utilisation says the GPU waits on its input.
+_MEMORY_HELD = ("memory_held_words", "smi_memory_idle", "smi_process")
 
 
 @lru_cache(maxsize=1)
@@ -102,6 +142,15 @@ def read(b: Builder, lines: list[Line], text: Text | None = None) -> None:
         line = text.first(KEYWORDS[name], pattern, about)
         if line is not None:
             b.clue(name, line)
+    timed = _timed(text)
+    if timed is not None:
+        b.clue("gpu_timed", timed)
+    elif "gpu_slower_words" in b.clues:
+        number, raw = b.clues["gpu_slower_words"]
+        b.clue("gpu_timed", Line(number, raw, raw))
+    if "low_util_words" in b.clues and any(c in b.clues for c in _MEMORY_HELD):
+        number, raw = b.clues["low_util_words"]
+        b.clue("low_util", Line(number, raw, raw))
     # A paste cut off inside one of the stack's messages (its last line, or a line the reporter cut '[...]').
     for line in [ln for ln in lines if ln.text.endswith(("[...]", "\u2026"))] + [ln for ln in lines if ln.text][-1:]:
         cut = match.cut_short(line.text)
@@ -124,3 +173,24 @@ def read(b: Builder, lines: list[Line], text: Text | None = None) -> None:
                 continue
             b.clue(f"error_code_{entry.verdict}", lines[i])
             b.detail("error_code", f"{code} ({entry.code.name if entry.code else entry.id})", lines[i])
+
+
+def _timed(text: Text) -> Line | None:
+    """The line where the report compares a time on the CPU with one on a CUDA device: a labelled time of each
+    (on one line or two), or a table with a CPU and a CUDA column and figures under it."""
+    cpu = gpu = None
+    for i in text.holding(("cpu", "cuda", "gpu")):
+        line = text.texts[i]
+        for m in _TIMED_RE.finditer(line):
+            if m.group("dev").lower() == "cpu":
+                cpu = i if cpu is None else cpu
+            else:
+                gpu = i if gpu is None else gpu
+        if cpu is not None and gpu is not None:
+            return text.lines[max(cpu, gpu)]
+        # The raw line keeps a tab-separated header's tabs (normalising makes them one space).
+        if _TABLE_HEAD_RE.search(line) or _TABLE_HEAD_RE.search(text.lines[i].raw):
+            rows = text.texts[i + 1:i + 1 + _TABLE_ROWS]
+            if any(len(_NUMBER_RE.findall(row)) >= 2 for row in rows):
+                return text.lines[i]
+    return None

@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from harness import compat
 from harness.inputs import InputError, shorten
+from harness.schema import ARCH_UNSUPPORTED
 from refenv.builder import baseimage
 from refenv.model import accepts
 from refenv.model.faults import NAMED, Faults
@@ -42,8 +43,31 @@ def environment_for(build: Build, known: Sequence[Environment], base: Base) -> E
     return Environment(name, build.torch, build.variant, build.python, PACKAGES, None, base)
 
 
-def gpus_for(inferred: Inferred, driver: str, notes: list[str]) -> tuple[Gpu, ...]:
-    """The reported GPUs, or, when the report lists none, those of a shipped profile of the driver's branch."""
+def _runs_on(gpus: Sequence[Gpu], arches: tuple[str, ...] | None) -> bool:
+    return arches is None or all(compat.arch_supports(g.compute_capability, arches) for g in gpus)
+
+
+def assumed_gpus(branch: int, arches: tuple[str, ...] | None, keep_any: bool) -> tuple[Profile, Profile]:
+    """(the shipped profile whose GPUs stand for unreported ones, the driver branch's own profile), pure.
+
+    The branch's own profile's GPUs, unless the environment's build has no kernel for them: an assumed GPU
+    must not add a failure the report does not show (R470's V100s, sm_70, under a CUDA 13 build that begins
+    at sm_75), so the GPUs of the shipped profile nearest the branch, newer first, that the build runs on
+    stand for them. `keep_any`: the report's verdict is about the architecture, where the GPU is the question.
+    """
+    own = drivers.shipped_of_branch(branch) or drivers.shipped_of_branch(580)
+    assert own is not None
+    if keep_any or _runs_on(own.gpus, arches):
+        return own, own
+    fitting = [p for p in drivers.healthy_shipped() if _runs_on(p.gpus, arches)]
+    nearest = min(fitting, key=lambda p: (p.branch < branch, abs(p.branch - branch)), default=own)
+    return nearest, own
+
+
+def gpus_for(inferred: Inferred, driver: str, notes: list[str],
+             env: Environment | None = None) -> tuple[Gpu, ...]:
+    """The reported GPUs, or, when the report lists none, those of a shipped profile of the driver's branch
+    (of the nearest one whose GPUs the environment's build runs on, see assumed_gpus)."""
     if inferred.gpus:
         # Reported names go into the simulated driver's key=value configuration: checked before they do.
         if len(inferred.gpus) > MAX_GPUS:
@@ -56,15 +80,22 @@ def gpus_for(inferred: Inferred, driver: str, notes: list[str]) -> tuple[Gpu, ..
         made = [simulated_gpu(g, i) for i, g in enumerate(inferred.gpus)]
         notes.extend(note for _, note in made if note)
         return tuple(gpu for gpu, _ in made)
-    shipped = drivers.shipped_of_branch(compat.branch_of(driver)) or drivers.shipped_of_branch(580)
-    assert shipped is not None
+    cuda = compat.variant_cuda(env.variant) if env is not None else None
+    arches = compat.arch_list(env.torch, cuda) if env is not None and cuda else None
+    about_arch = inferred.reported is not None and inferred.reported.verdict == ARCH_UNSUPPORTED
+    shipped, own = assumed_gpus(compat.branch_of(driver), arches, about_arch)
+    why = ""
+    if shipped is not own and env is not None:
+        why = (f" (the {own.name} profile's {own.gpus[0].name}, compute capability {own.gpus[0].compute_capability}, "
+               f"has no kernel in torch {env.torch}+{env.variant})")
     notes.append(f"the report lists no GPUs: using the shipped {shipped.name} profile's "
-                 f"{len(shipped.gpus)} x {shipped.gpus[0].name}")
+                 f"{len(shipped.gpus)} x {shipped.gpus[0].name}{why}")
     return shipped.gpus
 
 
-def host_profile(inferred: Inferred, notes: list[str], name: str = HOST_NAME) -> Profile:
-    """The reporter's host as a simulated driver profile."""
+def host_profile(inferred: Inferred, notes: list[str], name: str = HOST_NAME,
+                 env: Environment | None = None) -> Profile:
+    """The reporter's host as a simulated driver profile (for the environment `env` runs, when given)."""
     driver = inferred.driver
     if driver is None:
         shipped = drivers.shipped_of_branch(int(drivers.DEFAULT_PROFILE[1:]))
@@ -75,7 +106,7 @@ def host_profile(inferred: Inferred, notes: list[str], name: str = HOST_NAME) ->
     cuda = compat.int_to_cuda(inferred.driver_cuda) if inferred.driver_cuda else compat.cuda_for_driver(driver)
     if cuda is None:
         raise ReproduceError(f"driver {driver} is older than every driver branch in refenv's tables")
-    gpus = gpus_for(inferred, driver, notes)
+    gpus = gpus_for(inferred, driver, notes, env)
     described = f"driver {driver} (CUDA {cuda}) with {len(gpus)} x {gpus[0].name}" if gpus else f"driver {driver}"
     return Profile(name, f"the reported host: {described}", driver, cuda, gpus, inferred.faults)
 
@@ -118,7 +149,7 @@ def plan(inferred: Inferred, offer: Offer, known: Sequence[Environment], base: B
             fault = next((f.name for f in NAMED if f.faults == inferred.faults), "reported")
             notes.append(f"the {fault} driver fault is not reproduced: the host has no driver to break")
     else:
-        profile = host_profile(inferred, notes)
+        profile = host_profile(inferred, notes, env=env)
         host = Host(HOST_NAME, "simulated", description=profile.description, inline=profile)
     return Reproduction(env, host, scenario_for(inferred), profile, build.substitutions, tuple(notes))
 

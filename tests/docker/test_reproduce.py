@@ -116,3 +116,20 @@ def test_a_report_quoting_only_the_found_version_is_reproduced_and_the_fix_for_i
     fixed = outcome.fixed.cell.observed
     assert fixed is not None and fixed.verdict == OK and fixed.simulated, outcome.fixed.cell.reason
     assert succeeded(outcome)
+
+
+def test_a_report_quoting_only_the_found_version_verifies_the_driver_update_when_preferred(tmp_path: Path) -> None:
+    # The same report with --fix driver: the same torch (its CUDA 13 build) on a host of the branch that CUDA
+    # needs (R580), keeping the GPUs the reproduction assumed (ones that build has kernels for).
+    report = DATA.parent / "reports" / "found-version-only.txt"
+    settings = Settings(DEFAULT_MATRIX, tmp_path, True, "driver", use_cache=False)
+    outcome = reproduce(infer(load_report(report)), report.name, settings, RecordingUI())
+    observed = outcome.original.cell.observed
+    assert observed is not None and observed.verdict == DRIVER_TOO_OLD, outcome.original.cell.reason
+    assert "found version 11040" in (observed.torch_message or "")
+    assert outcome.fix is not None and outcome.fix.kind == "driver" and outcome.fixed is not None
+    assert "R580" in outcome.fix.summary and "CUDA 13.0" in outcome.fix.summary, outcome.fix.summary
+    assert outcome.fix.reproduction.environment == outcome.original.reproduction.environment
+    fixed = outcome.fixed.cell.observed
+    assert fixed is not None and fixed.verdict == OK and fixed.simulated, outcome.fixed.cell.reason
+    assert "upgrade the driver" in render(outcome) and succeeded(outcome)

@@ -38,6 +38,8 @@ FAMILIES = {
     "kernel-api-mismatch.txt": "DRIVER_BROKEN",
     "device-assert.txt": "OK",
     "out-of-memory-ja.txt": "OK",
+    "timings-labelled.txt": "OK",
+    "util-smi-memory-held.txt": "OK",
     "macos-apple-silicon.txt": "OTHER",
     "os-only.txt": None,
 }
@@ -113,3 +115,11 @@ def test_an_out_of_memory_report_is_handed_to_the_memory_planner_with_the_gpus_t
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     text = bot_comment("out-of-memory-ja.txt", tmp_path, capsys, monkeypatch)
     assert "`python -m harness memory --model <model> --budget 23.64GiB --fit`" in text
+
+
+def test_timings_and_a_waiting_gpu_are_answered_with_what_more_likely_fails(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    timed = bot_comment("timings-labelled.txt", tmp_path, capsys, monkeypatch)
+    assert "torch.cuda.synchronize()" in timed and "the driver" in timed
+    waiting = bot_comment("util-smi-memory-held.txt", tmp_path, capsys, monkeypatch)
+    assert "num\\_workers" in waiting and "pin\\_memory=True" in waiting  # markdown escapes the underscores

@@ -136,6 +136,20 @@ CASES: dict[str, tuple[str, str | None, dict[str, Any], set[str]]] = {
     # More evidence that CUDA works: nvidia-smi's process table lists the Python process; a tensor printed on cuda:0.
     "smi-python-process.txt": ("OK", "medium", {}, set()),
     "tensor-on-gpu.txt": ("OK", "medium", {}, set()),
+    # Timings compared between CPU and GPU (CUDA ran on both sides): in words, as labelled times, a table with a
+    # CUDA column, torch.utils.benchmark's comparison; none of it where torch says it has no GPU.
+    "gpu-slower-words.txt": ("OK", "medium", {}, set()),
+    "timings-labelled.txt": ("OK", "medium", {}, set()),
+    "timings-table.txt": ("OK", "medium", {}, set()),
+    "timings-benchmark-compare.txt": ("OK", "medium", {}, set()),
+    "timings-unavailable.txt": ("NOT_VISIBLE", "low", {"torch.is_available": False}, set()),
+    # Utilisation low while memory is held (the GPU waits on its input): nvidia-smi's figures beside the words,
+    # memory held in words (English, Chinese); low utilisation with no memory held and no GPU is not evidence.
+    "util-smi-memory-held.txt": ("OK", "medium", {}, set()),
+    "util-memory-prose.txt": ("OK", "medium", {}, set()),
+    "util-memory-zh.txt": ("OK", "medium", {}, set()),
+    "util-allocated-zero.txt": ("OK", "medium", {}, set()),
+    "util-low-no-memory.txt": ("NOT_VISIBLE", "low", {"torch.is_available": False}, set()),
     # How the work was started, read as facts: each start that asks for no GPU, in its own syntax.
     "podman-run-no-device.txt": ("NOT_VISIBLE", "medium", {"visibility.launch": "podman run",
                                                            "visibility.gpu_requested": False}, set()),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness import compat
 from harness.classify import classify
 from harness.intake import load_report
 from harness.schema import ARCH_UNSUPPORTED, CPU_WHEEL, DRIVER_BROKEN, DRIVER_TOO_OLD, NOT_VISIBLE, OK, Finding, Remedy
@@ -15,7 +16,7 @@ from refenv.model.matrix import Base, Bootstrap
 from refenv.model.profiles import Faults
 from refenv.reproduce import Inferred, ReproduceError, Reproduction, from_flags, infer
 from refenv.reproduce.builds import Offer
-from refenv.reproduce.choose import plan
+from refenv.reproduce.choose import assumed_gpus, plan
 from refenv.reproduce.fix import chosen_remedy, plan_fix, predicted
 from refenv.reproduce.gpus import GpuGuess, simulated_gpu
 
@@ -207,6 +208,37 @@ def test_a_report_quoting_only_the_found_version_chooses_a_torch_that_reproduces
     assert r.environment == MATRIX.environment("torch-2.14.1-cu130") and r.substitutions == ()
     assert predicted(r) == DRIVER_TOO_OLD
     assert r.profile is not None and r.profile.cuda_version == "11.4"
+
+
+def test_a_report_quoting_only_the_found_version_verifies_either_fix_as_preferred() -> None:
+    # The report lists no GPUs: the R470 profile's V100s (sm_70) have no kernel in the CUDA 13 build chosen for
+    # it, so the nearest shipped profile's GPUs that build runs on stand for them (R525's A10), and the driver
+    # update is a fix that turns the cell OK, as the keep-the-driver wheel is.
+    inferred = infer(load_report(DATA / "reports" / "found-version-only.txt"))
+    r = planned(inferred)
+    assert r.profile is not None and [g.name for g in r.profile.gpus] == ["NVIDIA A10"]
+    assert any("lists no GPUs" in n and "A10" in n and "V100" in n and "no kernel" in n for n in r.notes), r.notes
+    remedy = chosen_remedy(DRIVER_TOO_OLD, classify(load_report(DATA / "reports" / "found-version-only.txt")
+                                                    .facts).findings)
+    for prefer in ("auto", "driver"):
+        fix = plan_fix(r, DRIVER_TOO_OLD, OFFLINE, KNOWN, BASE, prefer, remedy)
+        assert fix is not None and (fix.kind, fix.predicted) == ("driver", OK), (prefer, fix)
+        assert fix.reproduction.environment == r.environment  # the same torch, on the branch its CUDA needs
+        assert fix.reproduction.profile is not None and fix.reproduction.profile.branch == 580
+        assert fix.reproduction.profile.gpus == r.profile.gpus
+    wheel = plan_fix(r, DRIVER_TOO_OLD, OFFLINE, KNOWN, BASE, "wheel", remedy)
+    assert wheel is not None and (wheel.kind, wheel.predicted) == ("wheel", OK) and "cu11" in wheel.summary
+    assert wheel.reproduction.profile == r.profile  # the driver kept
+
+
+def test_gpus_that_a_build_runs_stand_for_unreported_ones_unless_the_architecture_is_the_question() -> None:
+    cu130 = compat.arch_list("2.14.1", "13.0")
+    shipped, own = assumed_gpus(470, cu130, keep_any=False)
+    assert own.name == "r470" and shipped.name == "r525"
+    assert assumed_gpus(470, cu130, keep_any=True) == (own, own)
+    assert assumed_gpus(470, compat.arch_list("2.7.0", "11.8"), keep_any=False) == (own, own)  # sm_70 is in it
+    shipped, own = assumed_gpus(580, cu130, keep_any=False)
+    assert shipped is own and own.name == "r580"
 
 
 def test_a_report_without_torch_or_its_message_still_asks_for_it() -> None:

@@ -135,3 +135,9 @@ def test_the_catalogue_knows_each_pci_case_with_its_fix() -> None:
         entry = catalogue.entry(ident)
         assert entry.remedy is not None and entry.remedy.kind == kind
     assert catalogue.find("  Kernel driver in use: nouveau", ["kernel.nouveau_bound"]) is not None
+
+
+def test_the_containers_name_the_view_by_the_variable_the_harness_reads() -> None:
+    from refenv.run import containers
+
+    assert containers.SIMULATED_ROOT_ENV == pci.SIMULATED_ROOT_ENV

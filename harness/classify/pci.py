@@ -84,9 +84,9 @@ def check_pci(ctx: Context) -> list[Finding]:
     installed = ctx.in_container or ctx.libcuda.get("loaded") or ctx.nvml.get("loaded")
     verdict = DRIVER_BROKEN if installed or first != "nouveau" else NO_DRIVER
     what = HOLDERS.get(first, "no driver" if first == "none" else f"the {first} driver")
-    host = "this container's host" if ctx.in_container else "this machine"
-    title = (f"{host}'s NVIDIA GPU is bound to {what}" if first != "none" else
-             f"{host}'s NVIDIA GPU is bound to no driver: the NVIDIA kernel module did not take it")
+    host = "the NVIDIA GPU of this container's host" if ctx.in_container else "this machine's NVIDIA GPU"
+    title = (f"{host} is bound to {what}" if first != "none" else
+             f"{host} is bound to no driver: the NVIDIA kernel module did not take it")
     evidence = [f"{_where(ctx)}: {_describe(g)}" for g in held]
     if ctx.in_container:
         evidence.append("a container sees its host's PCI bus (sysfs is not namespaced)")

@@ -138,6 +138,26 @@ def test_the_catalogue_knows_each_pci_case_with_its_fix() -> None:
 
 
 def test_the_containers_name_the_view_by_the_variable_the_harness_reads() -> None:
+    from refenv.builder import simdriver
     from refenv.run import containers
 
-    assert containers.SIMULATED_ROOT_ENV == pci.SIMULATED_ROOT_ENV
+    assert containers.SIMULATED_ROOT_ENV == pci.SIMULATED_ROOT_ENV == simdriver.SIMULATED_PCI_ENV
+
+
+@pytest.mark.parametrize(("name", "verdict"), [("no-nvidia-gpu", NO_DRIVER), ("nouveau-bound", DRIVER_BROKEN)])
+def test_a_profiles_view_reads_back_as_the_harness_judges_it(tmp_path: Path, name: str, verdict: str) -> None:
+    from refenv.builder import simdriver
+    from refenv.model import profiles
+
+    root = simdriver.write_pci_view(*profiles.pci_tree(profiles.get(name)), tmp_path / "pci")
+    assert len(pci.devices(str(root)) or ()) == len(profiles.get(name).pci_devices)
+    assert classify(facts_of(str(root), in_container=True)).verdict == verdict
+
+
+def test_a_gpu_profiles_default_view_is_each_gpu_on_nvidia() -> None:
+    from refenv.model import profiles
+
+    r580 = profiles.get("r580")
+    assert [(d.address, d.driver) for d in r580.pci_devices] == [
+        (g.pci_bus_id[4:].lower(), "nvidia") for g in r580.gpus]
+    assert r580.has_nvidia_gpu and r580.gpu_holder is None

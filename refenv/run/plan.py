@@ -43,6 +43,15 @@ class CellPlan:
     links: tuple[tuple[Path, str], ...] = ()  # symbolic links among them (the PCI view's driver links)
 
 
+def pci_key(files: Mapping[str, str], links: Mapping[str, str]) -> list[list[str]]:
+    """A PCI view as the harness judges it: each device's vendor, class and bound driver ("" for none), sorted (no
+    addresses)."""
+    devices = sorted({rel.split("/")[1] for rel in files})
+    return sorted([files.get(f"devices/{d}/vendor", "").strip(), files.get(f"devices/{d}/class", "").strip(),
+                   links[f"devices/{d}/driver"].rsplit("/", 1)[-1] if f"devices/{d}/driver" in links else ""]
+                  for d in devices)
+
+
 def cache_key(parts: Mapping[str, object]) -> str:
     """The digest of everything that decides a container's answer: a cached answer is found under it."""
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
@@ -169,7 +178,9 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
         files = (*files, *((tree / rel, text) for rel, text in sorted(tree_files.items())))
         links = tuple((tree / rel, target) for rel, target in sorted(tree_links.items()))
         pci_dir = str(tree)
-        key_parts.update(pci=[sorted(tree_files.items()), sorted(tree_links.items())])
+        # Keyed by what the harness judges by (each device's vendor, class and driver), not its address: hosts
+        # whose buses judge alike still share a container that nothing was injected into.
+        key_parts.update(pci=pci_key(tree_files, tree_links))
     container = cell_spec(image, spec.id, run_id, str(out_dir), seen, settings, injection,
                           prepared.ldcaches.get(env.name), real_host=engine_gpus, threads=threads,
                           cdi_specs=cdi_specs, pci_dir=pci_dir)

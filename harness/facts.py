@@ -95,6 +95,15 @@ class SmiFact(TypedDict, total=False):
     works: Optional[bool]
 
 
+class PciDeviceFact(TypedDict, total=False):
+    """One device of the PCI bus as sysfs shows it (/sys/bus/pci/devices/<address>/{vendor,class,driver})."""
+
+    address: Optional[str]          # "0000:18:00.0"
+    vendor: Optional[str]           # "0x10de" (NVIDIA)
+    device_class: Optional[str]     # "0x030200" (a 3D controller); 0x03xxxx is a display controller
+    driver: Optional[str]           # the bound driver's name ("nvidia", "nouveau", "vfio-pci"); None: none bound
+
+
 class DriverFacts(TypedDict, total=False):
     dev_nodes: Optional[List[str]]          # /dev/nvidia*
     dev_access: Optional[Dict[str, str]]  # node -> "ok", or why it cannot be opened ("EPERM: Operation not permitted")
@@ -104,6 +113,8 @@ class DriverFacts(TypedDict, total=False):
     nvml: NvmlFact
     nvidia_smi: SmiFact
     simulated: Optional[SimulatedDriver]    # what refenv's simulated driver says of itself
+    pci: Optional[List[PciDeviceFact]]      # the PCI bus; None: unknown (no /sys/bus/pci, or an empty one)
+    pci_root: Optional[str]                 # where it was read: /sys/bus/pci, or a simulated host's view of it
 
 
 class TorchFacts(TypedDict, total=False):

@@ -26,7 +26,8 @@ REMEDY_FIX = {
     "reinstall_libraries": FIX_REPAIR, "fix_loader_path": FIX_REPAIR, "start_service": FIX_REPAIR,
     "fix_permissions": FIX_REPAIR, "set_compute_mode": FIX_REPAIR, "check_logs": FIX_REPAIR,
     "check_hardware": FIX_REPAIR, "restore_device_access": FIX_REPAIR, "generate_cdi_spec": FIX_REPAIR,
-    "use_cdi_engine": FIX_REPAIR,
+    "use_cdi_engine": FIX_REPAIR, "rebind_gpu": FIX_REPAIR,
+    "attach_gpu": FIX_ACCESS,  # no NVIDIA GPU on the machine's PCI bus: a machine (or VM) given one
     "install_matching": FIX_WHEEL,  # an extension's build (the stack's fix; no finding of a diagnosis carries it)
 }
 REMEDY_KINDS = tuple(REMEDY_FIX)

@@ -258,6 +258,36 @@ def _use_cdi_engine(r: Remedy) -> list[str]:
             "with --gpus all through the NVIDIA runtime"]
 
 
+def _rebind_gpu(r: Remedy) -> list[str]:
+    """An NVIDIA GPU held by another driver, or by none (harness/classify/pci.py)."""
+    bound = r.get("bound") or "none"
+    if bound == "nouveau":
+        install = ("" if r.get("installed") else "install the NVIDIA driver (your distribution's nvidia-driver "
+                   "package or NVIDIA's installer), then ")
+        return [f"{install}keep nouveau off the GPU: blacklist it (echo -e 'blacklist nouveau\\noptions nouveau "
+                "modeset=0' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf), rebuild the initramfs (sudo "
+                "update-initramfs -u, or dracut -f) and reboot; then `nvidia-smi` lists the GPU"]
+    if bound in ("vfio-pci", "pci-stub"):
+        return [f"the GPU belongs to a virtual machine ({bound}, PCI passthrough): run the work inside that VM, or "
+                f"give the GPU back to the host (remove its id from {bound}.ids on the kernel command line or in "
+                "/etc/modprobe.d, reboot) so the nvidia module can take it"]
+    if bound == "none":
+        return ["no driver took the GPU: load NVIDIA's (sudo modprobe nvidia) and read why it did not in "
+                "`sudo dmesg | grep -i -e NVRM -e nvidia` (a module not built for this kernel, Secure Boot refusing "
+                "an unsigned module, a GPU this driver release does not support)"]
+    return [f"the GPU is bound to {bound}, not to NVIDIA's driver: unbind it and load nvidia (sudo modprobe nvidia), "
+            "or reboot without the driver that took it"]
+
+
+def _attach_gpu(r: Remedy) -> list[str]:
+    """No NVIDIA GPU on the PCI bus at all: no driver can help (harness/classify/pci.py)."""
+    vendors = r.get("vendors") or "none"
+    where = "the container's host" if r.get("container") else "this machine"
+    return [f"there is no NVIDIA GPU on {where} to install a driver for (its display devices: {vendors}): run on a "
+            "machine with one, or give this virtual machine one (a GPU instance type, or PCI passthrough of the "
+            "card), then install the driver"]
+
+
 RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
     "install_driver": _install_driver, "install_wheel": _install_wheel, "reboot": _reboot,
     "reload_modules": _reload_modules, "load_module": _load_module, "drop_from_library_path": _drop_from_library_path,
@@ -268,6 +298,7 @@ RENDERERS: dict[str, Callable[[Remedy], list[str]]] = {
     "set_compute_mode": _set_compute_mode, "check_logs": _check_logs, "check_hardware": _check_hardware,
     "restore_device_access": _restore_device_access, "generate_cdi_spec": _generate_cdi_spec,
     "use_cdi_engine": _use_cdi_engine, "install_matching": _install_matching,
+    "rebind_gpu": _rebind_gpu, "attach_gpu": _attach_gpu,
 }
 KINDS = tuple(RENDERERS)
 assert set(KINDS) == set(REMEDY_KINDS), "every remedy kind has one renderer"

@@ -11,7 +11,7 @@ from typing import Callable  # noqa: UP035  (collections.abc.Callable[...] is 3.
 
 from harness import catalogue
 from harness.catalogue.remedies import render
-from harness.classify import arch, driver, visibility, wheel
+from harness.classify import arch, driver, pci, visibility, wheel
 from harness.classify.context import Context
 from harness.facts import Facts
 from harness.schema import (
@@ -30,6 +30,7 @@ from harness.schema import (
 Check = Callable[[Context], "list[Finding]"]
 
 CHECKS: tuple[Check, ...] = (
+    pci.check_pci,           # first: what the bus shows comes before what the libraries say
     driver.check_presence,
     driver.check_health,
     wheel.check_import,

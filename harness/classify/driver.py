@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from harness import catalogue
 from harness.catalogue.remedies import render
 from harness.classify.context import Context, fmt_driver
+from harness.classify.pci import no_nvidia_gpu
 from harness.schema import DRIVER_BROKEN, NO_DRIVER, NOT_VISIBLE, SEVERITY_ERROR, SEVERITY_INFO, Finding, Remedy
 
 LAYER = "driver"
@@ -107,6 +108,8 @@ def check_presence(ctx: Context) -> list[Finding]:
     if nvml_present:
         return [_finding(DRIVER_BROKEN, "the NVIDIA driver is installed only in part: NVML is there, "
                          "libcuda.so.1 is not", _absence_evidence(ctx), Remedy("reinstall_libraries"))]
+    if no_nvidia_gpu(ctx):
+        return []  # no GPU on the bus: neither access nor a driver would help (harness/classify/pci.py says so)
     if ctx.in_container:
         evidence = _absence_evidence(ctx)
         nvd = ctx.vis.get("nvidia_visible_devices")

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from harness.facts import Facts, TorchFacts, empty_facts
-from harness.gather import system
+from harness.gather import pci, system
 from harness.gather.bounded import INIT_TIMEOUT_S
 
 if TYPE_CHECKING:  # the parent only reads what the child printed; it need not load the driver probes
@@ -156,6 +156,8 @@ def gather(torch_timeout: float = TORCH_TIMEOUT_S, then: Callable[[], None] | No
     driver["dev_access"] = system.dev_access(driver["dev_nodes"] or [])
     driver["proc_version"], driver["kernel_module_version"] = system.proc_version()
     driver["nvidia_smi"] = system.nvidia_smi()
+    driver["pci_root"] = pci.root()
+    driver["pci"] = pci.devices(driver["pci_root"])
 
     printed, err = _collect(native_proc, start + init_timeout + NATIVE_TIMEOUT_S, "driver library")
     if printed is None:

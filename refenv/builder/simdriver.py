@@ -72,9 +72,31 @@ class SimDriver:
     glibc: str | None = None   # the newest GLIBC_x.y version node the three files need (elfneeds)
     built_in: str = ""         # where it was compiled: "Debian bullseye (glibc 2.31)" or "this machine (...)"
 
-    def env(self, config: Path | str) -> dict[str, str]:
-        """Variables that make a host process load this driver with the configuration at `config`."""
-        return {"LD_LIBRARY_PATH": str(self.root), "REFENV_SIMDRIVER_CONF": str(config)}
+    def env(self, config: Path | str, pci: Path | str | None = None) -> dict[str, str]:
+        """Variables that make a host process load this driver with the configuration at `config`, and (with
+        `pci`, a tree `write_pci_view` wrote) read the simulated host's PCI bus instead of this machine's."""
+        out = {"LD_LIBRARY_PATH": str(self.root), "REFENV_SIMDRIVER_CONF": str(config)}
+        if pci is not None:
+            out[SIMULATED_PCI_ENV] = str(pci)
+        return out
+
+
+# The variable that names a simulated PCI bus to the harness (harness/gather/pci.py SIMULATED_ROOT_ENV).
+SIMULATED_PCI_ENV = "REFENV_SIMULATED_PCI"
+
+
+def write_pci_view(files: dict[str, str], links: dict[str, str], folder: Path) -> Path:
+    """Write a PCI tree (refenv.model.profiles.pci_tree: files and driver links, relative paths) under `folder`."""
+    for rel, text in files.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    for rel, target in links.items():
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        path.symlink_to(target)
+    return folder
 
 
 def default_cache_root() -> Path:

@@ -18,7 +18,7 @@ from harness import compat
 from harness.gpus.names import nvml_model, nvml_models
 from refenv.model.faults import CDI_SPEC_STATES, CUINIT_ERRORS, NVML_INIT_ERRORS, Faults
 
-__all__ = ["CUINIT_ERRORS", "NVML_INIT_ERRORS", "Faults", "Gpu", "Profile", "ProfileError"]
+__all__ = ["CUINIT_ERRORS", "NVML_INIT_ERRORS", "Faults", "Gpu", "PciDevice", "Profile", "ProfileError"]
 
 DATA_FILE = Path(__file__).resolve().parents[1] / "data" / "profiles.json"
 
@@ -54,6 +54,25 @@ class Gpu:
 
 
 @dataclass(frozen=True)
+class PciDevice:
+    """One device of the host's PCI bus as sysfs shows it (/sys/bus/pci/devices/<address>/{vendor,class,driver})."""
+
+    address: str        # "0000:18:00.0"
+    vendor: str         # "0x10de"
+    device_class: str   # "0x030200"
+    driver: str | None  # the bound driver; None: none bound
+
+
+NVIDIA_VENDOR = "0x10de"
+GPU_CLASS = "0x030200"   # a 3D controller, as data-center GPUs show (a VGA-compatible one is 0x030000)
+
+
+def default_pci(gpus: Sequence[Gpu]) -> tuple[PciDevice, ...]:
+    """What a GPU host's bus shows by default: each GPU a 3D controller of NVIDIA's, bound to `nvidia`."""
+    return tuple(PciDevice(g.pci_bus_id[4:].lower(), NVIDIA_VENDOR, GPU_CLASS, "nvidia") for g in gpus)
+
+
+@dataclass(frozen=True)
 class Profile:
     """A simulated host: one driver release, its GPUs, its faults."""
 
@@ -63,6 +82,23 @@ class Profile:
     cuda_version: str  # "13.0", derived from the driver branch
     gpus: tuple[Gpu, ...]
     faults: Faults = field(default_factory=Faults)
+    pci: tuple[PciDevice, ...] | None = None  # None: the default view of its GPUs (default_pci)
+
+    @property
+    def pci_devices(self) -> tuple[PciDevice, ...]:
+        """What the host's PCI bus shows a container (sysfs is not namespaced)."""
+        return default_pci(self.gpus) if self.pci is None else self.pci
+
+    @property
+    def has_nvidia_gpu(self) -> bool:
+        return any(d.vendor == NVIDIA_VENDOR and d.device_class.startswith("0x03") for d in self.pci_devices)
+
+    @property
+    def gpu_holder(self) -> str | None:
+        """The driver that holds the host's NVIDIA GPUs where it is not NVIDIA's ('nouveau', 'vfio-pci', 'none')."""
+        held = [d.driver or "none" for d in self.pci_devices
+                if d.vendor == NVIDIA_VENDOR and d.device_class.startswith("0x03")]
+        return None if not held or "nvidia" in held else sorted(held)[0]
 
     @property
     def branch(self) -> int:
@@ -100,6 +136,33 @@ def _gpus(raw: Any, where: str) -> tuple[Gpu, ...]:
     _need(len({g.uuid for g in gpus}) == len(gpus), where, "UUIDs must be unique")
     _need(len({g.pci_bus_id for g in gpus}) == len(gpus), where, "PCI bus ids must be unique")
     return tuple(gpus)
+
+
+_ADDRESS_RE = re.compile(r"[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]")
+_HEX_RE = re.compile(r"0x[0-9a-f]{4}")
+_CLASS_RE = re.compile(r"0x[0-9a-f]{6}")
+_DRIVER_NAME_RE = re.compile(r"[a-z0-9_-]{1,32}")
+
+
+def _pci(raw: Any, where: str) -> tuple[PciDevice, ...] | None:
+    if raw is None:
+        return None
+    _need(isinstance(raw, list), where, "expected a list of PCI devices")
+    out = []
+    for i, entry in enumerate(raw):
+        at = f"{where}[{i}]"
+        _need(isinstance(entry, dict) and set(entry) <= {"address", "vendor", "class", "driver"}, at,
+              "expected {address, vendor, class, driver}")
+        address, vendor, klass, driver = (entry.get(k) for k in ("address", "vendor", "class", "driver"))
+        _need(isinstance(address, str) and bool(_ADDRESS_RE.fullmatch(address)), f"{at}.address",
+              "expected DDDD:BB:DD.F in lower-case hex, as sysfs names it (0000:18:00.0)")
+        _need(isinstance(vendor, str) and bool(_HEX_RE.fullmatch(vendor)), f"{at}.vendor", "expected 0x10de")
+        _need(isinstance(klass, str) and bool(_CLASS_RE.fullmatch(klass)), f"{at}.class", "expected 0x030200")
+        _need(driver is None or (isinstance(driver, str) and bool(_DRIVER_NAME_RE.fullmatch(driver))),
+              f"{at}.driver", "a driver's name (nvidia, nouveau, vfio-pci), or null for none bound")
+        out.append(PciDevice(address, vendor, klass, driver))
+    _need(len({d.address for d in out}) == len(out), where, "addresses must be unique")
+    return tuple(out)
 
 
 def _faults(raw: Any, where: str) -> Faults:
@@ -148,7 +211,8 @@ def validate(raw: dict[str, Any], compat_data: compat.Compat | None = None) -> d
         description = merged.get("description", "")
         _need(isinstance(description, str) and bool(description), f"{where}.description", "expected a sentence")
         profiles[name] = Profile(name, description, driver, cuda, _gpus(merged.get("gpus"), f"{where}.gpus"),
-                                 _faults(merged.get("faults", {}), f"{where}.faults"))
+                                 _faults(merged.get("faults", {}), f"{where}.faults"),
+                                 _pci(merged.get("pci"), f"{where}.pci"))
     return profiles
 
 
@@ -249,3 +313,16 @@ def render_config(profile: Profile, gpus: Sequence[Gpu] | None = None, *, requir
             f"minor={gpu.minor}",
         ]
     return "\n".join(lines) + "\n"
+
+
+def pci_tree(profile: Profile) -> tuple[dict[str, str], dict[str, str]]:
+    """The host's PCI bus as a sysfs-shaped tree: its files (path -> text) and its driver links (path -> target),
+    paths relative to the tree's root, which stands for /sys/bus/pci (harness/gather/pci.py reads it)."""
+    files: dict[str, str] = {}
+    links: dict[str, str] = {}
+    for d in profile.pci_devices:
+        files[f"devices/{d.address}/vendor"] = d.vendor + "\n"
+        files[f"devices/{d.address}/class"] = d.device_class + "\n"
+        if d.driver is not None:
+            links[f"devices/{d.address}/driver"] = f"../../drivers/{d.driver}"
+    return files, links

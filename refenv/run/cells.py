@@ -40,6 +40,12 @@ def write_files(plans: list[CellPlan]) -> None:
         tmp = path.with_name(path.name + ".tmp")
         tmp.write_text(content, encoding="utf-8")
         tmp.replace(path)
+    for path, target in {p: t for plan in plans for p, t in plan.links}.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.unlink(missing_ok=True)
+        tmp.symlink_to(target)
+        tmp.replace(path)
 
 
 def run_one(engine: CellEngine, plan: CellPlan, use_cache: bool) -> CellResult:

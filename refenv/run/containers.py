@@ -19,6 +19,10 @@ from refenv.model.matrix import RunSettings, Scenario
 from refenv.run.toolkit import Injection
 
 LDCACHE = "/etc/ld.so.cache"
+# Where a simulated host's PCI bus is mounted, and the variable that names it to the harness (the harness's
+# harness/gather/pci.py SIMULATED_ROOT_ENV; tests/unit/test_classify_pci.py holds the two together).
+PCI_VIEW = "/etc/refenv/pci"
+SIMULATED_ROOT_ENV = "REFENV_SIMULATED_PCI"
 HARNESS_MOUNT = "/opt/refenv-harness"
 __all__ = ["HARNESS_MOUNT", "LDCACHE", "OUT", "RESULT", "ContainerSpec", "cell_spec", "container_env", "harness_bind",
            "ldcache_spec", "measure_spec", "with_mounted_harness"]
@@ -61,7 +65,7 @@ def container_env(scenario: Scenario, gpu_request: str | None) -> dict[str, str]
 
 def cell_spec(image: str, cell_id: str, run_id: str, out_dir: str, scenario: Scenario, settings: RunSettings,
               injection: Injection | None = None, ldcache: str | None = None, real_host: bool = False,
-              threads: int = 1, cdi_specs: tuple[str, ...] = ()) -> ContainerSpec:
+              threads: int = 1, cdi_specs: tuple[str, ...] = (), pci_dir: str | None = None) -> ContainerSpec:
     """Everything about the cell's container; `injection` is the simulated toolkit's, for simulated hosts.
 
     `real_host`: the engine itself is asked for the GPUs (--gpus, the NVIDIA runtime), as on a real host or
@@ -80,6 +84,10 @@ def cell_spec(image: str, cell_id: str, run_id: str, out_dir: str, scenario: Sce
         # nvidia-ctk's update-ldcache hook); a read-only root cannot, so the cache made for this image and
         # driver is mounted in its place.
         binds.append((ldcache, LDCACHE, True))
+    if pci_dir is not None:
+        # A simulated host's PCI bus, named to the harness as the simulated driver's configuration is
+        # (harness/gather/pci.py); without it the harness reads the machine's own /sys/bus/pci.
+        binds.append((pci_dir, PCI_VIEW, True))
     command = ("cell", "--out", RESULT, "--probes", settings.probes, "--memory", settings.memory_check,
                "--torch-timeout", f"{max(30.0, settings.timeout_s - 30):g}",
                "--init-timeout", f"{settings.init_timeout_s:g}")
@@ -88,6 +96,8 @@ def cell_spec(image: str, cell_id: str, run_id: str, out_dir: str, scenario: Sce
     # Cells run side by side: each gets its share of the cores, and its thread pools are told so (an
     # OpenMP pool larger than its CPU share spins and slows every cell several times over).
     env.update({"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)})
+    if pci_dir is not None:
+        env[SIMULATED_ROOT_ENV] = PCI_VIEW
     return ContainerSpec(
         image=image, command=command,
         environment=tuple(sorted(env.items())), cpus=float(threads),

@@ -16,6 +16,7 @@ from harness.schema import (
     CPU_WHEEL,
     DRIVER_BROKEN,
     DRIVER_TOO_OLD,
+    NO_DRIVER,
     NOT_VISIBLE,
     OK,
     VERDICTS,
@@ -96,6 +97,15 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
             reasons.append("the device cgroup denies the GPU nodes" if denied else
                            "/dev/nvidia-uvm reaches no driver (a stale CDI spec)")
 
+    # The PCI bus, which every container of the host sees (harness/classify/pci.py): no NVIDIA GPU at all, or one
+    # another driver holds, is the driver layer whatever the container was given.
+    if profile is not None and not profile.has_nvidia_gpu:
+        verdicts.append(NO_DRIVER)
+        reasons.append("the host's PCI bus shows no NVIDIA GPU")
+    elif profile is not None and profile.gpu_holder is not None:
+        verdicts.append(DRIVER_BROKEN)
+        reasons.append(f"the host's NVIDIA GPU is bound to {profile.gpu_holder}, not nvidia")
+
     cvd_value = scenario.env_dict.get("CUDA_VISIBLE_DEVICES")
     visible = tuple(range(len(gpus))) if cvd_value is None else cvd.parse(cvd_value, [u for u, _ in gpus]).visible
 
@@ -115,7 +125,7 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
         code = 34 if stub else cuinit_error
         reasons.append(f"cuInit fails with {code}")
         texts.append(catalogue.torch_words_for_cuda_error(code, env.torch))
-    if not libcuda:
+    if not libcuda and (profile is None or profile.has_nvidia_gpu):  # no GPU: no access would help
         verdicts.append(NOT_VISIBLE)
         reasons.append("no CUDA driver library in the container" + (" (NVML only)" if nvml else ""))
 

@@ -14,9 +14,10 @@ from pathlib import Path
 
 from refenv.builder.simdriver import SimDriver
 from refenv.errors import NoGpuRuntime
+from refenv.model import profiles
 from refenv.model.builds import EnvBuild
 from refenv.model.matrix import CellSpec, Environment, Host, RunSettings, Scenario
-from refenv.model.profiles import Profile
+from refenv.model.profiles import PciDevice, Profile
 from refenv.model.records import BUILD_FAILED, NOT_RUN, Expected
 from refenv.run import cdi, devnodes, expect, glibc, toolkit
 from refenv.run import injection as injection_of
@@ -39,6 +40,16 @@ class CellPlan:
     out_dir: Path
     timeout_s: float
     files: tuple[tuple[Path, str], ...] = ()  # what the container mounts, written just before the cells run
+    links: tuple[tuple[Path, str], ...] = ()  # symbolic links among them (the PCI view's driver links)
+
+
+def pci_key(files: Mapping[str, str], links: Mapping[str, str]) -> list[list[str]]:
+    """A PCI view as the harness judges it: each device's vendor, class and bound driver ("" for none), sorted (no
+    addresses)."""
+    devices = sorted({rel.split("/")[1] for rel in files})
+    return sorted([files.get(f"devices/{d}/vendor", "").strip(), files.get(f"devices/{d}/class", "").strip(),
+                   links[f"devices/{d}/driver"].rsplit("/", 1)[-1] if f"devices/{d}/driver" in links else ""]
+                  for d in devices)
 
 
 def cache_key(parts: Mapping[str, object]) -> str:
@@ -77,6 +88,9 @@ class Prepared:
 
 # The profile a host stands for: the predictor's own (refenv/run/expect.py), which `refenv check` reads too.
 matrix_host_profile = expect.host_profile
+# Host `none`: a GPU machine whose container was given no driver; its bus shows one GPU on NVIDIA's driver.
+NONE_HOST_PCI = profiles.pci_tree(Profile("none", "no driver injected", "580.95.05", "13.0", (), pci=(
+    PciDevice("0000:18:00.0", profiles.NVIDIA_VENDOR, profiles.GPU_CLASS, "nvidia"),)))
 
 
 def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, settings: RunSettings,
@@ -154,15 +168,28 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
                       if d.host_path != toolkit.HEALTHY_NODE]
             if faulty:
                 key_parts.update(nodes=faulty)
+    pci_dir: str | None = None
+    links: tuple[tuple[Path, str], ...] = ()
+    if host.kind in ("simulated", "none"):
+        # The host's PCI bus as its containers see it (sysfs is not namespaced): a simulated profile's view, and
+        # for `none` a GPU host whose container was given no driver. A real host's containers read their own.
+        tree = folder / "hosts" / f"{host.name}--pci"
+        tree_files, tree_links = profiles.pci_tree(profile) if profile is not None else NONE_HOST_PCI
+        files = (*files, *((tree / rel, text) for rel, text in sorted(tree_files.items())))
+        links = tuple((tree / rel, target) for rel, target in sorted(tree_links.items()))
+        pci_dir = str(tree)
+        # Keyed by what the harness judges by (each device's vendor, class and driver), not its address: hosts
+        # whose buses judge alike still share a container that nothing was injected into.
+        key_parts.update(pci=pci_key(tree_files, tree_links))
     container = cell_spec(image, spec.id, run_id, str(out_dir), seen, settings, injection,
                           prepared.ldcaches.get(env.name), real_host=engine_gpus, threads=threads,
-                          cdi_specs=cdi_specs)
+                          cdi_specs=cdi_specs, pci_dir=pci_dir)
     if env.team is not None:
         container = with_mounted_harness(container, env.team.interpreter)
     # Real hardware is measured every time: it is never cached (nor is an engine's refusal of --gpus).
     key = None if engine_gpus else cache_key(key_parts)
     return CellPlan(spec.id, env.name, host.name, scenario.name, expected, container, None, key, out_dir,
-                    settings.timeout_s, files)
+                    settings.timeout_s, files, links)
 
 
 def plan_cells(scope: Scope, prepared: Prepared, run_id: str, folder: Path, settings: RunSettings,

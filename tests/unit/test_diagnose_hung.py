@@ -43,10 +43,13 @@ def fixes(f: Finding) -> str:
 @pytest.fixture(scope="module")
 def hung_diagnosis(tmp_path_factory: pytest.TempPathFactory) -> tuple[int, dict[str, Any]]:
     driver = simdriver.build()
-    conf = tmp_path_factory.mktemp("hung") / "simdriver.conf"
-    conf.write_text(profiles.render_config(profiles.get("r580-cuinit-hang")), encoding="utf-8")
+    folder = tmp_path_factory.mktemp("hung")
+    conf = folder / "simdriver.conf"
+    profile = profiles.get("r580-cuinit-hang")
+    conf.write_text(profiles.render_config(profile), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
-    env.update(driver.env(conf))
+    # The host's PCI bus as the profile has it, not this machine's (which may show no NVIDIA GPU).
+    env.update(driver.env(conf, simdriver.write_pci_view(*profiles.pci_tree(profile), folder / "pci")))
     done = subprocess.run([sys.executable, "-m", "harness", "diagnose", "--json", "--init-timeout", str(BOUND)],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     doc = json.loads(done.stdout)

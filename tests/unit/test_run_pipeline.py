@@ -151,7 +151,10 @@ def test_planning_writes_nothing(tmp_path: Path) -> None:
     plans = plan_cells(Scope((CU130,), (NONE, R580), (GPU,)), prepared, "run-1", tmp_path / "run", FAST)
     assert not (tmp_path / "run").exists()
     assert [p.id for p in plans] == ["cu130/none/gpu", "cu130/r580/gpu"]
-    assert [path.name for path, _ in plans[1].files] == ["r580--gpu.conf"] and plans[0].files == ()
+    # Beside the simulated driver's configuration, each host's PCI bus as its containers see it.
+    assert [path.name for path, _ in plans[1].files if "--pci" not in str(path)] == ["r580--gpu.conf"]
+    assert all("none--pci" in str(path) for path, _ in plans[0].files) and plans[0].links
+    assert {target for _, target in plans[1].links} == {"../../drivers/nvidia"}
     done = run_cells(FakeEngine(scripts={"cu130/none/gpu": Script(NO_DRIVER_DOC)}), plans, "run-1")
     assert [c.status for c in done.records] == ["PASS", "PASS"] and not done.interrupted
     assert paths.cell_cache().is_dir()

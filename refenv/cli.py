@@ -25,6 +25,7 @@ from invoke import __version__ as invoke_version
 from invoke.exceptions import Exit, ParseError
 from invoke.parser.argument import Argument
 from invoke.parser.context import ParserContext
+from invoke.parser.parser import ParseResult
 from invoke.program import Program as InvokeProgram
 
 USAGE_ERROR = 2
@@ -85,6 +86,23 @@ def repeated(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple[str
     return None
 
 
+def help_asked(tokens: list[str], contexts: dict[str, ParserContext]) -> str | None:
+    """The task whose part of the command line asks for help (`refenv check --help`, `refenv compare -h`), or None.
+
+    invoke reads `-h`/`--help` after a task as the task's help only while the task still has no positional
+    argument to fill; a task with one (check's FILE, compare's OLD NEW) took `--help` as that value. A task
+    defining its own `-h`/`--help` keeps it; everything after `--` is the task's own."""
+    current: ParserContext | None = None
+    for token in tokens:
+        if token == "--":
+            return None
+        if token in contexts:
+            current = contexts[token]
+        elif current is not None and token in ("-h", "--help") and token not in current.flags:
+            return str(current.name)
+    return None
+
+
 class Program(InvokeProgram):
     """invoke's program, its parser errors exiting 2 with the usage line of the task they are in."""
 
@@ -105,6 +123,12 @@ class Program(InvokeProgram):
         contexts: dict[str, ParserContext] = {}
         for context in self.collection.to_contexts(ignore_unknown_help=self.config.tasks.ignore_unknown_help):
             contexts.update({name: context for name in (context.name, *context.aliases) if name})
+        asked = help_asked(list(self.core.unparsed), contexts)
+        if asked is not None:  # parse_cleanup prints the task's help, as for `refenv --help TASK`
+            self.parser = self._make_parser()
+            self.args.help.value = asked
+            self.tasks = ParseResult()
+            return
         twice = repeated(list(self.core.unparsed), contexts)
         if twice is not None:
             raise self._usage(twice[0], f"{twice[1]} is given twice; give it once")

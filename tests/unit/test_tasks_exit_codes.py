@@ -127,6 +127,26 @@ def test_a_list_flag_may_repeat_and_a_value_may_look_like_a_task() -> None:
     assert repeated(["matrix", "--", "--dry-run", "--dry-run"], contexts) is None
 
 
+@pytest.mark.parametrize("words", [["check", "--help"], ["check", "Dockerfile", "-h"], ["compare", "-h"],
+                                   ["run", "--help"], ["matrix", "--help"]])
+def test_help_after_a_task_shows_its_help_even_where_it_takes_a_positional_argument(words: list[str]) -> None:
+    done = run_program(*words)
+    assert done.returncode == 0, done.stderr
+    assert f"Usage: invoke [--core-opts] {words[0]} " in done.stdout and "Docstring:" in done.stdout, done.stdout
+
+
+def test_help_after_double_dash_is_the_task_s_own() -> None:
+    from invoke.collection import Collection
+
+    from refenv.cli import help_asked
+
+    contexts = {c.name: c for c in Collection.from_module(tasks).to_contexts() if c.name}
+    assert help_asked(["check", "--help"], contexts) == "check"
+    assert help_asked(["compare", "old", "-h"], contexts) == "compare"
+    assert help_asked(["check", "--", "--help"], contexts) is None
+    assert help_asked(["--help"], contexts) is None  # the program's own help, invoke's
+
+
 def test_the_refenv_command_is_the_same_program() -> None:
     script = Path(sys.executable).parent / "refenv"
     assert script.is_file(), "the refenv console script (pyproject [project.scripts]) is installed with the project"

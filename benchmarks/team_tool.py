@@ -87,6 +87,8 @@ def main() -> int:
             order = [("refenv", tool, team), ("invoke", checkout, ROOT)]
             for name, command, cwd in order if i % 2 == 0 else reversed(order):
                 times[name].append(timed(command, cwd, env if name == "refenv" else dict(os.environ)))
+                # each figure as it comes: a run stopped by its time limit still leaves what it measured
+                print(f"round {i + 1}: {name} matrix {times[name][-1]:.1f} s", flush=True)
         remove_team_images(engine, team / "results")
         gate = {}
         cold_temp, warm_temp = tmp / "runner-cold", tmp / "runner-warm"
@@ -108,13 +110,15 @@ def main() -> int:
                 os.environ.clear()
                 os.environ.update(saved)
             gate[name] = time.monotonic() - start
+            print(f"gate {name}: {gate[name]:.0f} s (exit {rc})", flush=True)
             remove_team_images(engine, team / "results")
             if rc != 0:
                 print(f"the {name} gate failed ({rc})")
                 return 1
     median = {k: statistics.median(v) for k, v in times.items()}
     ratio = median["refenv"] / median["invoke"]
-    print(f"6 cells (a team Dockerfile FROM {CU130} on none, r535, r580 x gpu, no-gpu), {args.rounds} rounds")
+    print(f"6 cells (a team Dockerfile FROM {CU130} on none, r535, r580 x gpu, no-gpu), {args.rounds} rounds; "
+          f"load average {os.getloadavg()[0]:.1f}")
     for name, values in times.items():
         print(f"  {name:7s} median {median[name]:6.1f} s  ({', '.join(f'{v:.1f}' for v in values)})")
     print(f"  refenv matrix / invoke matrix: {ratio:.2f}x (target <= {TARGET}x)")

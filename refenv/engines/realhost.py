@@ -7,9 +7,9 @@ import logging
 
 from harness import compat
 from harness.facts import NvmlFact, devices_of, nvml_of
-from harness.gather import nvml
+from harness.gather import nvml, pci
 from harness.schema.envelope import DiagnoseDocument
-from refenv.model.profiles import Faults, Gpu, Profile
+from refenv.model.profiles import Faults, Gpu, PciDevice, Profile
 
 LOG = logging.getLogger(__name__)
 
@@ -18,6 +18,16 @@ def probe() -> Profile | None:
     """The host's driver and GPUs (the harness's own NVML probe), or None without a working driver."""
     fact, _ = nvml.probe()
     return from_nvml(fact)
+
+
+def bus() -> tuple[PciDevice, ...] | None:
+    """This machine's PCI bus as the harness reads it (harness/gather/pci.py), or None where it cannot be read:
+    what a real host without a working driver is predicted from (no NVIDIA GPU on it: NO_DRIVER)."""
+    found = pci.devices()
+    if found is None:
+        return None
+    return tuple(PciDevice(str(d.get("address") or ""), str(d.get("vendor") or ""), str(d.get("device_class") or ""),
+                           d.get("driver")) for d in found)
 
 
 def from_nvml(fact: NvmlFact) -> Profile | None:

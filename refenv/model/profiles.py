@@ -72,6 +72,21 @@ def default_pci(gpus: Sequence[Gpu]) -> tuple[PciDevice, ...]:
     return tuple(PciDevice(g.pci_bus_id[4:].lower(), NVIDIA_VENDOR, GPU_CLASS, "nvidia") for g in gpus)
 
 
+def _nvidia_gpus(bus: Sequence[PciDevice]) -> list[PciDevice]:
+    return [d for d in bus if d.vendor == NVIDIA_VENDOR and d.device_class.startswith("0x03")]
+
+
+def has_nvidia_gpu(bus: Sequence[PciDevice]) -> bool:
+    """Whether the bus shows an NVIDIA display or 3D controller (an NVIDIA GPU's audio function is no GPU)."""
+    return bool(_nvidia_gpus(bus))
+
+
+def gpu_holder(bus: Sequence[PciDevice]) -> str | None:
+    """The driver that holds the bus's NVIDIA GPUs where it is not NVIDIA's ('nouveau', 'vfio-pci', 'none')."""
+    held = [d.driver or "none" for d in _nvidia_gpus(bus)]
+    return None if not held or "nvidia" in held else sorted(held)[0]
+
+
 @dataclass(frozen=True)
 class Profile:
     """A simulated host: one driver release, its GPUs, its faults."""
@@ -91,14 +106,12 @@ class Profile:
 
     @property
     def has_nvidia_gpu(self) -> bool:
-        return any(d.vendor == NVIDIA_VENDOR and d.device_class.startswith("0x03") for d in self.pci_devices)
+        return has_nvidia_gpu(self.pci_devices)
 
     @property
     def gpu_holder(self) -> str | None:
         """The driver that holds the host's NVIDIA GPUs where it is not NVIDIA's ('nouveau', 'vfio-pci', 'none')."""
-        held = [d.driver or "none" for d in self.pci_devices
-                if d.vendor == NVIDIA_VENDOR and d.device_class.startswith("0x03")]
-        return None if not held or "nvidia" in held else sorted(held)[0]
+        return gpu_holder(self.pci_devices)
 
     @property
     def branch(self) -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from refenv import paths
@@ -17,7 +17,7 @@ from refenv.engines import realhost
 from refenv.errors import RefenvError
 from refenv.model.matrix import CellSpec, Host, Matrix
 from refenv.model.placement import KubePlacement, SlurmPlacement
-from refenv.model.profiles import Profile
+from refenv.model.profiles import PciDevice, Profile
 from refenv.model.records import Expected
 from refenv.run import expect
 from refenv.run.plan import Scope, matrix_host_profile
@@ -41,12 +41,14 @@ class RealHosts:
 
     profiles: Mapping[str, Profile | None]
     errors: Mapping[str, str]
+    buses: Mapping[str, tuple[PciDevice, ...] | None] = field(default_factory=dict)  # where no driver answers
 
 
 def local_hosts(hosts: tuple[Host, ...]) -> RealHosts:
     """This machine's GPUs stand for every real host: its cells run here."""
     real = realhost.probe()
-    return RealHosts({h.name: real for h in hosts}, {})
+    bus = realhost.bus() if real is None else None
+    return RealHosts({h.name: real for h in hosts}, {}, {h.name: bus for h in hosts})
 
 
 def slurm_hosts(hosts: tuple[Host, ...]) -> RealHosts:
@@ -113,5 +115,6 @@ def predict(matrix: Matrix, real: RealHosts) -> list[Prediction]:
             out.append(Prediction(spec, Expected("", (), None, "read from the image when the matrix runs")))
             continue
         profile = matrix_host_profile(spec.host, real.profiles.get(spec.host.name))
-        out.append(Prediction(spec, expect.expect(spec.environment, spec.host, profile, spec.scenario)))
+        bus = real.buses.get(spec.host.name) if spec.host.kind == "real" and profile is None else None
+        out.append(Prediction(spec, expect.expect(spec.environment, spec.host, profile, spec.scenario, bus)))
     return out

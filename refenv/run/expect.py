@@ -24,7 +24,7 @@ from harness.schema import (
 from refenv.builder.simdriver import SimDriver
 from refenv.model import profiles
 from refenv.model.matrix import Environment, Host, Scenario
-from refenv.model.profiles import Profile
+from refenv.model.profiles import PciDevice, Profile
 from refenv.model.records import Expected
 from refenv.run import cdi, toolkit
 from refenv.run import injection as injection_of
@@ -61,9 +61,11 @@ def refused_gpus() -> str:
     return catalogue.entry("docker.no_gpu_runtime").text.replace("{driver}", "")
 
 
-def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scenario) -> Expected:
+def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scenario,
+           bus: tuple[PciDevice, ...] | None = None) -> Expected:
     """The expected primary verdict, every failing verdict, and the words torch's message must contain (the
-    failure catalogue's text for this torch release, harness.catalogue)."""
+    failure catalogue's text for this torch release, harness.catalogue). `bus` is the host's PCI bus where no
+    profile stands for it (a real host without a working driver: the bus as read there); None, unknown."""
     verdicts: list[str] = []
     texts: list[str] = []
     reasons: list[str] = []
@@ -99,12 +101,14 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
 
     # The PCI bus, which every container of the host sees (harness/classify/pci.py): no NVIDIA GPU at all, or one
     # another driver holds, is the driver layer whatever the container was given.
-    if profile is not None and not profile.has_nvidia_gpu:
+    view = profile.pci_devices if profile is not None else bus
+    holder = profiles.gpu_holder(view) if view is not None else None
+    if view is not None and not profiles.has_nvidia_gpu(view):
         verdicts.append(NO_DRIVER)
         reasons.append("the host's PCI bus shows no NVIDIA GPU")
-    elif profile is not None and profile.gpu_holder is not None:
-        verdicts.append(DRIVER_BROKEN)
-        reasons.append(f"the host's NVIDIA GPU is bound to {profile.gpu_holder}, not nvidia")
+    elif holder is not None:
+        verdicts.append(DRIVER_BROKEN)  # cells run in containers: the host's driver is there, its GPU held
+        reasons.append(f"the host's NVIDIA GPU is bound to {holder}, not nvidia")
 
     cvd_value = scenario.env_dict.get("CUDA_VISIBLE_DEVICES")
     visible = tuple(range(len(gpus))) if cvd_value is None else cvd.parse(cvd_value, [u for u, _ in gpus]).visible
@@ -125,7 +129,7 @@ def expect(env: Environment, host: Host, profile: Profile | None, scenario: Scen
         code = 34 if stub else cuinit_error
         reasons.append(f"cuInit fails with {code}")
         texts.append(catalogue.torch_words_for_cuda_error(code, env.torch))
-    if not libcuda and (profile is None or profile.has_nvidia_gpu):  # no GPU: no access would help
+    if not libcuda and (view is None or profiles.has_nvidia_gpu(view)):  # no GPU: no access would help
         verdicts.append(NOT_VISIBLE)
         reasons.append("no CUDA driver library in the container" + (" (NVML only)" if nvml else ""))
 

@@ -84,6 +84,7 @@ class Prepared:
     engine: str = "docker"                          # the local engine the cells run in (docker or podman)
     glibc: dict[str, str | None] = field(default_factory=dict)  # environment -> its image's glibc (refenv.run.glibc)
     facts: dict[str, ImageFacts] = field(default_factory=dict)  # environment -> what its image holds
+    real_bus: tuple[PciDevice, ...] | None = None   # this machine's PCI bus, when a host is real and has no driver
 
 
 # The profile a host stands for: the predictor's own (refenv/run/expect.py), which `refenv check` reads too.
@@ -104,7 +105,8 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
     # beside --gpus do not hide the image's own, refenv/run/containers.py container_env).
     facts = prepared.facts.get(env.name)
     seen = expect.in_image(scenario, facts.env if facts is not None else {})
-    expected = expect.expect(env, host, profile, seen) if env.known else \
+    bus = prepared.real_bus if host.kind == "real" and profile is None else None
+    expected = expect.expect(env, host, profile, seen, bus) if env.known else \
         Expected("", (), None, "not predicted: torch was not read from the image")
     out_dir = folder / "cells" / env.name / host.name / scenario.name
     build = prepared.builds[env.name]

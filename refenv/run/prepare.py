@@ -81,12 +81,13 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
                     image_id = engine.image_id(image) or image
                     ldcaches[name] = prepare_ldcache(engine, image, image_id, libs, driver.digest, run_id)
                     glibcs[name] = glibc.read_beside(ldcaches[name])
-        real, real_error, probed = None, None, {}
+        real, real_error, probed, real_bus = None, None, {}, None
         if any(h.kind == "real" for h in hosts) and isinstance(engine, ProbesRealHosts):
             probed = engine.probe_real_hosts(hosts)  # on a cluster: each real host where its cells run
             real = next((p.profile for p in probed.values() if p.profile), None)
         elif any(h.kind == "real" for h in hosts):
             real = realhost.probe()
+            real_bus = realhost.bus() if real is None else None  # no driver: the bus says whether a GPU is there
             image = next((b.image for b in builds.values() if b.image), None)
             real_error = engine.gpu_runtime_error(image) if image else NoGpuRuntime("no image to try --gpus with")
     except KeyboardInterrupt:
@@ -94,7 +95,7 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         raise
     return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
                     {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error},
-                    engine=getattr(engine, "name", "docker"), glibc=glibcs, facts=facts)
+                    engine=getattr(engine, "name", "docker"), glibc=glibcs, facts=facts, real_bus=real_bus)
 
 
 def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,

@@ -14,6 +14,7 @@ from harness.schema import (
     CPU_WHEEL,
     DRIVER_BROKEN,
     DRIVER_TOO_OLD,
+    NO_DRIVER,
     NOT_VISIBLE,
     OK,
     VERDICTS,
@@ -152,3 +153,33 @@ def test_the_gpus_selection_follows_the_scenario() -> None:
     assert selection(GPU) == "all"
     assert selection(Scenario("d", "device=0,1")) == "0,1"
     assert selection(env_scenario(NVIDIA_VISIBLE_DEVICES="1")) is None
+
+
+# ---- a real host without a working driver is predicted from its PCI bus, as the harness reads it there ----------
+
+REAL = Host("real", "real")
+VIRTIO_ONLY = (profiles.PciDevice("0000:00:01.0", "0x1af4", "0x010000", "virtio-pci"),
+               profiles.PciDevice("0000:00:02.0", "0x1234", "0x030000", "bochs-drm"))
+NOUVEAU = (profiles.PciDevice("0000:18:00.0", profiles.NVIDIA_VENDOR, "0x030000", "nouveau"),)
+UNBOUND = (profiles.PciDevice("0000:18:00.0", profiles.NVIDIA_VENDOR, profiles.GPU_CLASS, None),)
+
+
+@pytest.mark.parametrize("env", [CU130, CPU])
+def test_a_real_host_whose_bus_has_no_nvidia_gpu_is_no_driver_first(env: Environment) -> None:
+    e = expect(env, REAL, None, NO_GPU, VIRTIO_ONLY)
+    assert e.verdict == NO_DRIVER, e
+    assert NOT_VISIBLE not in e.verdicts, "no access would help where there is no GPU"
+    assert (CPU_WHEEL in e.verdicts) == (env.cuda is None)
+    assert expect(env, REAL, None, env_scenario(CUDA_VISIBLE_DEVICES=""), VIRTIO_ONLY).verdict == NO_DRIVER
+
+
+@pytest.mark.parametrize("bus", [NOUVEAU, UNBOUND])
+def test_a_real_host_whose_gpu_another_driver_holds_is_the_driver_layer(bus: tuple[profiles.PciDevice, ...]) -> None:
+    e = expect(CU130, REAL, None, NO_GPU, bus)
+    assert e.verdict == DRIVER_BROKEN, e
+    assert "bound to" in e.reason
+
+
+def test_an_unread_bus_predicts_as_before() -> None:
+    assert expect(CU130, REAL, None, NO_GPU, None) == expect(CU130, REAL, None, NO_GPU)
+    assert expect(CPU, REAL, None, NO_GPU).verdict == CPU_WHEEL

@@ -179,3 +179,11 @@ def test_each_wording_is_found_inside_noise_and_noise_alone_is_nothing() -> None
     for _ in range(200):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 400)))
         assert catalogue.scan(text) == []
+
+
+def test_the_shipped_catalogue_passes_the_full_validation_the_run_time_load_skips() -> None:
+    from harness.catalogue.load import _data
+
+    full = validate(_data())
+    assert full == catalogue.entries()
+    assert all(p.regex.pattern == p.source for e in full for p in e.patterns)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from harness import compat
-from harness.facts import NvmlFact, devices_of, nvml_of
+from harness.facts import NvmlFact, PciDeviceFact, devices_of, driver_of, nvml_of
 from harness.gather import nvml, pci
 from harness.schema.envelope import DiagnoseDocument
 from refenv.model.profiles import Faults, Gpu, PciDevice, Profile
@@ -23,8 +23,16 @@ def probe() -> Profile | None:
 def bus() -> tuple[PciDevice, ...] | None:
     """This machine's PCI bus as the harness reads it (harness/gather/pci.py), or None where it cannot be read:
     what a real host without a working driver is predicted from (no NVIDIA GPU on it: NO_DRIVER)."""
-    found = pci.devices()
-    if found is None:
+    return _devices(pci.devices())
+
+
+def bus_of(document: DiagnoseDocument) -> tuple[PciDevice, ...] | None:
+    """A node's PCI bus from `harness diagnose --json`'s facts.driver.pci, or None where the node could not read it."""
+    return _devices(driver_of(document.facts).get("pci"))
+
+
+def _devices(found: list[PciDeviceFact] | None) -> tuple[PciDevice, ...] | None:
+    if not found:
         return None
     return tuple(PciDevice(str(d.get("address") or ""), str(d.get("vendor") or ""), str(d.get("device_class") or ""),
                            d.get("driver")) for d in found)

@@ -18,7 +18,7 @@ from refenv.model.matrix import Environment
 if TYPE_CHECKING:
     from refenv.model.builds import EnvBuild
     from refenv.model.matrix import Host
-    from refenv.model.profiles import Profile
+    from refenv.model.profiles import PciDevice, Profile
 
 Progress = Callable[[str, str], None]  # (environment, log line)
 
@@ -135,6 +135,7 @@ class RealHost:
     profile: Profile | None
     node: str | None = None
     error: str | None = None     # why the host's cells cannot get a GPU there
+    bus: tuple[PciDevice, ...] | None = None  # the node's PCI bus where no driver answers (None: unknown)
 
 
 @runtime_checkable

@@ -95,7 +95,8 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         raise
     return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
                     {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error},
-                    engine=getattr(engine, "name", "docker"), glibc=glibcs, facts=facts, real_bus=real_bus)
+                    engine=getattr(engine, "name", "docker"), glibc=glibcs, facts=facts, real_bus=real_bus,
+                    real_buses={n: p.bus for n, p in probed.items()})
 
 
 def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,

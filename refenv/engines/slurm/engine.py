@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from refenv import paths
+from refenv.engines import realhost
 from refenv.engines.onlocal import OnLocalEngine
 from refenv.engines.realhost import profile_of
 from refenv.engines.seam import OUT, CellEngine, ContainerSpec, RealHost, RunOutcome
@@ -98,7 +99,8 @@ class SlurmEngine(OnLocalEngine):
                 self.pin(host.name, probe.node)
             profile, why = profile_of(probe.document) if probe.document else (None, probe.error)
             error = None if profile else f"host {host.name} (node {probe.node or 'none'}): {why}"
-            out[host.name] = RealHost(profile, probe.node or None, error)
+            bus = realhost.bus_of(probe.document) if probe.document and profile is None else None
+            out[host.name] = RealHost(profile, probe.node or None, error, bus)
         return out
 
     # ---- cells as jobs ----------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cache
+from functools import lru_cache
 
 from harness.schema import FIX_ACCESS, FIX_DRIVER, FIX_REPAIR, FIX_WHEEL, Remedy
 
@@ -49,7 +49,7 @@ class Pattern:
         return _compiled(self.source)
 
 
-@cache
+@lru_cache(maxsize=None)  # noqa: UP033  (functools.cache is 3.9+; the harness runs on 3.8)
 def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source)
 

@@ -84,8 +84,8 @@ class Prepared:
     engine: str = "docker"                          # the local engine the cells run in (docker or podman)
     glibc: dict[str, str | None] = field(default_factory=dict)  # environment -> its image's glibc (refenv.run.glibc)
     facts: dict[str, ImageFacts] = field(default_factory=dict)  # environment -> what its image holds
-    real_bus: tuple[PciDevice, ...] | None = None   # this machine's PCI bus, when a host is real and has no driver
-    real_buses: dict[str, tuple[PciDevice, ...] | None] = field(default_factory=dict)  # on a cluster: each's
+    # each real host without a working driver: its PCI bus (this machine's, or its node's on a cluster)
+    real_buses: dict[str, tuple[PciDevice, ...] | None] = field(default_factory=dict)
 
 
 # The profile a host stands for: the predictor's own (refenv/run/expect.py), which `refenv check` reads too.
@@ -106,7 +106,7 @@ def plan_cell(spec: CellSpec, prepared: Prepared, run_id: str, folder: Path, set
     # beside --gpus do not hide the image's own, refenv/run/containers.py container_env).
     facts = prepared.facts.get(env.name)
     seen = expect.in_image(scenario, facts.env if facts is not None else {})
-    bus = prepared.real_buses.get(host.name, prepared.real_bus) if host.kind == "real" and profile is None else None
+    bus = prepared.real_buses.get(host.name) if host.kind == "real" and profile is None else None
     expected = expect.expect(env, host, profile, seen, bus) if env.known else \
         Expected("", (), None, "not predicted: torch was not read from the image")
     out_dir = folder / "cells" / env.name / host.name / scenario.name

@@ -81,13 +81,15 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
                     image_id = engine.image_id(image) or image
                     ldcaches[name] = prepare_ldcache(engine, image, image_id, libs, driver.digest, run_id)
                     glibcs[name] = glibc.read_beside(ldcaches[name])
-        real, real_error, probed, real_bus = None, None, {}, None
+        real, real_error, probed, buses = None, None, {}, {}
         if any(h.kind == "real" for h in hosts) and isinstance(engine, ProbesRealHosts):
             probed = engine.probe_real_hosts(hosts)  # on a cluster: each real host where its cells run
             real = next((p.profile for p in probed.values() if p.profile), None)
         elif any(h.kind == "real" for h in hosts):
             real = realhost.probe()
-            real_bus = realhost.bus() if real is None else None  # no driver: the bus says whether a GPU is there
+            if real is None:  # no driver: the bus says whether a GPU is there
+                bus = realhost.bus()
+                buses = {h.name: bus for h in hosts if h.kind == "real"}
             image = next((b.image for b in builds.values() if b.image), None)
             real_error = engine.gpu_runtime_error(image) if image else NoGpuRuntime("no image to try --gpus with")
     except KeyboardInterrupt:
@@ -95,8 +97,8 @@ def prepare(engine: CellEngine, requests: list[ImageRequest], hosts: tuple[Host,
         raise
     return Prepared(builds, driver, ldcaches, real, real_error, {n: p.profile for n, p in probed.items()},
                     {n: NoGpuRuntime(p.error) for n, p in probed.items() if p.error},
-                    engine=getattr(engine, "name", "docker"), glibc=glibcs, facts=facts, real_bus=real_bus,
-                    real_buses={n: p.bus for n, p in probed.items()})
+                    engine=getattr(engine, "name", "docker"), glibc=glibcs, facts=facts,
+                    real_buses={n: p.bus for n, p in probed.items()} if probed else buses)
 
 
 def prepare_ldcache(engine: CellEngine, image: str, image_id: str, libs: dict[str, str], digest: str,

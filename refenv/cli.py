@@ -1,186 +1,93 @@
-"""`refenv` (and `./go invoke`): invoke's own program over refenv's task collection, whose usage errors exit 2.
+"""The `refenv` command's entry (and `./go invoke`'s): the program over refenv's task collection (refenv.program),
+with a quick door for `refenv check`.
 
-`refenv` runs the collection the package carries (refenv/tasks/), in whatever folder it is typed; `./go invoke`
-in refenv's checkout loads the checkout's tasks.py, which is that collection plus the checkout's `test`.
-
-Exit codes mean the same everywhere (tasks.py): 1 is a result that is not good (cells that disagree, a run
-that did not go as planned), 2 is bad input. invoke's own program exits 1 on every parser error, so a CI
-would read `invoke matrix --engine` (no value) as a failed matrix. This program is invoke's `Program`
-(pyinvoke docs, "Reusing Invoke's CLI module as a distinct binary") with two changes: a parser error (an
-unknown flag or task, a flag without its value, a value for a flag that takes none, a missing positional
-argument) exits 2 with the task's usage line, and a flag given twice in one task is such an error too
-(invoke keeps the last of a switch silently, and reads a second value as a task); flags that take a list
-(`--env a --env b`) may repeat.
+`refenv check` runs in editors and pre-commit hooks, where a second is the budget and Python's start is part of it.
+invoke and the task collection take a fifth of that to import, so a `check` command line in its plain form
+(`refenv check [PATH] [--drivers D] [--json] [--no-inspect]`, long or one-letter flags, each once) runs the check
+directly. Any other form (core options, `--path`, joined short flags, `--help`, a flag given twice, a flag that
+lacks its value) goes through the program, which explains it or refuses it with exit 2 exactly as before; the
+door reads a command line as the program would or leaves it to the program (a unit test holds the two to the
+same reading).
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
-from importlib import metadata
-from typing import Any
 
-from invoke import __version__ as invoke_version
-from invoke.exceptions import Exit, ParseError
-from invoke.parser.argument import Argument
-from invoke.parser.context import ParserContext
-from invoke.parser.parser import ParseResult
-from invoke.program import Program as InvokeProgram
-
-USAGE_ERROR = 2
-# Tasks whose one positional argument may be left out (`refenv check` checks ./matrix.yaml, else ./Dockerfile):
-# invoke takes a positional argument only while its value is None, so one with a default is never given by position,
-# and one without is required; left out, it is given as '' and the task chooses.
-OPTIONAL_POSITIONAL = frozenset({"check"})
-# invoke's parser names a flag by its repr ('Flag <Argument: engine (n)> needed value ...').
-_ARGUMENT = re.compile(r"<\w*Argument: ([\w-]+)[^>]*>")
+# The check task's flags as the program names them (invoke gives each its first free letter).
+_SWITCHES = {"--json": "as_json", "-j": "as_json", "--no-inspect": "no_inspect", "-n": "no_inspect"}
+_VALUED = {"--drivers": "drivers", "-d": "drivers"}
 
 
-def flag_name(name: str) -> str:
-    """'--dry-run' for the argument dry_run, '-e' for a one-letter name (invoke's own spelling of them)."""
-    dashed = name.replace("_", "-")
-    return f"-{dashed}" if len(dashed) == 1 else f"--{dashed}"
-
-
-def _message(exc: ParseError) -> str:
-    """invoke's parser message, its flags named as they are typed ('--engine', not '<Argument: engine (n)>')."""
-    text = _ARGUMENT.sub(lambda m: flag_name(m.group(1)), str(exc))
-    text = text.removeprefix("Flag ")
-    return text.replace("needed value and was not given one!", "needs a value").rstrip("!")
-
-
-def _lookup(flags: Any, flag: str) -> Argument | None:
-    """The argument a flag names, its aliases ('-n' for '--engine') included (invoke's Lexicon resolves them on
-    indexing, not on get)."""
-    if flag not in flags:
+def quick_check(args: list[str]) -> dict[str, str | bool] | None:
+    """The arguments of `refenv check` (path, drivers, as_json, no_inspect) when `args` (the command line after the
+    program's name) is a check in its plain form; None for anything the program must read."""
+    if args[:1] != ["check"]:
         return None
-    found = flags[flag]
-    return found if isinstance(found, Argument) else None
-
-
-def repeated(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple[str, str] | None:
-    """(task, flag) for the first flag given twice in one task's part of the command line, where the flag takes
-    one value or none (invoke would keep the last, or read the second's value as a task); None when none is.
-    A list flag (--env a --env b) repeats freely; everything after `--` is the task's own."""
-    current: ParserContext | None = None
-    seen: set[int] = set()
-    skip = False
-    for token in tokens:
-        if skip:
-            skip = False
-            continue
-        if token == "--":
-            break
-        flag = token.split("=", 1)[0]
-        argument = None if current is None else _lookup(current.flags, flag) or _lookup(current.inverse_flags, flag)
-        if argument is not None:
-            if argument.kind is not list and not argument.incrementable:
-                if id(argument) in seen:
-                    return str(current.name if current else ""), flag
-                seen.add(id(argument))
-            skip = current is not None and argument.takes_value and "=" not in token and not argument.optional \
-                and flag in current.flags
-        elif token in contexts:
-            current, seen = contexts[token], set()
-    return None
-
-
-def help_asked(tokens: list[str], contexts: dict[str, ParserContext]) -> str | None:
-    """The task whose part of the command line asks for help (`refenv check --help`, `refenv compare -h`), or None.
-
-    invoke reads `-h`/`--help` after a task as the task's help only while the task still has no positional
-    argument to fill; a task with one (check's FILE, compare's OLD NEW) took `--help` as that value. A task
-    defining its own `-h`/`--help` keeps it; everything after `--` is the task's own."""
-    current: ParserContext | None = None
-    for token in tokens:
-        if token == "--":
+    found: dict[str, str | bool] = {}
+    rest = args[1:]
+    at = 0
+    while at < len(rest):
+        token = rest[at]
+        flag, eq, value = token.partition("=")
+        given: str | bool
+        if token in _SWITCHES:
+            key, given = _SWITCHES[token], True
+        elif flag in _VALUED and eq:
+            key, given = _VALUED[flag], value
+        elif token in _VALUED and at + 1 < len(rest) and not rest[at + 1].startswith("-"):
+            key, given = _VALUED[token], rest[at + 1]
+            at += 1
+        elif not token.startswith("-"):
+            key, given = "path", token
+        else:
             return None
-        if token in contexts:
-            current = contexts[token]
-        elif current is not None and token in ("-h", "--help") and token not in current.flags:
-            return str(current.name)
-    return None
+        if key in found:
+            return None
+        found[key] = given
+        at += 1
+    return {"path": "", "drivers": "", "as_json": False, "no_inspect": False, **found}
 
 
-class Program(InvokeProgram):
-    """invoke's program, its parser errors exiting 2 with the usage line of the task they are in."""
+def _check(arguments: dict[str, str | bool]) -> int:
+    """The check through its shared body, its exceptions ending it as the program's guard ends every task."""
+    from refenv.check import command
+    from refenv.errors import exit_for
 
-    def _usage(self, name: str | None, message: str) -> Exit:
-        where = f"{self.binary} {name}" if name else self.binary
-        usage = (f"Usage: {self.binary} [--core-opts] {name} [--options] (`{self.binary} --help {name}` lists them)"
-                 if name else f"Usage: {self.binary} [--core-opts] TASK [--options] (`{self.binary} --list` lists "
-                 "the tasks)")
-        return Exit(f"{where}: {message}\n{usage}", code=USAGE_ERROR)
-
-    def parse_core(self, argv: list[str] | None) -> None:
-        try:
-            super().parse_core(argv)
-        except ParseError as exc:
-            raise self._usage(getattr(exc.context, "name", None), _message(exc)) from None
-
-    def parse_tasks(self) -> None:
-        contexts: dict[str, ParserContext] = {}
-        for context in self.collection.to_contexts(ignore_unknown_help=self.config.tasks.ignore_unknown_help):
-            contexts.update({name: context for name in (context.name, *context.aliases) if name})
-        asked = help_asked(list(self.core.unparsed), contexts)
-        if asked is not None:  # parse_cleanup prints the task's help, as for `refenv --help TASK`
-            self.parser = self._make_parser()
-            self.args.help.value = asked
-            self.tasks = ParseResult()
-            return
-        twice = repeated(list(self.core.unparsed), contexts)
-        if twice is not None:
-            raise self._usage(twice[0], f"{twice[1]} is given twice; give it once")
-        try:
-            super().parse_tasks()
-        except ParseError as exc:
-            name = getattr(exc.context, "name", None)
-            if name in OPTIONAL_POSITIONAL and "did not receive required positional arguments" in str(exc):
-                tokens = list(self.core.unparsed)
-                at = tokens.index(name) + 1 if name in tokens else len(tokens)
-                self.core.unparsed = [*tokens[:at], "", *tokens[at:]]
-                self.parse_tasks()
-                return
-            raise self._usage(name, _message(exc)) from None
-
-
-def version() -> str:
-    """refenv's version as installed (its distribution's metadata), with invoke's."""
     try:
-        mine = metadata.version("refenv")
-    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
-        mine = "(not installed)"
-    return f"{mine} (invoke {invoke_version})"
+        code = command.run(str(arguments["path"]), str(arguments["drivers"]), as_json=bool(arguments["as_json"]),
+                           no_inspect=bool(arguments["no_inspect"]))
+        sys.stdout.flush()
+        return code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # `refenv check | head`: a reader that stops early is no error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as exc:
+        message, code = exit_for(exc)
+        print(message, file=sys.stderr)
+        return code
 
 
 def main(argv: list[str] | None = None, binary: str = "refenv") -> None:
     """`refenv`: the program over the package's own task collection, in any folder."""
-    from refenv.tasks import ns
+    argv = sys.argv if argv is None else argv
+    quick = quick_check(list(argv[1:]))
+    if quick is not None:
+        sys.exit(_check(quick))
+    from refenv import program
 
-    _quiet_on_closed_pipe(Program(name="refenv", binary=binary, version=version(), namespace=ns).run, argv)
-
-
-def _quiet_on_closed_pipe(run: Any, argv: list[str] | None) -> None:
-    """`refenv --help | head`: a reader that stops early is no error (Python's own advice for SIGPIPE, in the
-    signal module's documentation: point stdout at devnull and exit)."""
-    try:
-        run(argv)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(1)
-
-
-def checkout_main(argv: list[str], binary: str) -> None:
-    """`./go invoke`: the program over the tasks.py of the working folder (or a parent), as invoke finds it."""
-    _quiet_on_closed_pipe(Program(name="refenv", binary=binary, version=version()).run, argv)
+    program.run(argv, binary)
 
 
 if __name__ == "__main__":
     # `python -m refenv.cli [--as NAME] ...`: ./go runs it as `invoke`, so its usage lines say what was typed.
+    from refenv import program
+
     args = sys.argv[1:]
     shown = "refenv"
     if args[:1] == ["--as"] and len(args) > 1:
         shown, args = args[1], args[2:]
-    checkout_main([shown, *args], binary=shown)
+    program.run_checkout([shown, *args], binary=shown)

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+# The exit codes every refenv command shares (refenv.tasks.guard tells them all).
+USAGE = 2
+INTERNAL = 3
+
 
 class RefenvError(Exception):
     """An expected failure with a message for people (tasks turn it into `invoke.Exit`)."""
@@ -50,3 +54,13 @@ class LockError(RefenvError):
 
 class NotStarted(RefenvError):
     """A scheduler never started the cell (its reason says why): the cell is NOT_RUN, not an error."""
+
+
+def exit_for(exc: Exception) -> tuple[str, int]:
+    """The one line and the exit code an exception ends a command with: bad input, or a failure refenv explains,
+    exits 2 with its message; anything else is a bug in refenv, exit 3 in one line (1 is a verdict, never this)."""
+    from harness.inputs import InputError, shorten
+
+    if isinstance(exc, (InputError, RefenvError)):
+        return f"refenv: {exc}", USAGE
+    return f"refenv: internal error: {type(exc).__name__}: {shorten(str(exc), 200)} (please report this)", INTERNAL

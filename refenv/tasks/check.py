@@ -1,18 +1,15 @@
 """`refenv check`: a matrix row predicted from a Dockerfile (or every row of a matrix.yaml) in about a second, before
 anything is built. Its imports stay light (no engine library, no templates, no rich): it runs in editors and in
-pre-commit hooks."""
+pre-commit hooks. The `refenv` program runs its plain command lines through a quick door (refenv.cli) that
+skips invoke altogether; this task is the door for every other form (core options, `--path`, `-jn`)."""
 
 from __future__ import annotations
-
-import json as jsonlib
 
 from invoke.context import Context
 from invoke.exceptions import Exit
 from invoke.tasks import task
 
 from refenv.tasks.guard import guarded
-
-NOT_GOOD = 1
 
 
 @task(positional=["path"],
@@ -25,9 +22,8 @@ NOT_GOOD = 1
 def check(c: Context, path: str | None = None, drivers: str = "", json: bool = False, no_inspect: bool = False) -> None:
     """Predict the matrix row of a Dockerfile (every host x scenario verdict, readiness) and lint it, without
     building; exit 1 on an error finding or where torch would get a GPU on no host, 2 on bad input."""
-    from refenv.check import checker, report
+    from refenv.check import command
 
-    checked = checker.check(path or "", drivers, use_engine=not no_inspect)
-    print(jsonlib.dumps(report.document(checked), indent=2) if json else report.text(checked))
-    if not all(x.good for x in checked):
-        raise Exit(code=NOT_GOOD)
+    code = command.run(path or "", drivers, as_json=json, no_inspect=no_inspect)
+    if code:
+        raise Exit(code=code)

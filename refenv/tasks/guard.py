@@ -14,11 +14,14 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from invoke.exceptions import Exit, UnexpectedExit
 
+from refenv.errors import INTERNAL, USAGE, exit_for
+
+__all__ = ["EXIT_INTERNAL", "USAGE", "guarded", "load_matrix", "say", "stamp"]
+
 if TYPE_CHECKING:
     from refenv.model.matrix import Matrix
 
-EXIT_INTERNAL = 3
-USAGE = 2
+EXIT_INTERNAL = INTERNAL
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -43,9 +46,6 @@ def guarded(body: Callable[P, R]) -> Callable[P, R]:
     """A task whose unforeseen exceptions exit 3 in one line, never 1 with a traceback (1 is a verdict)."""
     @functools.wraps(body)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
-        from harness.inputs import InputError, shorten
-        from refenv.errors import RefenvError
-
         try:
             return body(*args, **kwargs)
         except (Exit, KeyboardInterrupt, SystemExit, BrokenPipeError):
@@ -53,9 +53,7 @@ def guarded(body: Callable[P, R]) -> Callable[P, R]:
         except UnexpectedExit as exc:  # a command the task ran (pytest, ruff) failed: its status, not a bug
             raise Exit(f"refenv: `{exc.result.command}` exited {exc.result.exited}",
                        code=exc.result.exited or 1) from None
-        except (InputError, RefenvError) as exc:  # bad input, or an expected failure refenv explains
-            raise Exit(f"refenv: {exc}", code=USAGE) from None
-        except Exception as exc:
-            raise Exit(f"refenv: internal error: {type(exc).__name__}: {shorten(str(exc), 200)} (please report this)",
-                       code=EXIT_INTERNAL) from None
+        except Exception as exc:  # bad input or a failure refenv explains (2), else a bug (3)
+            message, code = exit_for(exc)
+            raise Exit(message, code=code) from None
     return guarded

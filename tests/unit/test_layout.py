@@ -31,7 +31,7 @@ FLOORS = {
     "refenv.engines": 3,
     "refenv.run": 4,
     "refenv.reproduce": 5, "refenv.publish": 5, "refenv.fleet": 5, "refenv.assistant": 5, "refenv.check": 5,
-    "refenv.cli": 6, "refenv.tasks": 6, "refenv.reference": 6,
+    "refenv.cli": 6, "refenv.program": 6, "refenv.tasks": 6, "refenv.reference": 6,
 }
 # The harness's rooms from the ground up. The foundations (its version, the input discipline, its data files,
 # the facts' shape, CUDA_VISIBLE_DEVICES as the driver parses it) and the knowledge (the schema, the

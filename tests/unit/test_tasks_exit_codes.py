@@ -118,7 +118,7 @@ def test_the_program_lists_the_tasks_and_exits_0() -> None:
 def test_a_list_flag_may_repeat_and_a_value_may_look_like_a_task() -> None:
     from invoke.collection import Collection
 
-    from refenv.cli import repeated
+    from refenv.program import repeated
 
     contexts = {c.name: c for c in Collection.from_module(tasks).to_contexts() if c.name}
     assert repeated(["matrix", "--env", "a", "--env", "b", "--host=r5*", "--host", "x"], contexts) is None
@@ -138,7 +138,7 @@ def test_help_after_a_task_shows_its_help_even_where_it_takes_a_positional_argum
 def test_help_after_double_dash_is_the_task_s_own() -> None:
     from invoke.collection import Collection
 
-    from refenv.cli import help_asked
+    from refenv.program import help_asked
 
     contexts = {c.name: c for c in Collection.from_module(tasks).to_contexts() if c.name}
     assert help_asked(["check", "--help"], contexts) == "check"

@@ -17,6 +17,7 @@ from harness.schema import SEVERITY_ERROR, SEVERITY_INFO, SEVERITY_WARNING
 from refenv.check.facts import DockerfileFacts, Where
 from refenv.check.resolve import Resolved, index_variant, pinned
 from refenv.run.expect import VISIBILITY
+from refenv.run.toolkit import capabilities
 
 # Packages that put a driver's user-mode libraries (libcuda.so.1, libnvidia-ml.so.1) into an image: Debian's and
 # Ubuntu's driver packages, NVIDIA's CUDA repository's, RHEL's (the distributions' package names).
@@ -132,6 +133,10 @@ def _visibility(facts: DockerfileFacts) -> list[Finding]:
     out = []
     for name in VISIBILITY:
         fact = facts.env.get(name)
+        if fact is not None and name == "NVIDIA_DRIVER_CAPABILITIES" and "compute" in capabilities(fact.value):
+            # compute (with utility) is what NVIDIA's own CUDA images set and what the toolkit needs to mount
+            # libcuda (refenv/run/toolkit.py): nothing a GPU would miss
+            continue
         if fact is not None:
             # --gpus appends its own NVIDIA_VISIBLE_DEVICES after the image's (refenv/run/injection.py, in_image)
             unless = " or asks for GPUs with --gpus" if name == "NVIDIA_VISIBLE_DEVICES" else ""

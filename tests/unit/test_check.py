@@ -166,6 +166,13 @@ def test_a_baked_cuda_visible_devices_hides_the_gpu_where_the_run_does_not_set_i
     assert plain.verdict == "OK"  # the same cell without the ENV: the difference is the image's, not the rules'
 
 
+@pytest.mark.parametrize("caps", ["compute,utility", "all", "utility,compute,video"])
+def test_capabilities_with_compute_are_no_finding(caps: str) -> None:
+    """NVIDIA's own CUDA images set compute,utility: the toolkit still mounts libcuda, nothing to lint."""
+    f = facts(f"FROM python:3.11\nENV NVIDIA_DRIVER_CAPABILITIES={caps}\nRUN pip install torch==2.6.0\n", None)
+    assert [x.code for x in lint(f, resolve(f, "e")) if x.code == "visibility-baked"] == []
+
+
 @pytest.mark.parametrize(("text", "files", "code", "severity", "line"), [
     ("FROM ubuntu:22.04\nRUN apt-get update && apt-get install -y python3-pip \\\n    libnvidia-compute-535\n"
      "RUN pip install torch==2.6.0\n", None, "driver-in-image", "error", 3),
@@ -180,6 +187,8 @@ def test_a_baked_cuda_visible_devices_hides_the_gpu_where_the_run_does_not_set_i
     ("FROM python:3.11\nRUN pip install torch==2.6.0+cu121\n", None, "no-such-build", "error", 2),
     ("FROM python:3.11\nENV NVIDIA_VISIBLE_DEVICES=0\nRUN pip install torch==2.6.0\n", None, "visibility-baked",
      "warning", 2),
+    ("FROM python:3.11\nENV NVIDIA_DRIVER_CAPABILITIES=utility\nRUN pip install torch==2.6.0\n", None,
+     "visibility-baked", "warning", 2),
     ("FROM python:3.11\nRUN pip install torch==2.14.1 torchvision==0.28.0\n", None, "extension-pairing", "error",
      2),
     ("FROM python:3.11\nRUN pip install torch\n", None, "unpinned-torch", "warning", 2),

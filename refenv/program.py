@@ -16,6 +16,7 @@ argument) exits 2 with the task's usage line, and a flag given twice in one task
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
@@ -27,7 +28,7 @@ from invoke.collection import Collection
 from invoke.exceptions import Exit, ParseError
 from invoke.parser.argument import Argument
 from invoke.parser.context import ParserContext
-from invoke.parser.parser import ParseResult
+from invoke.parser.parser import Parser, ParseResult
 from invoke.program import Program as InvokeProgram
 from invoke.tasks import Task
 
@@ -112,16 +113,23 @@ def _tasks(collection: Collection) -> Iterator[Task[Any]]:
         yield from _tasks(sub)
 
 
-def task_contexts(collection: Collection, ignore_unknown_help: bool | None) -> list[ParserContext]:
-    """The collection's parser contexts, every task's help kept for the next build of them: invoke's Task.arg_opts
-    pops each argument's help out of the task's own `help` dict as it builds a context (invoke 3.0.3,
-    invoke/tasks.py), so the parser invoke builds after this one would show no flag's help."""
+@contextlib.contextmanager
+def help_kept(collection: Collection) -> Iterator[None]:
+    """Every task's flag help as it was, whatever reads the tasks' arguments inside: invoke's Task.arg_opts pops
+    each argument's help out of the task's own `help` dict as it makes the argument (invoke 3.0.3,
+    invoke/tasks.py), so a second parser, or the command reference made after one, would show no flag's help."""
     kept = [(task, dict(task.help)) for task in _tasks(collection)]
     try:
-        return list(collection.to_contexts(ignore_unknown_help=ignore_unknown_help))
+        yield
     finally:
         for task, help in kept:
             task.help = help
+
+
+def task_contexts(collection: Collection, ignore_unknown_help: bool | None) -> list[ParserContext]:
+    """The collection's parser contexts, every task's help kept for the next reader."""
+    with help_kept(collection):
+        return list(collection.to_contexts(ignore_unknown_help=ignore_unknown_help))
 
 
 class Program(InvokeProgram):
@@ -130,6 +138,10 @@ class Program(InvokeProgram):
 
     def print_version(self) -> None:
         print(f"{self.name} {version()}")
+
+    def _make_parser(self) -> Parser:
+        return Parser(initial=self.initial_context,
+                      contexts=task_contexts(self.collection, self.config.tasks.ignore_unknown_help))
 
     def _usage(self, name: str | None, message: str) -> Exit:
         where = f"{self.binary} {name}" if name else self.binary

@@ -110,6 +110,8 @@ def _default(arg: Any) -> str:
 
 def tasks_section(collection: Any | None = None) -> list[str]:
     """Each task: `invoke NAME` (or `refenv NAME`), its docstring, and a table of its flags."""
+    from refenv.program import help_kept
+
     ns = collection if collection is not None else load_collection()
     lines = ["## The tasks: `invoke TASK` (or `refenv TASK`)", ""]
     for name in sorted(ns.task_names):
@@ -117,7 +119,8 @@ def tasks_section(collection: Any | None = None) -> list[str]:
         lines += [f"### `invoke {name}`", ""]
         doc = (task.__doc__ or "").strip()
         lines += [*(line.strip() for line in doc.splitlines()), ""] if doc else []
-        args = sorted(task.get_arguments(), key=lambda a: (not a.positional, a.names[0]))
+        with help_kept(ns):
+            args = sorted(task.get_arguments(), key=lambda a: (not a.positional, a.names[0]))
         if args:
             lines += ["| flag | default | what it does |", "|---|---|---|"]
             lines += [f"| {_flag(a)} | {_default(a)} | {_cell(a.help or '')} |" for a in args]

@@ -108,3 +108,14 @@ def test_the_program_s_help_shows_each_flag_s_help(tmp_path: Path, words: list[s
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())
     assert "the driver branches to predict for" in text and "never ask the engine" in text, done.stdout
+
+
+def test_parsing_a_command_line_leaves_every_task_s_help_in_place() -> None:
+    """The command reference (refenv/reference.py) and a second parser read the help after a parse in one process."""
+    from refenv.tasks import ns
+
+    before = {name: dict(ns[name].help) for name in ns.task_names}
+    program_reading(["check", "--json"])
+    program_reading(["check"])
+    assert {name: dict(ns[name].help) for name in ns.task_names} == before
+    assert set(before["check"]) == {"path", "drivers", "json", "no_inspect"}

@@ -118,9 +118,9 @@ def test_the_program_lists_the_tasks_and_exits_0() -> None:
 def test_a_list_flag_may_repeat_and_a_value_may_look_like_a_task() -> None:
     from invoke.collection import Collection
 
-    from refenv.program import repeated
+    from refenv.program import repeated, task_contexts
 
-    contexts = {c.name: c for c in Collection.from_module(tasks).to_contexts() if c.name}
+    contexts = {c.name: c for c in task_contexts(Collection.from_module(tasks), None) if c.name}
     assert repeated(["matrix", "--env", "a", "--env", "b", "--host=r5*", "--host", "x"], contexts) is None
     assert repeated(["matrix", "--matrix", "run", "--engine", "docker"], contexts) is None  # 'run' is a value
     assert repeated(["matrix", "--dry-run", "run", "--rerun", "e", "h", "s", "--rerun"], contexts) == ("run", "--rerun")
@@ -138,9 +138,9 @@ def test_help_after_a_task_shows_its_help_even_where_it_takes_a_positional_argum
 def test_help_after_double_dash_is_the_task_s_own() -> None:
     from invoke.collection import Collection
 
-    from refenv.program import help_asked
+    from refenv.program import help_asked, task_contexts
 
-    contexts = {c.name: c for c in Collection.from_module(tasks).to_contexts() if c.name}
+    contexts = {c.name: c for c in task_contexts(Collection.from_module(tasks), None) if c.name}
     assert help_asked(["check", "--help"], contexts) == "check"
     assert help_asked(["compare", "old", "-h"], contexts) == "compare"
     assert help_asked(["check", "--", "--help"], contexts) is None

@@ -12,10 +12,12 @@ import re
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness import datafiles
-from harness.schema.probe_document import SpecMatchInfo
+
+if TYPE_CHECKING:
+    from harness.schema.probe_document import SpecMatchInfo
 
 DATA_FILE = Path(__file__).resolve().parent.parent / "data" / "gpu_specs.json"
 DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8")
@@ -76,6 +78,9 @@ class SpecMatch:
 
     def info(self) -> SpecMatchInfo:
         """What the probe document says of the match."""
+        # imported here: the GPU table is read by the matrix's model and `refenv check`, which write no probe document
+        from harness.schema.probe_document import SpecMatchInfo
+
         return SpecMatchInfo(self.spec.id if self.spec else None, self.basis, self.reason, self.candidates)
 
     def row(self) -> dict[str, Any] | None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from refenv import paths
 from refenv.builder import buildroot, elfneeds
 from refenv.builder.buildroot import BuildRoot, BuildRootUnavailable
+from refenv.builder.driverfiles import SimDriver
 from refenv.errors import RefenvError
 from refenv.model import suites
 from refenv.model.matrix import Bootstrap
@@ -58,31 +59,6 @@ COMPILERS = ("cc", "gcc", "clang")
 class SimDriverBuildError(RefenvError):
     """The simulated driver could not be built; the message says why and what to do (an expected failure,
     reported in its own words, not an internal error)."""
-
-
-@dataclass(frozen=True)
-class SimDriver:
-    """A built simulated driver: the directory to put on LD_LIBRARY_PATH and the three files in it."""
-
-    root: Path
-    libcuda: Path
-    libnvidia_ml: Path
-    nvidia_smi: Path
-    digest: str
-    glibc: str | None = None   # the newest GLIBC_x.y version node the three files need (elfneeds)
-    built_in: str = ""         # where it was compiled: "Debian bullseye (glibc 2.31)" or "this machine (...)"
-
-    def env(self, config: Path | str, pci: Path | str | None = None) -> dict[str, str]:
-        """Variables that make a host process load this driver with the configuration at `config`, and (with
-        `pci`, a tree `write_pci_view` wrote) read the simulated host's PCI bus instead of this machine's."""
-        out = {"LD_LIBRARY_PATH": str(self.root), "REFENV_SIMDRIVER_CONF": str(config)}
-        if pci is not None:
-            out[SIMULATED_PCI_ENV] = str(pci)
-        return out
-
-
-# The variable that names a simulated PCI bus to the harness (harness/gather/pci.py SIMULATED_ROOT_ENV).
-SIMULATED_PCI_ENV = "REFENV_SIMULATED_PCI"
 
 
 def write_pci_view(files: dict[str, str], links: dict[str, str], folder: Path) -> Path:

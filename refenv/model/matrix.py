@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 from harness import compat
 from harness.gather.bounded import INIT_TIMEOUT_S
+from refenv.model.cells import cell_id
 from refenv.model.placement import KubePlacement, SlurmPlacement
 from refenv.model.profiles import Profile
-from refenv.model.records import cell_id
 
 HOST_KINDS = ("none", "simulated", "real")
 

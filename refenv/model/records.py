@@ -12,6 +12,7 @@ from dataclasses import KW_ONLY, dataclass, field
 from harness.schema import Finding
 from harness.schema.envelope import MemorySection, ProbesSection
 from harness.schema.stack_document import Judgement
+from refenv.model.cells import Expected, cell_id
 from refenv.model.status import BAD, BUILD_FAILED, ERROR, FAIL, NOT_RUN, OOM_KILLED, PASS, STATUSES, TIMEOUT, is_bad
 
 __all__ = [
@@ -39,16 +40,6 @@ __all__ = [
 
 CPU = "cpu"
 CUDA = "cuda"
-
-
-@dataclass(frozen=True)
-class Expected:
-    """What the compatibility rules predict for a cell."""
-
-    verdict: str
-    verdicts: tuple[str, ...] = ()    # every failing verdict predicted, primary first
-    torch_text: str | None = None     # a phrase torch's own message must contain, if any
-    reason: str = ""                  # why, in a sentence
 
 
 @dataclass(frozen=True)
@@ -135,10 +126,6 @@ class Summary:
     by_status: dict[str, int] = field(default_factory=dict)
     cached: int = 0
     ok: bool = True
-
-
-def cell_id(environment: str, host: str, scenario: str) -> str:
-    return f"{environment}/{host}/{scenario}"
 
 
 def summarize(cells: tuple[CellResult, ...] | list[CellResult]) -> Summary:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from refenv.builder.simdriver import SimDriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.model.profiles import Profile, render_config
 from refenv.run import toolkit
 from refenv.run.toolkit import DeviceNode, Injection, Mount, ToolkitError

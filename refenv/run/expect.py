@@ -21,11 +21,11 @@ from harness.schema import (
     OK,
     VERDICTS,
 )
-from refenv.builder.simdriver import SimDriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.model import profiles
+from refenv.model.cells import Expected
 from refenv.model.matrix import Environment, Host, Scenario
 from refenv.model.profiles import PciDevice, Profile
-from refenv.model.records import Expected
 from refenv.run import cdi, toolkit
 from refenv.run import injection as injection_of
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from refenv.builder.simdriver import SimDriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.model import suites
 
 NONE = "none"  # what the linker-cache container writes when `getconf GNU_LIBC_VERSION` answers nothing

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from refenv.builder.simdriver import SimDriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.model.profiles import Gpu, Profile, render_config
 from refenv.run import devnodes
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from refenv.builder import simdriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.builder.environment import build_environment
-from refenv.builder.simdriver import SimDriver
 from refenv.engines.docker.sdk import Engine
 from refenv.model import matrix_yaml
 from refenv.model.builds import EnvBuild

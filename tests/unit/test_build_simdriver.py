@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from refenv.builder import simdriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.model import profiles
 
 CASES = json.loads((Path(__file__).parents[1] / "data" / "cvd_cases.json").read_text(encoding="utf-8"))
@@ -40,11 +41,11 @@ out = {}
 
 
 @pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> simdriver.SimDriver:
+def driver(tmp_path_factory: pytest.TempPathFactory) -> SimDriver:
     return simdriver.build(tmp_path_factory.getbasetemp() / "simdriver-cache")
 
 
-def run(driver: simdriver.SimDriver, tmp_path: Path, config: str | None, code: str,
+def run(driver: SimDriver, tmp_path: Path, config: str | None, code: str,
         env: dict[str, str] | None = None) -> tuple[dict[str, Any], str]:
     """Run PRELUDE + code in a child with the driver on LD_LIBRARY_PATH; (its `out`, its stderr)."""
     conf = tmp_path / "simdriver.conf"
@@ -93,7 +94,7 @@ def test_changed_source_builds_elsewhere(tmp_path: Path) -> None:
 
 
 def test_concurrent_builds_agree(tmp_path: Path) -> None:
-    results: list[simdriver.SimDriver] = []
+    results: list[SimDriver] = []
     threads = [threading.Thread(target=lambda: results.append(simdriver.build(tmp_path))) for _ in range(4)]
     for t in threads:
         t.start()
@@ -109,7 +110,7 @@ def test_missing_host_compiler_says_what_to_install(monkeypatch: pytest.MonkeyPa
         simdriver.host_toolchain()
 
 
-def test_sonames(driver: simdriver.SimDriver) -> None:
+def test_sonames(driver: SimDriver) -> None:
     readelf = shutil.which("readelf")
     if readelf is None:
         pytest.skip("readelf (binutils) is not installed")
@@ -121,7 +122,7 @@ def test_sonames(driver: simdriver.SimDriver) -> None:
 # ---- versions, initialisation, devices ---------------------------------------------------------------
 
 
-def test_r580_devices_and_properties(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_r580_devices_and_properties(driver: SimDriver, tmp_path: Path) -> None:
     code = """
 out["version"] = version()
 out["init"] = cu.cuInit(0)
@@ -162,7 +163,7 @@ out["info"] = info()
 
 
 @pytest.mark.parametrize("profile", profiles.all(), ids=lambda p: p.name)
-def test_every_profile_reports_its_version_and_fault(driver: simdriver.SimDriver, tmp_path: Path,
+def test_every_profile_reports_its_version_and_fault(driver: SimDriver, tmp_path: Path,
                                                       profile: profiles.Profile) -> None:
     if profile.faults.cuinit_hang:  # its cuInit never returns: test_a_hung_driver_blocks_in_cuinit
         out, _ = run(driver, tmp_path, profiles.render_config(profile), 'out["version"] = version()')
@@ -194,7 +195,7 @@ out["version"] = version()
 """
 
 
-def test_a_hung_driver_blocks_in_cuinit_and_still_answers_for_itself(driver: simdriver.SimDriver,
+def test_a_hung_driver_blocks_in_cuinit_and_still_answers_for_itself(driver: SimDriver,
                                                                        tmp_path: Path) -> None:
     hung = profiles.get("r580-cuinit-hang")
     out, _ = run(driver, tmp_path, profiles.render_config(hung), HUNG)
@@ -207,7 +208,7 @@ def test_a_hung_driver_blocks_in_cuinit_and_still_answers_for_itself(driver: sim
     assert out["init"] == 100
 
 
-def test_known_versions(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_known_versions(driver: SimDriver, tmp_path: Path) -> None:
     found = {}
     for name in ("r470", "r535", "r570", "r590"):
         out, _ = run(driver, tmp_path, profiles.render_config(profiles.get(name)), 'out["v"] = version()')
@@ -215,14 +216,14 @@ def test_known_versions(driver: simdriver.SimDriver, tmp_path: Path) -> None:
     assert found == {"r470": 11040, "r535": 12020, "r570": 12080, "r590": 13010}
 
 
-def test_no_configuration_is_a_driver_without_its_kernel_module(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_no_configuration_is_a_driver_without_its_kernel_module(driver: SimDriver, tmp_path: Path) -> None:
     out, _ = run(driver, tmp_path, None, 'out["init"] = cu.cuInit(0)\nout["v"] = version()\nout["info"] = info()')
     assert out["init"] == 100
     assert out["v"] == [0, 13000]
     assert out["info"]["config_found"] is False
 
 
-def test_malformed_configuration_is_named(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_malformed_configuration_is_named(driver: SimDriver, tmp_path: Path) -> None:
     text = profiles.render_config(profiles.get("r580")).replace("sm_count=132", "sm_count=lots", 1)
     out, err = run(driver, tmp_path, text, 'out["init"] = cu.cuInit(0)\nout["info"] = info()')
     assert out["init"] == 999
@@ -230,7 +231,7 @@ def test_malformed_configuration_is_named(driver: simdriver.SimDriver, tmp_path:
     assert "refenv simulated driver:" in err
 
 
-def test_device_nodes_required_but_absent(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_device_nodes_required_but_absent(driver: SimDriver, tmp_path: Path) -> None:
     if Path("/dev/nvidiactl").exists():
         pytest.skip("this machine has a real /dev/nvidiactl")
     text = profiles.render_config(profiles.get("r580"), require_device_nodes=True)
@@ -239,7 +240,7 @@ def test_device_nodes_required_but_absent(driver: simdriver.SimDriver, tmp_path:
     assert out["info"]["gpu_count"] == 0
 
 
-def test_runtime_accepted_needs_the_version_query_first(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_runtime_accepted_needs_the_version_query_first(driver: SimDriver, tmp_path: Path) -> None:
     text = profiles.render_config(profiles.get("r580"))
     out, _ = run(driver, tmp_path, text, 'cu.cuInit(0)\nout["before"] = info()["stage"]\nversion()\n'
                  'count()\nout["after"] = info()["stage"]')
@@ -247,7 +248,7 @@ def test_runtime_accepted_needs_the_version_query_first(driver: simdriver.SimDri
     assert out["after"]["runtime_accepted"] is True
 
 
-def test_error_texts_and_export_table(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_error_texts_and_export_table(driver: SimDriver, tmp_path: Path) -> None:
     code = """
 s = ctypes.c_char_p()
 out["texts"] = [[cu.cuGetErrorString(e, ctypes.byref(s)), s.value.decode()] for e in (34, 803, 804)]
@@ -267,7 +268,7 @@ out["info"] = info()["stage"]
     assert out["info"]["export_table_requested"] is True
 
 
-def test_get_proc_address_picks_the_variant_the_version_asks_for(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_get_proc_address_picks_the_variant_the_version_asks_for(driver: SimDriver, tmp_path: Path) -> None:
     code = """
 def addr(fn):
     return ctypes.cast(fn, ctypes.c_void_p).value
@@ -307,7 +308,7 @@ def _case_id(case: dict[str, Any]) -> str:
 
 
 @pytest.mark.parametrize("case", CASES, ids=_case_id)
-def test_visible_devices_vectors(driver: simdriver.SimDriver, tmp_path: Path, case: dict[str, Any]) -> None:
+def test_visible_devices_vectors(driver: SimDriver, tmp_path: Path, case: dict[str, Any]) -> None:
     code = f"""
 arr = (ctypes.c_int * 64)()
 value = {case["value"]!r}
@@ -340,7 +341,7 @@ def test_vectors_agree_with_torchs_reading(monkeypatch: pytest.MonkeyPatch) -> N
 
 @pytest.mark.parametrize(("value", "init", "visible"), [("1", 0, [1]), ("", 100, None), ("-1", 100, None),
                                                          ("1,0", 0, [1, 0])])
-def test_visible_devices_applied_at_cuinit(driver: simdriver.SimDriver, tmp_path: Path, value: str, init: int,
+def test_visible_devices_applied_at_cuinit(driver: SimDriver, tmp_path: Path, value: str, init: int,
                                            visible: list[int] | None) -> None:
     code = """
 out["init"] = cu.cuInit(0)

@@ -12,12 +12,13 @@ from pathlib import Path
 import pytest
 
 from refenv.builder import elfneeds, simdriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.model import suites
 from tests.conftest import in_ci
 
 
 @pytest.fixture(scope="module")
-def driver() -> simdriver.SimDriver:
+def driver() -> SimDriver:
     return simdriver.build()
 
 
@@ -41,7 +42,7 @@ def readelf_needs(path: Path) -> list[tuple[str, str]]:
     return out
 
 
-def test_the_elf_reader_agrees_with_readelf(driver: simdriver.SimDriver) -> None:
+def test_the_elf_reader_agrees_with_readelf(driver: SimDriver) -> None:
     files = [driver.libcuda, driver.libnvidia_ml, driver.nvidia_smi, Path(sys.executable).resolve()]
     for path in files:
         mine = [(n.library, n.version) for n in elfneeds.needs(path)]
@@ -60,7 +61,7 @@ def test_the_reader_refuses_what_is_not_elf(tmp_path: Path) -> None:
     assert elfneeds.glibc_key("GLIBC_2.2.5") == (2, 2, 5) and elfneeds.glibc_key("GLIBC_PRIVATE") is None
 
 
-def test_the_driver_loads_with_every_bases_glibc(driver: simdriver.SimDriver) -> None:
+def test_the_driver_loads_with_every_bases_glibc(driver: SimDriver) -> None:
     oldest = suites.oldest_suite()
     if not driver.built_in.startswith(f"Debian {oldest}"):
         message = f"the simulated driver was built by {driver.built_in}, not in Debian {oldest}'s build root"
@@ -81,10 +82,10 @@ def test_the_host_compiler_build_records_what_it_needs(tmp_path: Path) -> None:
     assert built.glibc is not None and suites.glibc_key(built.glibc) <= suites.glibc_key(host.split()[1])
 
 
-def test_an_image_older_than_the_driver_is_refused_with_why(driver: simdriver.SimDriver) -> None:
+def test_an_image_older_than_the_driver_is_refused_with_why(driver: SimDriver) -> None:
     from refenv.run import glibc
 
-    needs = simdriver.SimDriver(driver.root, driver.libcuda, driver.libnvidia_ml, driver.nvidia_smi, "d", "2.34",
+    needs = SimDriver(driver.root, driver.libcuda, driver.libnvidia_ml, driver.nvidia_smi, "d", "2.34",
                                 "this machine (gcc 12)")
     reason = glibc.refusal("2.31", needs, "refenv/env-old:1")
     assert reason is not None and "has glibc 2.31" in reason and ">= 2.34" in reason

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from refenv.builder import simdriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.model import profiles
 from refenv.model.profiles import ProfileError
 
@@ -29,11 +30,11 @@ print(json.dumps({"init": init, "count": n.value, "info": json.loads(cu.refenvSi
 
 
 @pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> simdriver.SimDriver:
+def driver(tmp_path_factory: pytest.TempPathFactory) -> SimDriver:
     return simdriver.build(tmp_path_factory.getbasetemp() / "simdriver-cache")
 
 
-def read_config(driver: simdriver.SimDriver, tmp_path: Path, text: str | bytes) -> dict[str, Any]:
+def read_config(driver: SimDriver, tmp_path: Path, text: str | bytes) -> dict[str, Any]:
     """What the driver makes of a configuration file, read in a fresh process."""
     conf = tmp_path / "simdriver.conf"
     conf.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
@@ -55,41 +56,41 @@ def refused(out: dict[str, Any], phrase: str) -> None:
     assert phrase in out["info"]["config_error"], out["info"]["config_error"]
 
 
-def test_the_good_configuration_reads(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_the_good_configuration_reads(driver: SimDriver, tmp_path: Path) -> None:
     out = read_config(driver, tmp_path, good())
     assert out["init"] == 0 and out["count"] == len(profiles.get("r580").gpus)
 
 
-def test_a_500_character_name_is_refused_not_cut(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_a_500_character_name_is_refused_not_cut(driver: SimDriver, tmp_path: Path) -> None:
     name = profiles.get("r580").gpus[0].name
     refused(read_config(driver, tmp_path, good().replace(f"name={name}", "name=" + "A" * 500, 1)), "name")
 
 
-def test_a_line_longer_than_the_buffer_is_refused(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_a_line_longer_than_the_buffer_is_refused(driver: SimDriver, tmp_path: Path) -> None:
     refused(read_config(driver, tmp_path, good().replace("format=1", "format=1\n#" + "x" * 600, 1)), "line too long")
 
 
-def test_an_injected_line_repeating_a_key_is_refused(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_an_injected_line_repeating_a_key_is_refused(driver: SimDriver, tmp_path: Path) -> None:
     name = profiles.get("r580").gpus[0].name
     text = good().replace(f"name={name}", f"name={name}\nname=Evil GPU", 1)
     refused(read_config(driver, tmp_path, text), "appears twice")
 
 
-def test_an_unknown_section_is_refused(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_an_unknown_section_is_refused(driver: SimDriver, tmp_path: Path) -> None:
     refused(read_config(driver, tmp_path, good() + "[evil]\n"), "unknown section")
 
 
-def test_more_gpus_than_the_limit_are_refused(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_more_gpus_than_the_limit_are_refused(driver: SimDriver, tmp_path: Path) -> None:
     block = good()[good().index("[gpu]"):].split("\n\n")[0]
     refused(read_config(driver, tmp_path, good() + ("\n" + block + "\n") * 65), "too many GPUs")
 
 
-def test_a_file_beyond_64_kib_is_refused_not_half_read(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_a_file_beyond_64_kib_is_refused_not_half_read(driver: SimDriver, tmp_path: Path) -> None:
     refused(read_config(driver, tmp_path, good() + ("# padding\n" * 7000)), "longer than 64 KiB")
 
 
 @pytest.mark.parametrize("cc", ["-8.0", "8.-1", " 8.0x", "99999999999.0", "8"])
-def test_a_malformed_compute_capability_is_refused(driver: simdriver.SimDriver, tmp_path: Path, cc: str) -> None:
+def test_a_malformed_compute_capability_is_refused(driver: SimDriver, tmp_path: Path, cc: str) -> None:
     gpu = profiles.get("r580").gpus[0]
     text = good().replace(f"compute_capability={gpu.compute_capability}", f"compute_capability={cc}", 1)
     refused(read_config(driver, tmp_path, text), "compute_capability")

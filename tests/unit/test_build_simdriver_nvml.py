@@ -13,17 +13,18 @@ from typing import Any
 import pytest
 
 from refenv.builder import simdriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.model import profiles
 
 pytest.importorskip("pynvml")
 
 
 @pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> simdriver.SimDriver:
+def driver(tmp_path_factory: pytest.TempPathFactory) -> SimDriver:
     return simdriver.build(tmp_path_factory.getbasetemp() / "simdriver-cache")
 
 
-def child_env(driver: simdriver.SimDriver, tmp_path: Path, config: str | None) -> dict[str, str]:
+def child_env(driver: SimDriver, tmp_path: Path, config: str | None) -> dict[str, str]:
     conf = tmp_path / "simdriver.conf"
     if config is not None:
         conf.write_text(config, encoding="utf-8")
@@ -32,7 +33,7 @@ def child_env(driver: simdriver.SimDriver, tmp_path: Path, config: str | None) -
     return env
 
 
-def run(driver: simdriver.SimDriver, tmp_path: Path, config: str | None, code: str,
+def run(driver: SimDriver, tmp_path: Path, config: str | None, code: str,
         extra: dict[str, str] | None = None) -> dict[str, Any]:
     """Run `code` (which fills `out`) in a child with pynvml imported; return `out`."""
     script = "import ctypes, json, pynvml\nout = {}\n" + code + "\nprint(json.dumps(out))\n"
@@ -44,14 +45,14 @@ def run(driver: simdriver.SimDriver, tmp_path: Path, config: str | None, code: s
     return result
 
 
-def smi(driver: simdriver.SimDriver, tmp_path: Path, config: str | None, *args: str,
+def smi(driver: SimDriver, tmp_path: Path, config: str | None, *args: str,
         env: dict[str, str] | None = None) -> tuple[int, str]:
     done = subprocess.run([str(driver.nvidia_smi), *args], env=env or child_env(driver, tmp_path, config),
                           capture_output=True, text=True, timeout=60, check=False)
     return done.returncode, done.stdout
 
 
-def test_pynvml_queries(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_pynvml_queries(driver: SimDriver, tmp_path: Path) -> None:
     code = """
 pynvml.nvmlInit()
 out["driver"] = pynvml.nvmlSystemGetDriverVersion()
@@ -98,7 +99,7 @@ def pynvml_not_supported() -> int:
     return int(pynvml.NVML_ERROR_NOT_SUPPORTED)
 
 
-def test_torch_style_ctypes_calls(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_torch_style_ctypes_calls(driver: SimDriver, tmp_path: Path) -> None:
     """torch.cuda.device_count() calls nvmlInit, nvmlDeviceGetCount_v2, nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetUUID."""
     code = """
 lib = ctypes.CDLL("libnvidia-ml.so.1")
@@ -122,7 +123,7 @@ out["bad_handle"] = lib.nvmlDeviceGetUUID(ctypes.c_void_p(8), buf, 96)
 
 @pytest.mark.parametrize(("name", "code", "text"), [("r580-mismatch", 18, "Driver/library version mismatch"),
                                                      ("r580-not-loaded", 9, "Driver Not Loaded")])
-def test_init_faults(driver: simdriver.SimDriver, tmp_path: Path, name: str, code: int, text: str) -> None:
+def test_init_faults(driver: SimDriver, tmp_path: Path, name: str, code: int, text: str) -> None:
     script = """
 try:
     pynvml.nvmlInit()
@@ -138,7 +139,7 @@ out["count_after"] = lib.nvmlDeviceGetCount_v2(ctypes.byref(n))
     assert out == {"error": code, "text": text, "count_after": 1}
 
 
-def test_no_configuration_means_driver_not_loaded(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_no_configuration_means_driver_not_loaded(driver: SimDriver, tmp_path: Path) -> None:
     out = run(driver, tmp_path, None, "try:\n    pynvml.nvmlInit()\nexcept pynvml.NVMLError as e:\n"
                                       "    out['error'] = e.value")
     assert out == {"error": 9}
@@ -147,7 +148,7 @@ def test_no_configuration_means_driver_not_loaded(driver: simdriver.SimDriver, t
 # ---- nvidia-smi ---------------------------------------------------------------------------------------
 
 
-def test_smi_table(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_smi_table(driver: SimDriver, tmp_path: Path) -> None:
     rc, text = smi(driver, tmp_path, profiles.render_config(profiles.get("r570")))
     assert rc == 0
     assert "| NVIDIA-SMI 570.172.08             Driver Version: 570.172.08     CUDA Version: 12.8     |" in text
@@ -158,7 +159,7 @@ def test_smi_table(driver: simdriver.SimDriver, tmp_path: Path) -> None:
     assert widths == {91}
 
 
-def test_smi_list_and_query(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_smi_list_and_query(driver: SimDriver, tmp_path: Path) -> None:
     r580 = profiles.get("r580")
     conf = profiles.render_config(r580)
     rc, listing = smi(driver, tmp_path, conf, "-L")
@@ -177,13 +178,13 @@ def test_smi_list_and_query(driver: simdriver.SimDriver, tmp_path: Path) -> None
     (("--query-gpu=bogus", "--format=csv"), 2, 'Field "bogus" is not a valid field to query.'),
     (("--frobnicate",), 2, "Invalid combination of input arguments. Please run 'nvidia-smi -h' for help."),
 ])
-def test_smi_bad_arguments(driver: simdriver.SimDriver, tmp_path: Path, args: tuple[str, ...], rc: int,
+def test_smi_bad_arguments(driver: SimDriver, tmp_path: Path, args: tuple[str, ...], rc: int,
                            first: str) -> None:
     code, text = smi(driver, tmp_path, profiles.render_config(profiles.get("r580")), *args)
     assert (code, text.splitlines()[0]) == (rc, first)
 
 
-def test_smi_failures(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_smi_failures(driver: SimDriver, tmp_path: Path) -> None:
     rc, text = smi(driver, tmp_path, profiles.render_config(profiles.get("r580-mismatch")))
     assert (rc, text) == (18, "Failed to initialize NVML: Driver/library version mismatch\nNVML library version: 580.95\n")
     rc, text = smi(driver, tmp_path, None)
@@ -194,7 +195,7 @@ def test_smi_failures(driver: simdriver.SimDriver, tmp_path: Path) -> None:
     assert (rc, text) == (6, "No devices were found\n")
 
 
-def test_smi_without_nvml(driver: simdriver.SimDriver, tmp_path: Path) -> None:
+def test_smi_without_nvml(driver: SimDriver, tmp_path: Path) -> None:
     if ctypes.util.find_library("nvidia-ml"):
         pytest.skip("this machine has a real libnvidia-ml")
     env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}

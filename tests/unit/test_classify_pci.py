@@ -138,10 +138,10 @@ def test_the_catalogue_knows_each_pci_case_with_its_fix() -> None:
 
 
 def test_the_containers_name_the_view_by_the_variable_the_harness_reads() -> None:
-    from refenv.builder import simdriver
+    from refenv.builder import driverfiles
     from refenv.run import containers
 
-    assert containers.SIMULATED_ROOT_ENV == pci.SIMULATED_ROOT_ENV == simdriver.SIMULATED_PCI_ENV
+    assert containers.SIMULATED_ROOT_ENV == pci.SIMULATED_ROOT_ENV == driverfiles.SIMULATED_PCI_ENV
 
 
 @pytest.mark.parametrize(("name", "verdict"), [("no-nvidia-gpu", NO_DRIVER), ("nouveau-bound", DRIVER_BROKEN)])

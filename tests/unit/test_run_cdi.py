@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from harness.schema import DRIVER_BROKEN, DRIVER_TOO_OLD, OK
-from refenv.builder.simdriver import SimDriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.model import profiles
 from refenv.model.matrix import Environment, Host, Scenario
 from refenv.run import cdi, cdi_rules, devnodes, expect, injection, toolkit

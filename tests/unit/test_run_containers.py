@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from refenv.builder.simdriver import SimDriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.engines.docker.sdk import create_kwargs
 from refenv.model import profiles
 from refenv.model.labels import MANAGED

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from harness.schema import NOT_VISIBLE, OK
-from refenv.builder.simdriver import SimDriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.check import predict
 from refenv.model import profiles
 from refenv.model.builds import EnvBuild

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from refenv.builder.simdriver import SimDriver
+from refenv.builder.driverfiles import SimDriver
 from refenv.model import profiles
 from refenv.run import toolkit
 

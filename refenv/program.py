@@ -90,6 +90,32 @@ def repeated(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple[str
     return None
 
 
+def unknown_flag(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple[str, str] | None:
+    """(task, token) for the first token that looks like a flag of a task taking positional arguments but is none
+    of its flags: invoke would fill the positional argument with it (`refenv check --bogus` read --bogus as the
+    file to check). Joined short flags (-jn) count by their first letter; a value a flag takes is skipped;
+    everything after `--` is the task's own."""
+    current: ParserContext | None = None
+    skip = False
+    for token in tokens:
+        if skip:
+            skip = False
+            continue
+        if token == "--":
+            return None
+        if token in contexts:
+            current = contexts[token]
+            continue
+        if current is None or not current.positional_args or not token.startswith("-") or token == "-":
+            continue
+        flag = token.split("=", 1)[0] if token.startswith("--") else token[:2]
+        argument = _lookup(current.flags, flag) or _lookup(current.inverse_flags, flag)
+        if argument is None:
+            return str(current.name), token
+        skip = argument.takes_value and not argument.optional and token == flag and flag in current.flags
+    return None
+
+
 def help_asked(tokens: list[str], contexts: dict[str, ParserContext]) -> str | None:
     """The task whose part of the command line asks for help (`refenv check --help`, `refenv compare -h`), or None.
 
@@ -169,6 +195,9 @@ class Program(InvokeProgram):
         twice = repeated(list(self.core.unparsed), contexts)
         if twice is not None:
             raise self._usage(twice[0], f"{twice[1]} is given twice; give it once")
+        unknown = unknown_flag(list(self.core.unparsed), contexts)
+        if unknown is not None:
+            raise self._usage(unknown[0], f"No idea what {unknown[1]!r} is")
         try:
             super().parse_tasks()
         except ParseError as exc:

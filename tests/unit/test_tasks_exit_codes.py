@@ -98,6 +98,9 @@ def run_program(*words: str) -> subprocess.CompletedProcess[str]:
     (["matrix", "--engine=docker", "-n", "podman"], "matrix", "is given twice"),
     (["matrix", "--dry-run", "--dry-run"], "matrix", "--dry-run is given twice"),
     (["matrix", "--no-such-flag"], "matrix", "No idea what '--no-such-flag' is"),
+    (["check", "--no-such-flag"], "check", "No idea what '--no-such-flag' is"),  # not read as the file to check
+    (["check", "Dockerfile", "-x"], "check", "No idea what '-x' is"),
+    (["compare", "old", "--nope=1", "new"], "compare", "No idea what '--nope=1' is"),
     (["run"], "run", "did not receive required positional arguments"),
     (["no-such-task"], None, "No idea what 'no-such-task' is"),
     (["--no-such-core-flag"], None, "No idea what '--no-such-core-flag' is"),
@@ -133,6 +136,18 @@ def test_help_after_a_task_shows_its_help_even_where_it_takes_a_positional_argum
     done = run_program(*words)
     assert done.returncode == 0, done.stderr
     assert f"Usage: invoke [--core-opts] {words[0]} " in done.stdout and "Docstring:" in done.stdout, done.stdout
+
+
+def test_known_flags_joined_valued_or_after_double_dash_are_no_unknown_flag() -> None:
+    from invoke.collection import Collection
+
+    from refenv.program import task_contexts, unknown_flag
+
+    contexts = {c.name: c for c in task_contexts(Collection.from_module(tasks), None) if c.name}
+    for words in (["check", "-jn", "Dockerfile"], ["check", "--drivers", "-", "x"], ["check", "--drivers=5", "x"],
+                  ["check", "--", "--anything"], ["matrix", "--no-such-flag"]):
+        assert unknown_flag(words, contexts) is None, words
+    assert unknown_flag(["check", "--drivers", "535", "--bogus"], contexts) == ("check", "--bogus")
 
 
 def test_help_after_double_dash_is_the_task_s_own() -> None:

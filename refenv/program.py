@@ -96,6 +96,7 @@ def unknown_flag(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple
     file to check). Joined short flags (-jn) count by their first letter; a value a flag takes is skipped;
     everything after `--` is the task's own."""
     current: ParserContext | None = None
+    unfilled = 0  # the current task's positional arguments still to fill: invoke fills them before naming a task
     skip = False
     for token in tokens:
         if skip:
@@ -103,10 +104,14 @@ def unknown_flag(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple
             continue
         if token == "--":
             return None
-        if token in contexts:
-            current = contexts[token]
+        if not token.startswith("-") or token == "-":
+            if unfilled:
+                unfilled -= 1
+            elif token in contexts:
+                current = contexts[token]
+                unfilled = len(current.positional_args)
             continue
-        if current is None or not current.positional_args or not token.startswith("-") or token == "-":
+        if current is None or not current.positional_args:
             continue
         flag = token.split("=", 1)[0] if token.startswith("--") else token[:2]
         argument = _lookup(current.flags, flag) or _lookup(current.inverse_flags, flag)

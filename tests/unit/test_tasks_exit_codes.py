@@ -148,6 +148,9 @@ def test_known_flags_joined_valued_or_after_double_dash_are_no_unknown_flag() ->
                   ["check", "--", "--anything"], ["matrix", "--no-such-flag"]):
         assert unknown_flag(words, contexts) is None, words
     assert unknown_flag(["check", "--drivers", "535", "--bogus"], contexts) == ("check", "--bogus")
+    # a file named like a task is the file: the flags after it are still check's
+    assert unknown_flag(["check", "compare", "--json"], contexts) is None
+    assert unknown_flag(["check", "compare", "--old"], contexts) == ("check", "--old")
 
 
 def test_help_after_double_dash_is_the_task_s_own() -> None:

@@ -1,4 +1,4 @@
-"""`refenv check`: a matrix row predicted from a Dockerfile (or every row of a matrix.yaml) in about a second, before
+"""`refenv check`: a matrix row predicted from a Dockerfile (or every row of a matrix.yaml) in under a second, before
 anything is built. Its imports stay light (no engine library, no templates, no rich): it runs in editors and in
 pre-commit hooks. The `refenv` program runs its plain command lines through a quick door (refenv.cli) that
 skips invoke altogether; this task is the door for every other form (core options, `--path`, `-jn`)."""

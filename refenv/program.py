@@ -63,61 +63,61 @@ def _lookup(flags: Any, flag: str) -> Argument | None:
     return found if isinstance(found, Argument) else None
 
 
-def repeated(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple[str, str] | None:
-    """(task, flag) for the first flag given twice in one task's part of the command line, where the flag takes
-    one value or none (invoke would keep the last, or read the second's value as a task); None when none is.
-    A list flag (--env a --env b) repeats freely; everything after `--` is the task's own."""
+def _walk(tokens: list[str],
+          contexts: dict[str, ParserContext]) -> Iterator[tuple[ParserContext, str, Argument | None]]:
+    """Each token of a task's part of the command line with its task and the flag it names (None for a value or
+    a name that is no flag), as invoke reads them: a task's positional arguments are filled before a word names
+    the next task, a flag's value (`--engine docker`) is no token of its own, and everything after `--` is the
+    task's own. Joined short flags (-jn) name their first letter's flag."""
     current: ParserContext | None = None
-    seen: set[int] = set()
+    unfilled = 0
     skip = False
     for token in tokens:
         if skip:
             skip = False
             continue
         if token == "--":
-            break
-        flag = token.split("=", 1)[0]
-        argument = None if current is None else _lookup(current.flags, flag) or _lookup(current.inverse_flags, flag)
-        if argument is not None:
-            if argument.kind is not list and not argument.incrementable:
-                if id(argument) in seen:
-                    return str(current.name if current else ""), flag
-                seen.add(id(argument))
-            skip = current is not None and argument.takes_value and "=" not in token and not argument.optional \
-                and flag in current.flags
-        elif token in contexts:
-            current, seen = contexts[token], set()
-    return None
-
-
-def unknown_flag(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple[str, str] | None:
-    """(task, token) for the first token that looks like a flag of a task taking positional arguments but is none
-    of its flags: invoke would fill the positional argument with it (`refenv check --bogus` read --bogus as the
-    file to check). Joined short flags (-jn) count by their first letter; a value a flag takes is skipped;
-    everything after `--` is the task's own."""
-    current: ParserContext | None = None
-    unfilled = 0  # the current task's positional arguments still to fill: invoke fills them before naming a task
-    skip = False
-    for token in tokens:
-        if skip:
-            skip = False
-            continue
-        if token == "--":
-            return None
+            return
         if not token.startswith("-") or token == "-":
             if unfilled:
                 unfilled -= 1
             elif token in contexts:
                 current = contexts[token]
                 unfilled = len(current.positional_args)
+                continue
+            if current is not None:
+                yield current, token, None
             continue
-        if current is None or not current.positional_args:
+        if current is None:
             continue
         flag = token.split("=", 1)[0] if token.startswith("--") else token[:2]
         argument = _lookup(current.flags, flag) or _lookup(current.inverse_flags, flag)
-        if argument is None:
-            return str(current.name), token
-        skip = argument.takes_value and not argument.optional and token == flag and flag in current.flags
+        yield current, token, argument
+        skip = argument is not None and argument.takes_value and not argument.optional and token == flag \
+            and flag in current.flags
+
+
+def repeated(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple[str, str] | None:
+    """(task, flag) for the first flag given twice in one task's part of the command line, where the flag takes
+    one value or none (invoke would keep the last, or read the second's value as a task); None when none is.
+    A list flag (--env a --env b) repeats freely."""
+    seen: set[tuple[int, int]] = set()
+    for context, token, argument in _walk(tokens, contexts):
+        if argument is None or argument.kind is list or argument.incrementable:
+            continue
+        if (id(context), id(argument)) in seen:
+            return str(context.name), token.split("=", 1)[0]
+        seen.add((id(context), id(argument)))
+    return None
+
+
+def unknown_flag(tokens: list[str], contexts: dict[str, ParserContext]) -> tuple[str, str] | None:
+    """(task, token) for the first token that looks like a flag of a task taking positional arguments but is none
+    of its flags: invoke would fill the positional argument with it (`refenv check --bogus` read --bogus as the
+    file to check)."""
+    for context, token, argument in _walk(tokens, contexts):
+        if argument is None and token.startswith("-") and token != "-" and context.positional_args:
+            return str(context.name), token
     return None
 
 

@@ -128,6 +128,7 @@ def test_a_list_flag_may_repeat_and_a_value_may_look_like_a_task() -> None:
     assert repeated(["matrix", "--matrix", "run", "--engine", "docker"], contexts) is None  # 'run' is a value
     assert repeated(["matrix", "--dry-run", "run", "--rerun", "e", "h", "s", "--rerun"], contexts) == ("run", "--rerun")
     assert repeated(["matrix", "--", "--dry-run", "--dry-run"], contexts) is None
+    assert repeated(["check", "compare", "--json", "-j"], contexts) == ("check", "-j")  # compare is check's file
 
 
 @pytest.mark.parametrize("words", [["check", "--help"], ["check", "Dockerfile", "-h"], ["compare", "-h"],

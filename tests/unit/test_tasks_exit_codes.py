@@ -149,6 +149,8 @@ def test_known_flags_joined_valued_or_after_double_dash_are_no_unknown_flag() ->
                   ["check", "--", "--anything"], ["matrix", "--no-such-flag"]):
         assert unknown_flag(words, contexts) is None, words
     assert unknown_flag(["check", "--drivers", "535", "--bogus"], contexts) == ("check", "--bogus")
+    # a flag's value named like a task is the value, in a task without positional arguments too
+    assert unknown_flag(["summary", "--run", "run", "--baseline", "nope"], contexts) is None
     # a file named like a task is the file: the flags after it are still check's
     assert unknown_flag(["check", "compare", "--json"], contexts) is None
     assert unknown_flag(["check", "compare", "--old"], contexts) == ("check", "--old")

@@ -78,7 +78,8 @@ class Announced:
         self.err = b""
         self.changed = threading.Condition()
         threading.Thread(target=self._read_out, name="refenv-child-out", daemon=True).start()
-        threading.Thread(target=self._read_err, name="refenv-child-err", daemon=True).start()
+        self._err_reader = threading.Thread(target=self._read_err, name="refenv-child-err", daemon=True)
+        self._err_reader.start()
 
     def _read_out(self) -> None:
         assert self.proc.stdout is not None
@@ -128,6 +129,9 @@ class Announced:
         except subprocess.TimeoutExpired:
             code = None
         if code != 0:
+            # The child has exited, but its stderr may still be in the pipe: the reader sets `err` only at its end.
+            # (A grandchild that kept the pipe open would hold it: the wait is bounded.)
+            self._err_reader.join(KILLED_WAIT_S)
             tail = self.err.decode("utf-8", "replace").strip().splitlines()[-3:]
             return None, f"the {what} probe exited with {code}: {' | '.join(tail)}"
         if facts is None:

@@ -190,3 +190,12 @@ def test_a_child_that_answers_gives_its_last_facts_and_one_that_dies_says_how() 
     assert facts is None and err == "the torch probe exited with 139: Segmentation fault"
     facts, err = announced('print("not json")', 300)
     assert facts is None and err == "the torch probe printed no JSON it could read"
+
+
+def test_a_dead_child_s_last_words_are_read_even_when_they_come_after_its_exit() -> None:
+    """The stderr reader may still be reading when the child's exit is seen (a loaded machine): here a grandchild
+    holds stderr and writes the child's last words a moment after the child exited 139; they are waited for."""
+    late = ("import subprocess\nsubprocess.Popen([sys.executable, '-c', 'import sys, time; time.sleep(1); "
+            "sys.stderr.write(\"Segmentation fault\\\\n\")'], stdout=subprocess.DEVNULL)\nsys.exit(139)")
+    facts, err = announced(late, 300)
+    assert facts is None and err == "the torch probe exited with 139: Segmentation fault"

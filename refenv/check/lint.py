@@ -133,18 +133,17 @@ def _visibility(facts: DockerfileFacts) -> list[Finding]:
     out = []
     for name in VISIBILITY:
         fact = facts.env.get(name)
-        if fact is not None and name == "NVIDIA_DRIVER_CAPABILITIES" and "compute" in capabilities(fact.value):
-            # compute (with utility) is what NVIDIA's own CUDA images set and what the toolkit needs to mount
-            # libcuda (refenv/run/toolkit.py): nothing a GPU would miss
+        # compute (with utility) is what NVIDIA's own CUDA images set and what the toolkit needs to mount libcuda
+        # (refenv/run/toolkit.py): nothing a GPU would miss
+        if fact is None or (name == "NVIDIA_DRIVER_CAPABILITIES" and "compute" in capabilities(fact.value)):
             continue
-        if fact is not None:
-            # --gpus appends its own NVIDIA_VISIBLE_DEVICES after the image's (refenv/run/injection.py, in_image)
-            unless = " or asks for GPUs with --gpus" if name == "NVIDIA_VISIBLE_DEVICES" else ""
-            out.append(Finding("visibility-baked", SEVERITY_WARNING, fact.where,
-                               f"ENV {name}={fact.value!r} is baked into the image: every container starts with it "
-                               f"unless its run sets another value{unless}, whatever GPUs the host gives it",
-                               f"remove the ENV; set {name} where the container is started (docker run -e, the "
-                               "pod spec, the job script)"))
+        # --gpus appends its own NVIDIA_VISIBLE_DEVICES after the image's (refenv/run/injection.py, in_image)
+        unless = " or asks for GPUs with --gpus" if name == "NVIDIA_VISIBLE_DEVICES" else ""
+        out.append(Finding("visibility-baked", SEVERITY_WARNING, fact.where,
+                           f"ENV {name}={fact.value!r} is baked into the image: every container starts with it "
+                           f"unless its run sets another value{unless}, whatever GPUs the host gives it",
+                           f"remove the ENV; set {name} where the container is started (docker run -e, the "
+                           "pod spec, the job script)"))
     return out
 
 
